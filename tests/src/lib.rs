@@ -1,0 +1,1 @@
+//! Cross-crate tests for Skirmish: the tests live in `tests/tests/`.
