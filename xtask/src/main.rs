@@ -1,1 +1,282 @@
-fn main() {}
+//! Project automation: `cargo xtask run | test | bench`.
+//!
+//! Every command first installs what a fresh machine lacks (the wasm32
+//! target, Chromium and chromedriver, binaryen, wasm-bindgen-cli at the version
+//! in `Cargo.lock`, wasm-pack), one line per install, and skips what is there.
+//! It only uses the standard library so that it builds in seconds.
+
+use std::env;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+
+const USAGE: &str = "usage: cargo xtask <command>
+
+commands:
+  run     build the wasm client (release), start the server, print the URL
+          (extra arguments after `--` go to the server)
+  test    everything CI checks: fmt, clippy (native and wasm32), tests,
+          browser tests in headless Chromium, docs
+  bench   criterion benchmarks, written up in docs/BENCHMARKS.md
+  setup   only install what is missing";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("run") => run(&args[1..]),
+        Some("test") => test(),
+        Some("bench") => bench(),
+        Some("setup") => setup(),
+        Some("-h" | "--help" | "help") => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        Some(other) => Err(format!("unknown command `{other}`\n\n{USAGE}")),
+        None => Err(USAGE.to_string()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+type Result<T = ()> = std::result::Result<T, String>;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}
+
+fn cargo() -> String {
+    env::var("CARGO").unwrap_or_else(|_| "cargo".to_string())
+}
+
+/// Runs a command in the project root, echoing it first.
+fn sh(program: &str, args: &[&str], envs: &[(&str, &str)]) -> Result {
+    println!("$ {program} {}", args.join(" "));
+    let status = Command::new(program)
+        .args(args)
+        .envs(envs.iter().copied())
+        .current_dir(root())
+        .status()
+        .map_err(|e| format!("could not start `{program}`: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{program} {}` failed ({status})", args.join(" ")))
+    }
+}
+
+/// The first line a command prints, if it runs at all.
+fn probe(program: &str, args: &[&str]) -> Option<String> {
+    let out = Command::new(program).args(args).output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+fn on_path(program: &str) -> bool {
+    env::var_os("PATH")
+        .is_some_and(|paths| env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
+}
+
+/// The version of `package` that `Cargo.lock` pins.
+fn locked_version(package: &str) -> Result<String> {
+    let lock = fs::read_to_string(root().join("Cargo.lock"))
+        .map_err(|e| format!("cannot read Cargo.lock: {e}"))?;
+    let needle = format!("name = \"{package}\"");
+    let mut lines = lock.lines();
+    while let Some(line) = lines.next() {
+        if line.trim() == needle {
+            if let Some(v) = lines
+                .next()
+                .and_then(|l| l.trim().strip_prefix("version = "))
+            {
+                return Ok(v.trim_matches('"').to_string());
+            }
+        }
+    }
+    Err(format!("{package} is not in Cargo.lock"))
+}
+
+fn setup() -> Result {
+    let started = Instant::now();
+    let installed = probe("rustup", &["target", "list", "--installed"]).unwrap_or_default();
+    if installed
+        .lines()
+        .any(|l| l.trim() == "wasm32-unknown-unknown")
+    {
+        println!("setup: wasm32-unknown-unknown target present");
+    } else {
+        println!("setup: installing the wasm32-unknown-unknown target (rustup)");
+        sh("rustup", &["target", "add", "wasm32-unknown-unknown"], &[])?;
+    }
+
+    let mut debs = Vec::new();
+    if !on_path("chromium") {
+        debs.push("chromium");
+    }
+    if !on_path("chromedriver") {
+        debs.push("chromium-driver");
+    }
+    if !on_path("wasm-opt") {
+        debs.push("binaryen");
+    }
+    if debs.is_empty() {
+        println!("setup: chromium, chromedriver and wasm-opt present");
+    } else {
+        println!(
+            "setup: installing {} from Debian's packages (apt-get, about a minute)",
+            debs.join(", ")
+        );
+        sh("apt-get", &["update", "-qq"], &[])?;
+        let mut args = vec!["install", "-y", "-qq", "--no-install-recommends"];
+        args.extend(&debs);
+        sh("apt-get", &args, &[("DEBIAN_FRONTEND", "noninteractive")])?;
+    }
+
+    let want = locked_version("wasm-bindgen")?;
+    let have = probe("wasm-bindgen", &["--version"]).unwrap_or_default();
+    if have.split_whitespace().nth(1) == Some(want.as_str()) {
+        println!("setup: wasm-bindgen-cli {want} present");
+    } else {
+        println!("setup: installing wasm-bindgen-cli {want} to match Cargo.lock (cargo install, about 2.5 minutes)");
+        // Without --locked: the registry mirror may lack the exact versions in
+        // the CLI's own lock file.
+        sh(
+            &cargo(),
+            &["install", "wasm-bindgen-cli", "--version", &want],
+            &[],
+        )?;
+    }
+
+    if probe("wasm-pack", &["--version"]).is_some() {
+        println!("setup: wasm-pack present");
+    } else {
+        println!("setup: installing wasm-pack (cargo install, about 2 minutes)");
+        sh(&cargo(), &["install", "wasm-pack"], &[])?;
+    }
+    println!("setup: done in {:.0?}", started.elapsed());
+    Ok(())
+}
+
+/// One step of `cargo xtask test`: a name and the command it runs.
+struct Step {
+    name: &'static str,
+    program: String,
+    args: Vec<&'static str>,
+    envs: Vec<(&'static str, &'static str)>,
+}
+
+fn step(name: &'static str, program: &str, args: &[&'static str]) -> Step {
+    Step {
+        name,
+        program: program.to_string(),
+        args: args.to_vec(),
+        envs: Vec::new(),
+    }
+}
+
+fn test() -> Result {
+    setup()?;
+    let cargo = cargo();
+    let steps = [
+        step("format", &cargo, &["fmt", "--all", "--check"]),
+        step(
+            "clippy (native)",
+            &cargo,
+            &[
+                "clippy",
+                "--workspace",
+                "--all-targets",
+                "--",
+                "-D",
+                "warnings",
+            ],
+        ),
+        step(
+            "clippy (wasm32: core and client)",
+            &cargo,
+            &[
+                "clippy",
+                "-p",
+                "skirmish-core",
+                "-p",
+                "skirmish-client",
+                "--lib",
+                "--tests",
+                "--target",
+                "wasm32-unknown-unknown",
+                "--",
+                "-D",
+                "warnings",
+            ],
+        ),
+        step("tests", &cargo, &["test", "--workspace"]),
+        step(
+            "browser tests (headless Chromium)",
+            "wasm-pack",
+            &["test", "--headless", "--chrome", "wasm-client"],
+        ),
+        Step {
+            envs: vec![("RUSTDOCFLAGS", "-D warnings")],
+            ..step("docs", &cargo, &["doc", "--workspace", "--no-deps"])
+        },
+    ];
+    let total = steps.len();
+    for (i, s) in steps.iter().enumerate() {
+        let started = Instant::now();
+        println!("\n==> [{}/{total}] {}", i + 1, s.name);
+        sh(&s.program, &s.args, &s.envs).map_err(|e| format!("step `{}` failed: {e}", s.name))?;
+        println!("==> {}: ok in {:.1?}", s.name, started.elapsed());
+    }
+    println!("\nxtask test: all {total} steps passed");
+    Ok(())
+}
+
+fn build_client() -> Result {
+    println!("==> building the wasm client (release, wasm-opt) into web/pkg");
+    sh(
+        "wasm-pack",
+        &[
+            "build",
+            "wasm-client",
+            "--release",
+            "--target",
+            "web",
+            "--no-typescript",
+            "--no-pack",
+            "--out-dir",
+            "../web/pkg",
+        ],
+        &[],
+    )
+}
+
+fn run(server_args: &[String]) -> Result {
+    setup()?;
+    build_client()?;
+    let cargo = cargo();
+    let mut args = vec!["run", "--release", "-p", "skirmish-server", "--"];
+    args.extend(
+        server_args
+            .iter()
+            .skip_while(|a| *a == "--")
+            .map(String::as_str),
+    );
+    println!("==> starting the server (it prints the URL; Ctrl-C stops it)");
+    sh(&cargo, &args, &[])
+}
+
+fn bench() -> Result {
+    sh(
+        &cargo(),
+        &["bench", "-p", "skirmish-core", "--bench", "reconcile"],
+        &[],
+    )
+}
