@@ -143,6 +143,22 @@ mod tests {
         assert_eq!(SimConfig::default().cadence(), Duration::from_millis(50));
     }
 
+    /// RS-7: the server sends its config in `welcome`; the client must end up
+    /// with the very same constants, bit for bit.
+    #[test]
+    fn rs7_config_travels_bit_exactly_as_json() {
+        let config = SimConfig {
+            speed: 0.1 + 0.2,
+            turn_rate: std::f32::consts::PI / 3.0,
+            ..SimConfig::default()
+        };
+        let json = serde_json::to_string(&config).unwrap();
+        let back: SimConfig = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.speed.to_bits(), config.speed.to_bits());
+        assert_eq!(back.turn_rate.to_bits(), config.turn_rate.to_bits());
+        assert_eq!(back, config);
+    }
+
     #[test]
     fn invalid_configs_are_named() {
         let bad = |f: fn(&mut SimConfig)| {

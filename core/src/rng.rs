@@ -1,10 +1,10 @@
-//! A small seeded random number generator (SplitMix64).
+//! A small seeded random number generator (`SplitMix64`).
 //!
 //! Core has no unseeded randomness: every random choice (spawn points, the
 //! network conditioner, scripted bots, test trajectories) draws from a
 //! [`SeededRng`] whose seed the caller chose, so a run can be reproduced.
 
-/// SplitMix64: tiny, fast, and the same sequence on every platform.
+/// `SplitMix64`: tiny, fast, and the same sequence on every platform.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SeededRng {
     state: u64,

@@ -32,6 +32,19 @@ fn alive_default() -> bool {
 }
 
 impl PlayerState {
+    /// A living player with full health at `pose`, with no velocity.
+    pub fn at(tick: Tick, ack_move_tick: Option<Tick>, pose: Pose) -> PlayerState {
+        PlayerState {
+            tick,
+            ack_move_tick,
+            position: pose.position,
+            rotation: pose.rotation,
+            hp: 100,
+            alive: true,
+            velocity: None,
+        }
+    }
+
     /// The authoritative pose.
     pub fn pose(&self) -> Pose {
         Pose::new(self.position, self.rotation)

@@ -1,0 +1,147 @@
+//! Checks of the project's own habits, run with the other tests.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ sits in the workspace root")
+        .to_path_buf()
+}
+
+/// Every `.rs` file of the workspace, as (path relative to the root, text).
+fn rust_files() -> Vec<(String, String)> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = entry.file_name();
+            if path.is_dir() && name != "target" && name != "pkg" && name != "node_modules" {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let root = root();
+    let mut paths = Vec::new();
+    for crate_dir in ["core", "wasm-client", "server", "tests", "xtask"] {
+        walk(&root.join(crate_dir), &mut paths);
+    }
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|p| {
+            let text = fs::read_to_string(&p).expect("source files are UTF-8");
+            let rel = p
+                .strip_prefix(&root)
+                .expect("walked below the root")
+                .to_string_lossy()
+                .replace('\\', "/");
+            (rel, text)
+        })
+        .collect()
+}
+
+#[test]
+fn every_rust_file_starts_with_a_doc_comment() {
+    let missing: Vec<_> = rust_files()
+        .into_iter()
+        .filter(|(_, text)| !text.starts_with("//!"))
+        .map(|(path, _)| path)
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "files without a leading `//!` line: {missing:?}"
+    );
+}
+
+#[test]
+fn rs7_movement_code_lives_only_in_core() {
+    let forbidden = [
+        ".sin()",
+        ".cos()",
+        "sinf(",
+        "cosf(",
+        "sin_cos(",
+        "fn substep",
+        "fn simulate",
+    ];
+    let offenders: Vec<_> = rust_files()
+        .into_iter()
+        .filter(|(path, _)| !path.starts_with("core/") && !path.ends_with("tidy.rs"))
+        .flat_map(|(path, text)| {
+            forbidden
+                .iter()
+                .filter(|f| text.contains(*f))
+                .map(|f| format!("{path}: {f}"))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(
+        offenders.is_empty(),
+        "movement math outside core (call skirmish_core::simulate instead): {offenders:?}"
+    );
+}
+
+#[test]
+fn no_ignored_tests() {
+    let attribute = ["#[", "ignore]"].concat();
+    let offenders: Vec<_> = rust_files()
+        .into_iter()
+        .filter(|(_, text)| text.contains(&attribute))
+        .map(|(path, _)| path)
+        .collect();
+    assert!(offenders.is_empty(), "ignored tests in {offenders:?}");
+}
+
+/// Every test that `docs/SPEC_COVERAGE.md` names exists, and every scenario
+/// ID of the seeds has a row.
+#[test]
+fn spec_coverage_names_tests_that_exist() {
+    let root = root();
+    let coverage = fs::read_to_string(root.join("docs/SPEC_COVERAGE.md"))
+        .expect("docs/SPEC_COVERAGE.md exists");
+    let mut ids = Vec::new();
+    let mut problems = Vec::new();
+    for line in coverage.lines().filter(|l| l.starts_with("| ")) {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let (Some(id), Some(tests)) = (cells.get(1), cells.get(2)) else {
+            continue;
+        };
+        if !id.contains('-') || *id == "ID" {
+            continue;
+        }
+        ids.push((*id).to_string());
+        for name in tests.split(',').map(|t| t.trim().trim_matches('`')) {
+            let Some((file, path)) = name.split_once("::") else {
+                continue; // "not covered yet" rows name no test
+            };
+            let func = path.rsplit("::").next().unwrap_or(path);
+            match fs::read_to_string(root.join(file)) {
+                Ok(text) if text.contains(&format!("fn {func}(")) => {}
+                Ok(_) => problems.push(format!("{id}: no `fn {func}` in {file}")),
+                Err(_) => problems.push(format!("{id}: no file {file}")),
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+
+    // The seeds sit beside the checkout; compare the IDs when they are there.
+    if let Ok(seeds) = fs::read_to_string(root.join("../shared/seeds/README.md")) {
+        let missing: Vec<_> = seeds
+            .lines()
+            .filter_map(|l| l.strip_prefix("| "))
+            .filter_map(|l| l.split(' ').next())
+            .filter(|id| id.contains('-') && id.chars().next().is_some_and(char::is_uppercase))
+            .filter(|id| !ids.iter().any(|known| known == id))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "scenario IDs without a row: {missing:?}"
+        );
+    }
+}
