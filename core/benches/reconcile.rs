@@ -45,6 +45,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             server_tick += 1;
             let state = PlayerState {
+                id: skirmish_core::PlayerId(1),
                 tick: Tick(server_tick),
                 ack_move_tick: None,
                 position: start.position,

@@ -23,20 +23,27 @@ pub mod config;
 pub mod determinism;
 pub mod local;
 pub mod pending;
+pub mod protocol;
 pub mod rng;
 pub mod sim;
 pub mod smoothing;
 pub mod state;
 pub mod tick;
+pub mod world;
 
 pub use config::{ConfigError, Rect, SimConfig};
 pub use local::{LocalPlayer, LocalStats, ReconcileError, ReconcileReport};
 pub use pending::{PendingInputs, PredictedMoveStep, PushError};
+pub use protocol::{
+    decode_client, decode_server, encode, ClientMessage, CombatEvent, ErrorCode, PlayerId,
+    ProtocolError, ServerMessage, WireInput, PROTOCOL_VERSION,
+};
 pub use sim::{
     angle_delta, replay, sanitize, simulate, substep, substeps, wrap_angle, MoveInput, Pose,
 };
 pub use smoothing::{Correction, CorrectionOutcome, SmoothingConfig};
 pub use state::PlayerState;
 pub use tick::Tick;
+pub use world::{CombatRules, JoinError, Received, ServerPlayer, World, WorldStats};
 
 pub use glam::Vec2;

@@ -3,12 +3,15 @@
 use glam::Vec2;
 use serde::{Deserialize, Serialize};
 
+use crate::protocol::PlayerId;
 use crate::sim::Pose;
 use crate::tick::Tick;
 
 /// One player's authoritative state at one server tick.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PlayerState {
+    /// Whose state this is.
+    pub id: PlayerId,
     /// The server tick this state belongs to.
     pub tick: Tick,
     /// The newest of this player's input ticks the server has applied, if any.
@@ -32,9 +35,10 @@ fn alive_default() -> bool {
 }
 
 impl PlayerState {
-    /// A living player with full health at `pose`, with no velocity.
+    /// A living player 0 with full health at `pose`, with no velocity.
     pub fn at(tick: Tick, ack_move_tick: Option<Tick>, pose: Pose) -> PlayerState {
         PlayerState {
+            id: PlayerId::default(),
             tick,
             ack_move_tick,
             position: pose.position,

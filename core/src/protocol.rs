@@ -1,0 +1,545 @@
+//! Protocol v1: the JSON text messages between client and server.
+//!
+//! This is a contract outside clients are written against: fields may be
+//! added, none renamed or removed. `docs/PROTOCOL.md` documents every message,
+//! limit and error code. Unknown fields are ignored, so a newer peer can add
+//! some.
+//!
+//! Everything from the network goes through [`decode_client`] (on the server)
+//! or [`decode_server`] (on the client), which never panic: a message is either
+//! well-formed and within every limit, or a [`ProtocolError`] with a stable
+//! [`ErrorCode`] and a message for humans.
+//!
+//! Floats are `f32` and travel exactly: `serde_json` writes the shortest text
+//! that reads back to the same `f32`, so the client's baseline is bit-exact.
+
+use std::fmt;
+
+use glam::Vec2;
+use serde::{Deserialize, Serialize};
+
+use crate::config::SimConfig;
+use crate::sim::MoveInput;
+use crate::state::PlayerState;
+use crate::tick::Tick;
+
+/// The protocol version this build speaks.
+pub const PROTOCOL_VERSION: u32 = 1;
+/// The largest text frame either side accepts, in bytes.
+pub const MAX_FRAME_BYTES: usize = 8 * 1024;
+/// The most inputs one `input` message may carry.
+pub const MAX_INPUTS_PER_MESSAGE: usize = 16;
+/// The longest player name, in characters.
+pub const MAX_NAME_CHARS: usize = 24;
+/// The longest room name, in characters.
+pub const MAX_ROOM_CHARS: usize = 32;
+
+/// A player's identity on the server, unique within a process.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct PlayerId(pub u32);
+
+impl fmt::Display for PlayerId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// One input as it travels: the movement input and the moment the client was
+/// drawing remote players when it was made (for lag compensation).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct WireInput {
+    /// The client tick of this input.
+    pub tick: Tick,
+    /// Turn, -1 to 1.
+    pub turn: f32,
+    /// Throttle, -1 to 1.
+    pub throttle: f32,
+    /// Whether fire is held.
+    #[serde(default)]
+    pub fire: bool,
+    /// The server tick, with fraction, at which the client was drawing remote
+    /// players; `None` means "now".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub view_tick: Option<f64>,
+}
+
+impl WireInput {
+    /// The movement part.
+    pub fn move_input(&self) -> MoveInput {
+        MoveInput {
+            tick: self.tick,
+            turn: self.turn,
+            throttle: self.throttle,
+            fire: self.fire,
+        }
+    }
+
+    /// The wire form of `input`, seen at `view_tick`.
+    pub fn new(input: MoveInput, view_tick: Option<f64>) -> WireInput {
+        WireInput {
+            tick: input.tick,
+            turn: input.turn,
+            throttle: input.throttle,
+            fire: input.fire,
+            view_tick,
+        }
+    }
+}
+
+/// Messages a client sends.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ClientMessage {
+    /// The first message: who is joining, speaking which protocol, where.
+    Hello {
+        /// Display name, 1 to [`MAX_NAME_CHARS`] characters.
+        name: String,
+        /// Must be [`PROTOCOL_VERSION`].
+        protocol: u32,
+        /// A room to join by name; without it the server picks one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        room: Option<String>,
+    },
+    /// Every input not yet acknowledged, oldest first, ticks strictly
+    /// increasing, 1 to [`MAX_INPUTS_PER_MESSAGE`].
+    Input {
+        /// The inputs.
+        inputs: Vec<WireInput>,
+    },
+    /// A clock probe; the server answers with `pong`.
+    Ping {
+        /// Echoed back.
+        id: u64,
+    },
+}
+
+/// One hit, sent once to every client of the room.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CombatEvent {
+    /// The server tick of the hit.
+    pub server_tick: Tick,
+    /// Who fired.
+    pub attacker: PlayerId,
+    /// Who was hit.
+    pub target: PlayerId,
+    /// Hit points taken.
+    pub damage: u16,
+    /// The target's hit points after the hit.
+    pub hp: u16,
+    /// Whether the hit killed the target.
+    pub killed: bool,
+    /// Where the shot started.
+    pub from: Vec2,
+    /// Where it hit.
+    pub to: Vec2,
+}
+
+/// Messages the server sends.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ServerMessage {
+    /// The answer to `hello`: who you are and the rules of the world.
+    Welcome {
+        /// The joining client's player.
+        player_id: PlayerId,
+        /// The protocol version spoken.
+        protocol: u32,
+        /// The server tick at the time of joining.
+        server_tick: Tick,
+        /// The tick length in milliseconds.
+        tick_ms: u32,
+        /// The name of the room joined.
+        #[serde(default)]
+        room: String,
+        /// The movement constants; the client must use exactly these.
+        config: SimConfig,
+    },
+    /// Every player of the room at one server tick.
+    Snapshot {
+        /// The server tick.
+        server_tick: Tick,
+        /// One state per player, in id order.
+        players: Vec<PlayerState>,
+    },
+    /// Hits that happened this tick.
+    Combat {
+        /// The hits.
+        events: Vec<CombatEvent>,
+    },
+    /// The answer to `ping`.
+    Pong {
+        /// The ping's id.
+        id: u64,
+        /// The server tick when the ping was answered.
+        server_tick: Tick,
+    },
+    /// Something the client sent was refused, or the server is closing the
+    /// connection.
+    Error {
+        /// A stable code to act on.
+        code: ErrorCode,
+        /// A message for humans.
+        message: String,
+    },
+}
+
+/// Stable error codes; see `docs/PROTOCOL.md`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// Not JSON, an unknown `type`, or a missing or mistyped field.
+    BadMessage,
+    /// A frame over [`MAX_FRAME_BYTES`].
+    TooLarge,
+    /// An `input` message with more than [`MAX_INPUTS_PER_MESSAGE`] inputs (or none).
+    TooManyInputs,
+    /// Input ticks not strictly increasing within a message.
+    TicksNotIncreasing,
+    /// A NaN or infinite number.
+    NonFinite,
+    /// A message other than `hello` before `hello`.
+    NotJoined,
+    /// A second `hello`.
+    AlreadyJoined,
+    /// A protocol version this server does not speak.
+    BadProtocol,
+    /// An empty or too long name or room name.
+    BadName,
+    /// A binary frame; the protocol is text only.
+    BinaryFrame,
+    /// More messages per second than allowed.
+    RateLimited,
+    /// Every room is full and no new one may be opened.
+    ServerFull,
+    /// The client did not read its messages fast enough and is disconnected.
+    SlowConsumer,
+    /// The client kept sending bad messages and is disconnected.
+    TooManyErrors,
+    /// The client did not send `hello` in time.
+    HelloTimeout,
+    /// The server is shutting down.
+    ShuttingDown,
+}
+
+impl ErrorCode {
+    /// Every code, for metrics and docs.
+    pub const ALL: [ErrorCode; 16] = [
+        ErrorCode::BadMessage,
+        ErrorCode::TooLarge,
+        ErrorCode::TooManyInputs,
+        ErrorCode::TicksNotIncreasing,
+        ErrorCode::NonFinite,
+        ErrorCode::NotJoined,
+        ErrorCode::AlreadyJoined,
+        ErrorCode::BadProtocol,
+        ErrorCode::BadName,
+        ErrorCode::BinaryFrame,
+        ErrorCode::RateLimited,
+        ErrorCode::ServerFull,
+        ErrorCode::SlowConsumer,
+        ErrorCode::TooManyErrors,
+        ErrorCode::HelloTimeout,
+        ErrorCode::ShuttingDown,
+    ];
+
+    /// The code as it travels.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::BadMessage => "bad_message",
+            ErrorCode::TooLarge => "too_large",
+            ErrorCode::TooManyInputs => "too_many_inputs",
+            ErrorCode::TicksNotIncreasing => "ticks_not_increasing",
+            ErrorCode::NonFinite => "non_finite",
+            ErrorCode::NotJoined => "not_joined",
+            ErrorCode::AlreadyJoined => "already_joined",
+            ErrorCode::BadProtocol => "bad_protocol",
+            ErrorCode::BadName => "bad_name",
+            ErrorCode::BinaryFrame => "binary_frame",
+            ErrorCode::RateLimited => "rate_limited",
+            ErrorCode::ServerFull => "server_full",
+            ErrorCode::SlowConsumer => "slow_consumer",
+            ErrorCode::TooManyErrors => "too_many_errors",
+            ErrorCode::HelloTimeout => "hello_timeout",
+            ErrorCode::ShuttingDown => "shutting_down",
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A refused message: a stable code and a message for humans.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct ProtocolError {
+    /// What kind of problem.
+    pub code: ErrorCode,
+    /// What exactly.
+    pub message: String,
+}
+
+impl ProtocolError {
+    /// An error with `code` and `message`.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> ProtocolError {
+        ProtocolError {
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// The `error` message that tells the peer about it.
+    pub fn to_message(&self) -> ServerMessage {
+        ServerMessage::Error {
+            code: self.code,
+            message: self.message.clone(),
+        }
+    }
+}
+
+/// Parses and checks one text frame from a client.
+///
+/// # Errors
+/// A frame over [`MAX_FRAME_BYTES`], anything that is not a well-formed
+/// message, and an `input` or `hello` that breaks a limit (see
+/// [`ErrorCode`]).
+pub fn decode_client(text: &str) -> Result<ClientMessage, ProtocolError> {
+    check_size(text)?;
+    let message: ClientMessage = serde_json::from_str(text)
+        .map_err(|e| ProtocolError::new(ErrorCode::BadMessage, e.to_string()))?;
+    match &message {
+        ClientMessage::Hello {
+            name,
+            protocol,
+            room,
+        } => {
+            if *protocol != PROTOCOL_VERSION {
+                return Err(ProtocolError::new(
+                    ErrorCode::BadProtocol,
+                    format!("this server speaks protocol {PROTOCOL_VERSION}, not {protocol}"),
+                ));
+            }
+            check_name("name", name, MAX_NAME_CHARS)?;
+            if let Some(room) = room {
+                check_name("room", room, MAX_ROOM_CHARS)?;
+            }
+        }
+        ClientMessage::Input { inputs } => check_inputs(inputs)?,
+        ClientMessage::Ping { .. } => {}
+    }
+    Ok(message)
+}
+
+/// Parses and checks one text frame from the server.
+///
+/// # Errors
+/// Anything that is not a well-formed message.
+pub fn decode_server(text: &str) -> Result<ServerMessage, ProtocolError> {
+    serde_json::from_str(text).map_err(|e| ProtocolError::new(ErrorCode::BadMessage, e.to_string()))
+}
+
+/// The JSON text of a message.
+pub fn encode<T: Serialize>(message: &T) -> String {
+    // Every message type here serialises infallibly: no maps with non-string
+    // keys, no fallible `Serialize` impls. NaN would become `null`, never an error.
+    serde_json::to_string(message).unwrap_or_default()
+}
+
+fn check_size(text: &str) -> Result<(), ProtocolError> {
+    if text.len() > MAX_FRAME_BYTES {
+        return Err(ProtocolError::new(
+            ErrorCode::TooLarge,
+            format!("frame of {} bytes; at most {MAX_FRAME_BYTES}", text.len()),
+        ));
+    }
+    Ok(())
+}
+
+fn check_name(what: &str, name: &str, max: usize) -> Result<(), ProtocolError> {
+    let chars = name.chars().count();
+    if name.trim().is_empty() || chars > max || name.chars().any(char::is_control) {
+        return Err(ProtocolError::new(
+            ErrorCode::BadName,
+            format!("{what} must be 1 to {max} printable characters"),
+        ));
+    }
+    Ok(())
+}
+
+fn check_inputs(inputs: &[WireInput]) -> Result<(), ProtocolError> {
+    if inputs.is_empty() || inputs.len() > MAX_INPUTS_PER_MESSAGE {
+        return Err(ProtocolError::new(
+            ErrorCode::TooManyInputs,
+            format!(
+                "{} inputs; send 1 to {MAX_INPUTS_PER_MESSAGE}",
+                inputs.len()
+            ),
+        ));
+    }
+    for pair in inputs.windows(2) {
+        if pair[1].tick <= pair[0].tick {
+            return Err(ProtocolError::new(
+                ErrorCode::TicksNotIncreasing,
+                format!("tick {} follows tick {}", pair[1].tick, pair[0].tick),
+            ));
+        }
+    }
+    for input in inputs {
+        let finite = input.turn.is_finite()
+            && input.throttle.is_finite()
+            && input.view_tick.is_none_or(f64::is_finite);
+        if !finite {
+            return Err(ProtocolError::new(
+                ErrorCode::NonFinite,
+                format!("input {} holds a NaN or infinite number", input.tick),
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::Pose;
+
+    fn code(text: &str) -> ErrorCode {
+        decode_client(text).expect_err("refused").code
+    }
+
+    #[test]
+    fn the_documented_examples_decode() {
+        let hello = decode_client(r#"{"type":"hello","name":"ana","protocol":1}"#).unwrap();
+        assert_eq!(
+            hello,
+            ClientMessage::Hello {
+                name: "ana".into(),
+                protocol: 1,
+                room: None
+            }
+        );
+        let input = decode_client(
+            r#"{"type":"input","inputs":[{"tick":17,"turn":0.5,"throttle":1.0,"fire":false,"view_tick":1234.6}]}"#,
+        )
+        .unwrap();
+        let ClientMessage::Input { inputs } = input else {
+            panic!("an input message")
+        };
+        assert_eq!(inputs[0].tick, Tick(17));
+        assert_eq!(inputs[0].view_tick, Some(1234.6));
+        assert_eq!(
+            decode_client(r#"{"type":"ping","id":7}"#).unwrap(),
+            ClientMessage::Ping { id: 7 }
+        );
+        // Unknown fields are ignored: peers may add fields.
+        assert!(decode_client(r#"{"type":"ping","id":7,"extra":[1,2]}"#).is_ok());
+    }
+
+    #[test]
+    fn every_bad_message_gets_its_code() {
+        assert_eq!(code("not json"), ErrorCode::BadMessage);
+        assert_eq!(code(r#"{"type":"dance"}"#), ErrorCode::BadMessage);
+        assert_eq!(code(r#"{"type":"ping"}"#), ErrorCode::BadMessage);
+        assert_eq!(code(&" ".repeat(MAX_FRAME_BYTES + 1)), ErrorCode::TooLarge);
+        let inputs = |n: u32| {
+            let list: Vec<String> = (1..=n)
+                .map(|t| format!(r#"{{"tick":{t},"turn":0,"throttle":1}}"#))
+                .collect();
+            format!(r#"{{"type":"input","inputs":[{}]}}"#, list.join(","))
+        };
+        assert!(decode_client(&inputs(16)).is_ok());
+        assert_eq!(code(&inputs(17)), ErrorCode::TooManyInputs);
+        assert_eq!(code(&inputs(0)), ErrorCode::TooManyInputs);
+        assert_eq!(
+            code(
+                r#"{"type":"input","inputs":[{"tick":2,"turn":0,"throttle":1},{"tick":2,"turn":0,"throttle":1}]}"#
+            ),
+            ErrorCode::TicksNotIncreasing
+        );
+        assert_eq!(
+            code(r#"{"type":"input","inputs":[{"tick":2,"turn":1e39,"throttle":1}]}"#),
+            ErrorCode::NonFinite
+        );
+        assert_eq!(
+            code(r#"{"type":"hello","name":"ana","protocol":2}"#),
+            ErrorCode::BadProtocol
+        );
+        assert_eq!(
+            code(r#"{"type":"hello","name":"","protocol":1}"#),
+            ErrorCode::BadName
+        );
+        assert_eq!(
+            code(
+                r#"{"type":"hello","name":"ana","protocol":1,"room":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}"#
+            ),
+            ErrorCode::BadName
+        );
+    }
+
+    #[test]
+    fn server_messages_round_trip_bit_exactly() {
+        let mut state = PlayerState::at(
+            Tick(1201),
+            Some(Tick(17)),
+            Pose::new(Vec2::new(10.5, 0.1 + 0.2), 1.5),
+        );
+        state.id = PlayerId(3);
+        state.velocity = Some(Vec2::new(0.0, 200.0));
+        let snapshot = ServerMessage::Snapshot {
+            server_tick: Tick(1201),
+            players: vec![state],
+        };
+        let text = encode(&snapshot);
+        assert!(text.starts_with(r#"{"type":"snapshot","server_tick":1201,"players":[{"id":3,"#));
+        assert_eq!(decode_server(&text).unwrap(), snapshot);
+        let welcome = ServerMessage::Welcome {
+            player_id: PlayerId(3),
+            protocol: 1,
+            server_tick: Tick(1200),
+            tick_ms: 50,
+            room: "r1".into(),
+            config: SimConfig::default(),
+        };
+        assert_eq!(decode_server(&encode(&welcome)).unwrap(), welcome);
+        let error = ProtocolError::new(ErrorCode::RateLimited, "slow down").to_message();
+        assert_eq!(
+            encode(&error),
+            r#"{"type":"error","code":"rate_limited","message":"slow down"}"#
+        );
+    }
+
+    #[test]
+    fn error_codes_travel_as_their_names() {
+        for code in ErrorCode::ALL {
+            assert_eq!(encode(&code), format!("\"{}\"", code.as_str()));
+        }
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Every finite f32 travels through JSON to the same bits.
+        #[test]
+        fn every_finite_f32_round_trips(bits in any::<u32>()) {
+            let v = f32::from_bits(bits);
+            prop_assume!(v.is_finite());
+            let back: f32 = serde_json::from_str(&serde_json::to_string(&v).unwrap()).unwrap();
+            prop_assert_eq!(back.to_bits(), v.to_bits());
+        }
+
+        /// Arbitrary text never panics the decoder.
+        #[test]
+        fn arbitrary_text_never_panics(text in ".{0,300}") {
+            let _ = decode_client(&text);
+        }
+    }
+}
