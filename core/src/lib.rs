@@ -36,7 +36,8 @@ pub use local::{LocalPlayer, LocalStats, ReconcileError, ReconcileReport};
 pub use pending::{PendingInputs, PredictedMoveStep, PushError};
 pub use protocol::{
     decode_client, decode_server, encode, ClientMessage, CombatEvent, ErrorCode, PlayerId,
-    ProtocolError, ServerMessage, WireInput, PROTOCOL_VERSION,
+    ProtocolError, ServerMessage, WireInput, MAX_FRAME_BYTES, MAX_INPUTS_PER_MESSAGE,
+    PROTOCOL_VERSION,
 };
 pub use sim::{
     angle_delta, replay, sanitize, simulate, substep, substeps, wrap_angle, MoveInput, Pose,

@@ -1,1 +1,314 @@
-//! Cross-crate tests for Skirmish: the tests live in `tests/tests/`.
+//! Cross-crate test support: a real server on a free port of 127.0.0.1 and a
+//! protocol-speaking WebSocket client. The tests live in `tests/tests/`.
+//!
+//! Waiting is always for a message, never for a clock: every receive has a
+//! generous deadline only so that a broken server fails a test instead of
+//! hanging it.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context, Result};
+use futures_util::{SinkExt, StreamExt};
+use skirmish_core::{
+    decode_server, encode, ClientMessage, ErrorCode, PlayerId, PlayerState, ServerMessage,
+    SimConfig, Tick, WireInput, PROTOCOL_VERSION,
+};
+use skirmish_server::{start, RunningServer, ServerConfig};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpSocket, TcpStream};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+/// How long any single wait may take before the test fails.
+pub const DEADLINE: Duration = Duration::from_secs(10);
+
+/// A server config for tests: a free port on 127.0.0.1.
+pub fn test_config() -> ServerConfig {
+    ServerConfig {
+        addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+        ..ServerConfig::default()
+    }
+}
+
+/// An open arena without obstacles, `w` x `h`.
+pub fn open_arena(w: f32, h: f32) -> SimConfig {
+    SimConfig {
+        arena: skirmish_core::Vec2::new(w, h),
+        obstacles: Vec::new(),
+        ..SimConfig::default()
+    }
+}
+
+/// Starts a server with `config`.
+///
+/// # Errors
+/// It cannot bind.
+pub fn server(config: ServerConfig) -> Result<RunningServer> {
+    start(config)
+}
+
+type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+/// A protocol client over a real WebSocket.
+pub struct Client {
+    socket: Socket,
+    /// The id from `welcome`, once joined.
+    pub id: PlayerId,
+    /// The room from `welcome`, once joined.
+    pub room: String,
+    /// The config from `welcome`, once joined.
+    pub config: SimConfig,
+}
+
+impl Client {
+    /// Connects to `/ws` without saying hello.
+    ///
+    /// # Errors
+    /// The connection fails.
+    pub async fn connect(addr: SocketAddr) -> Result<Client> {
+        let (socket, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
+            .await
+            .context("connecting")?;
+        Ok(Client::over(socket))
+    }
+
+    /// Connects with a small receive buffer, so that a client that never
+    /// reads fills it quickly.
+    ///
+    /// # Errors
+    /// The connection fails.
+    pub async fn connect_small_buffer(addr: SocketAddr) -> Result<Client> {
+        let tcp = TcpSocket::new_v4()?;
+        tcp.set_recv_buffer_size(4096)?;
+        let stream = tcp.connect(addr).await?;
+        let (socket, _) = tokio_tungstenite::client_async(
+            format!("ws://{addr}/ws"),
+            MaybeTlsStream::Plain(stream),
+        )
+        .await
+        .context("handshake")?;
+        Ok(Client::over(socket))
+    }
+
+    fn over(socket: Socket) -> Client {
+        Client {
+            socket,
+            id: PlayerId::default(),
+            room: String::new(),
+            config: SimConfig::default(),
+        }
+    }
+
+    /// Connects, says hello and waits for `welcome`.
+    ///
+    /// # Errors
+    /// Anything but a `welcome` comes back.
+    pub async fn join(addr: SocketAddr, name: &str, room: Option<&str>) -> Result<Client> {
+        let mut client = Client::connect(addr).await?;
+        client.hello(name, room).await?;
+        client.welcome().await?;
+        Ok(client)
+    }
+
+    /// Sends `hello`.
+    ///
+    /// # Errors
+    /// The socket is closed.
+    pub async fn hello(&mut self, name: &str, room: Option<&str>) -> Result<()> {
+        self.send(&ClientMessage::Hello {
+            name: name.to_string(),
+            protocol: PROTOCOL_VERSION,
+            room: room.map(str::to_string),
+        })
+        .await
+    }
+
+    /// Waits for `welcome` and remembers what it says.
+    ///
+    /// # Errors
+    /// Something else comes first.
+    pub async fn welcome(&mut self) -> Result<()> {
+        match self.recv().await? {
+            ServerMessage::Welcome {
+                player_id,
+                room,
+                config,
+                ..
+            } => {
+                self.id = player_id;
+                self.room = room;
+                self.config = config;
+                Ok(())
+            }
+            other => bail!("expected welcome, got {other:?}"),
+        }
+    }
+
+    /// Sends a message.
+    ///
+    /// # Errors
+    /// The socket is closed.
+    pub async fn send(&mut self, message: &ClientMessage) -> Result<()> {
+        self.send_text(encode(message)).await
+    }
+
+    /// Sends a raw text frame.
+    ///
+    /// # Errors
+    /// The socket is closed.
+    pub async fn send_text(&mut self, text: impl Into<String>) -> Result<()> {
+        self.socket.send(Message::text(text.into())).await?;
+        Ok(())
+    }
+
+    /// Sends a raw binary frame.
+    ///
+    /// # Errors
+    /// The socket is closed.
+    pub async fn send_binary(&mut self, bytes: Vec<u8>) -> Result<()> {
+        self.socket.send(Message::binary(bytes)).await?;
+        Ok(())
+    }
+
+    /// Sends inputs.
+    ///
+    /// # Errors
+    /// The socket is closed.
+    pub async fn inputs(&mut self, inputs: Vec<WireInput>) -> Result<()> {
+        self.send(&ClientMessage::Input { inputs }).await
+    }
+
+    /// The next message from the server.
+    ///
+    /// # Errors
+    /// The connection ends, the deadline passes, or the text does not decode.
+    pub async fn recv(&mut self) -> Result<ServerMessage> {
+        loop {
+            let frame = tokio::time::timeout(DEADLINE, self.socket.next())
+                .await
+                .map_err(|_| anyhow!("no message within {DEADLINE:?}"))?;
+            match frame {
+                Some(Ok(Message::Text(text))) => {
+                    return decode_server(&text).map_err(|e| anyhow!("undecodable {text}: {e}"));
+                }
+                Some(Ok(Message::Close(frame))) => bail!("closed: {frame:?}"),
+                Some(Ok(_)) => {}
+                Some(Err(e)) => bail!("socket error: {e}"),
+                None => bail!("connection ended"),
+            }
+        }
+    }
+
+    /// The next `snapshot`, skipping other messages.
+    ///
+    /// # Errors
+    /// As [`Client::recv`].
+    pub async fn snapshot(&mut self) -> Result<(Tick, Vec<PlayerState>)> {
+        loop {
+            if let ServerMessage::Snapshot {
+                server_tick,
+                players,
+            } = self.recv().await?
+            {
+                return Ok((server_tick, players));
+            }
+        }
+    }
+
+    /// This client's own state in the next snapshot.
+    ///
+    /// # Errors
+    /// As [`Client::recv`], or the snapshot lacks this player.
+    pub async fn own_state(&mut self) -> Result<PlayerState> {
+        let id = self.id;
+        let (_, players) = self.snapshot().await?;
+        players
+            .into_iter()
+            .find(|p| p.id == id)
+            .ok_or_else(|| anyhow!("player {id} is not in the snapshot"))
+    }
+
+    /// The next `error`, skipping snapshots; its code.
+    ///
+    /// # Errors
+    /// As [`Client::recv`].
+    pub async fn error(&mut self) -> Result<ErrorCode> {
+        loop {
+            if let ServerMessage::Error { code, .. } = self.recv().await? {
+                return Ok(code);
+            }
+        }
+    }
+
+    /// Waits until the server closes the connection; the close reason.
+    ///
+    /// # Errors
+    /// The deadline passes.
+    pub async fn closed(&mut self) -> Result<String> {
+        loop {
+            let frame = tokio::time::timeout(DEADLINE, self.socket.next())
+                .await
+                .map_err(|_| anyhow!("not closed within {DEADLINE:?}"))?;
+            match frame {
+                Some(Ok(Message::Close(frame))) => {
+                    return Ok(frame.map(|f| f.reason.to_string()).unwrap_or_default());
+                }
+                Some(Ok(_)) => {}
+                Some(Err(_)) | None => return Ok(String::new()),
+            }
+        }
+    }
+
+    /// Closes the connection politely.
+    ///
+    /// # Errors
+    /// The close frame cannot be sent.
+    pub async fn close(mut self) -> Result<()> {
+        self.socket.close(None).await?;
+        Ok(())
+    }
+}
+
+/// An input for `tick`.
+pub fn input(tick: u32, turn: f32, throttle: f32, fire: bool) -> WireInput {
+    WireInput {
+        tick: Tick(tick),
+        turn,
+        throttle,
+        fire,
+        view_tick: None,
+    }
+}
+
+/// `GET path` over plain HTTP/1.0; the body.
+///
+/// # Errors
+/// The request fails.
+pub async fn http_get(addr: SocketAddr, path: &str) -> Result<String> {
+    let mut stream = TcpStream::connect(addr).await?;
+    stream
+        .write_all(format!("GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").as_bytes())
+        .await?;
+    let mut response = String::new();
+    tokio::time::timeout(DEADLINE, stream.read_to_string(&mut response)).await??;
+    let (head, body) = response
+        .split_once("\r\n\r\n")
+        .ok_or_else(|| anyhow!("no HTTP body in {response}"))?;
+    if !head.starts_with("HTTP/1.0 200") && !head.starts_with("HTTP/1.1 200") {
+        bail!("GET {path}: {head}");
+    }
+    Ok(body.to_string())
+}
+
+/// One metric's value from `GET /metrics` (the full line name, labels included).
+///
+/// # Errors
+/// The request fails or the metric is missing.
+pub async fn metric(addr: SocketAddr, name: &str) -> Result<u64> {
+    let text = http_get(addr, "/metrics").await?;
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+        .and_then(|v| v.trim().parse().ok())
+        .ok_or_else(|| anyhow!("no metric {name}"))
+}

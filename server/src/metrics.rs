@@ -1,0 +1,294 @@
+//! Server counters, rendered in the Prometheus text format at `GET /metrics`.
+//!
+//! Everything is a relaxed atomic: the tick loop and the connection tasks
+//! only ever add, and a scrape reads whatever is there.
+
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use skirmish_core::ErrorCode;
+
+/// Why a connection ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DisconnectReason {
+    /// The client closed the connection or it dropped.
+    Closed,
+    /// The client did not read its messages in time.
+    SlowConsumer,
+    /// The client kept sending bad messages.
+    TooManyErrors,
+    /// No `hello` in time.
+    HelloTimeout,
+    /// The hello was refused (bad protocol, bad name, server full).
+    Refused,
+    /// A WebSocket protocol error (e.g. a frame over the transport limit).
+    ProtocolError,
+    /// The server shut down.
+    Shutdown,
+}
+
+impl DisconnectReason {
+    const ALL: [DisconnectReason; 7] = [
+        DisconnectReason::Closed,
+        DisconnectReason::SlowConsumer,
+        DisconnectReason::TooManyErrors,
+        DisconnectReason::HelloTimeout,
+        DisconnectReason::Refused,
+        DisconnectReason::ProtocolError,
+        DisconnectReason::Shutdown,
+    ];
+
+    fn as_str(self) -> &'static str {
+        match self {
+            DisconnectReason::Closed => "closed",
+            DisconnectReason::SlowConsumer => "slow_consumer",
+            DisconnectReason::TooManyErrors => "too_many_errors",
+            DisconnectReason::HelloTimeout => "hello_timeout",
+            DisconnectReason::Refused => "refused",
+            DisconnectReason::ProtocolError => "protocol_error",
+            DisconnectReason::Shutdown => "shutdown",
+        }
+    }
+}
+
+/// Upper bounds of the tick duration histogram, in seconds.
+const TICK_BUCKETS: [f64; 10] = [
+    0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05,
+];
+
+/// All server counters.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    players: AtomicU64,
+    rooms: AtomicU64,
+    connections: AtomicU64,
+    bytes_in: AtomicU64,
+    bytes_out: AtomicU64,
+    messages_in: AtomicU64,
+    messages_out: AtomicU64,
+    dropped_inputs: AtomicU64,
+    ticks: AtomicU64,
+    tick_micros_sum: AtomicU64,
+    tick_buckets: [AtomicU64; TICK_BUCKETS.len()],
+    rejected: [AtomicU64; ErrorCode::ALL.len()],
+    disconnects: [AtomicU64; DisconnectReason::ALL.len()],
+}
+
+fn add(counter: &AtomicU64, n: u64) {
+    counter.fetch_add(n, Ordering::Relaxed);
+}
+
+fn get(counter: &AtomicU64) -> u64 {
+    counter.load(Ordering::Relaxed)
+}
+
+impl Metrics {
+    /// A player joined (`+1`) or left (`-1`).
+    pub fn players_changed(&self, joined: bool) {
+        if joined {
+            add(&self.players, 1);
+        } else {
+            self.players.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// A room opened (`true`) or closed.
+    pub fn rooms_changed(&self, opened: bool) {
+        if opened {
+            add(&self.rooms, 1);
+        } else {
+            self.rooms.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// A WebSocket connection opened (`true`) or closed.
+    pub fn connections_changed(&self, opened: bool) {
+        if opened {
+            add(&self.connections, 1);
+        } else {
+            self.connections.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// A message of `bytes` arrived.
+    pub fn received(&self, bytes: usize) {
+        add(&self.messages_in, 1);
+        add(&self.bytes_in, bytes as u64);
+    }
+
+    /// A message of `bytes` was sent.
+    pub fn sent(&self, bytes: usize) {
+        add(&self.messages_out, 1);
+        add(&self.bytes_out, bytes as u64);
+    }
+
+    /// A message was refused with `code`.
+    pub fn rejected(&self, code: ErrorCode) {
+        if let Some(i) = ErrorCode::ALL.iter().position(|c| *c == code) {
+            add(&self.rejected[i], 1);
+        }
+    }
+
+    /// Inputs were dropped (full queue, or a full room channel).
+    pub fn dropped_inputs(&self, n: u64) {
+        add(&self.dropped_inputs, n);
+    }
+
+    /// A connection ended for `reason`.
+    pub fn disconnected(&self, reason: DisconnectReason) {
+        if let Some(i) = DisconnectReason::ALL.iter().position(|r| *r == reason) {
+            add(&self.disconnects[i], 1);
+        }
+    }
+
+    /// One room tick took `took`.
+    pub fn tick(&self, took: Duration) {
+        add(&self.ticks, 1);
+        add(&self.tick_micros_sum, took.as_micros() as u64);
+        let secs = took.as_secs_f64();
+        for (bound, counter) in TICK_BUCKETS.iter().zip(&self.tick_buckets) {
+            if secs <= *bound {
+                add(counter, 1);
+            }
+        }
+    }
+
+    /// Players in all rooms.
+    pub fn players(&self) -> u64 {
+        get(&self.players)
+    }
+
+    /// How many messages were refused with `code`.
+    pub fn rejected_count(&self, code: ErrorCode) -> u64 {
+        ErrorCode::ALL
+            .iter()
+            .position(|c| *c == code)
+            .map_or(0, |i| get(&self.rejected[i]))
+    }
+
+    /// How many connections ended for `reason`.
+    pub fn disconnect_count(&self, reason: DisconnectReason) -> u64 {
+        DisconnectReason::ALL
+            .iter()
+            .position(|r| *r == reason)
+            .map_or(0, |i| get(&self.disconnects[i]))
+    }
+
+    /// The Prometheus text exposition of every counter.
+    pub fn render(&self) -> String {
+        let mut out = String::with_capacity(4096);
+        let mut gauge = |name: &str, help: &str, kind: &str, value: u64| {
+            let _ = writeln!(
+                out,
+                "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}"
+            );
+        };
+        gauge(
+            "skirmish_players",
+            "Players in all rooms.",
+            "gauge",
+            self.players(),
+        );
+        gauge("skirmish_rooms", "Open rooms.", "gauge", get(&self.rooms));
+        gauge(
+            "skirmish_connections",
+            "Open WebSocket connections.",
+            "gauge",
+            get(&self.connections),
+        );
+        gauge(
+            "skirmish_bytes_in_total",
+            "Bytes received in messages.",
+            "counter",
+            get(&self.bytes_in),
+        );
+        gauge(
+            "skirmish_bytes_out_total",
+            "Bytes sent in messages.",
+            "counter",
+            get(&self.bytes_out),
+        );
+        gauge(
+            "skirmish_messages_in_total",
+            "Messages received.",
+            "counter",
+            get(&self.messages_in),
+        );
+        gauge(
+            "skirmish_messages_out_total",
+            "Messages sent.",
+            "counter",
+            get(&self.messages_out),
+        );
+        gauge(
+            "skirmish_dropped_inputs_total",
+            "Inputs dropped because a queue was full.",
+            "counter",
+            get(&self.dropped_inputs),
+        );
+
+        let _ = writeln!(
+            out,
+            "# HELP skirmish_rejected_messages_total Messages refused, by error code.\n# TYPE skirmish_rejected_messages_total counter"
+        );
+        for (code, counter) in ErrorCode::ALL.iter().zip(&self.rejected) {
+            let _ = writeln!(
+                out,
+                "skirmish_rejected_messages_total{{code=\"{code}\"}} {}",
+                get(counter)
+            );
+        }
+        let _ = writeln!(
+            out,
+            "# HELP skirmish_disconnects_total Connections ended, by reason.\n# TYPE skirmish_disconnects_total counter"
+        );
+        for (reason, counter) in DisconnectReason::ALL.iter().zip(&self.disconnects) {
+            let _ = writeln!(
+                out,
+                "skirmish_disconnects_total{{reason=\"{}\"}} {}",
+                reason.as_str(),
+                get(counter)
+            );
+        }
+        let _ = writeln!(
+            out,
+            "# HELP skirmish_tick_duration_seconds Time one room tick took.\n# TYPE skirmish_tick_duration_seconds histogram"
+        );
+        for (bound, counter) in TICK_BUCKETS.iter().zip(&self.tick_buckets) {
+            let _ = writeln!(
+                out,
+                "skirmish_tick_duration_seconds_bucket{{le=\"{bound}\"}} {}",
+                get(counter)
+            );
+        }
+        let ticks = get(&self.ticks);
+        let _ = writeln!(
+            out,
+            "skirmish_tick_duration_seconds_bucket{{le=\"+Inf\"}} {ticks}\nskirmish_tick_duration_seconds_sum {}\nskirmish_tick_duration_seconds_count {ticks}",
+            get(&self.tick_micros_sum) as f64 / 1e6
+        );
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_prometheus_text() {
+        let m = Metrics::default();
+        m.players_changed(true);
+        m.rejected(ErrorCode::TooLarge);
+        m.tick(Duration::from_micros(300));
+        m.disconnected(DisconnectReason::SlowConsumer);
+        let text = m.render();
+        assert!(text.contains("skirmish_players 1\n"));
+        assert!(text.contains("skirmish_rejected_messages_total{code=\"too_large\"} 1\n"));
+        assert!(text.contains("skirmish_disconnects_total{reason=\"slow_consumer\"} 1\n"));
+        assert!(text.contains("skirmish_tick_duration_seconds_bucket{le=\"0.0005\"} 1\n"));
+        assert!(text.contains("skirmish_tick_duration_seconds_bucket{le=\"0.00025\"} 0\n"));
+        assert!(text.contains("skirmish_tick_duration_seconds_count 1\n"));
+    }
+}
