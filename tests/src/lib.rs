@@ -229,6 +229,21 @@ impl Client {
             .ok_or_else(|| anyhow!("player {id} is not in the snapshot"))
     }
 
+    /// `id`'s state in the first of the next 100 snapshots that has it
+    /// (snapshots from before it joined may still be queued).
+    ///
+    /// # Errors
+    /// As [`Client::recv`], or `id` never shows up.
+    pub async fn state_of(&mut self, id: PlayerId) -> Result<PlayerState> {
+        for _ in 0..100 {
+            let (_, players) = self.snapshot().await?;
+            if let Some(state) = players.into_iter().find(|p| p.id == id) {
+                return Ok(state);
+            }
+        }
+        bail!("player {id} not in 100 snapshots")
+    }
+
     /// The next `error`, skipping snapshots; its code.
     ///
     /// # Errors

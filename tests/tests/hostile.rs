@@ -1,0 +1,159 @@
+//! Bad and slow clients against the real server: every bad message gets its
+//! error code and is counted, nothing affects another player, a client that
+//! never reads is dropped while the others keep their 20 Hz.
+
+use skirmish_core::{ClientMessage, ErrorCode, Tick, MAX_FRAME_BYTES};
+use skirmish_server::ServerConfig;
+use skirmish_tests::{input, metric, server, test_config, Client};
+
+type Result = anyhow::Result<()>;
+
+async fn rejected(addr: std::net::SocketAddr, code: ErrorCode) -> anyhow::Result<u64> {
+    metric(
+        addr,
+        &format!("skirmish_rejected_messages_total{{code=\"{code}\"}}"),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn every_bad_message_gets_its_error_code_and_is_counted() -> Result {
+    let srv = server(test_config())?;
+    let addr = srv.addr;
+    let mut bystander = Client::join(addr, "bystander", None).await?;
+
+    // Before hello.
+    let mut bad = Client::connect(addr).await?;
+    bad.inputs(vec![input(1, 0.0, 1.0, false)]).await?;
+    assert_eq!(bad.error().await?, ErrorCode::NotJoined);
+    bad.hello("mallory", None).await?;
+    bad.welcome().await?;
+
+    let too_many: Vec<_> = (1..=17).map(|t| input(t, 0.0, 1.0, false)).collect();
+    let cases: Vec<(&str, String)> = vec![
+        ("not json", "{{{{".to_string()),
+        ("unknown type", r#"{"type":"teleport","x":5}"#.to_string()),
+        ("over 8 KiB", format!(r#"{{"type":"ping","id":1,"pad":"{}"}}"#, "x".repeat(MAX_FRAME_BYTES))),
+        ("17 inputs", skirmish_core::encode(&ClientMessage::Input { inputs: too_many })),
+        (
+            "ticks not increasing",
+            r#"{"type":"input","inputs":[{"tick":5,"turn":0,"throttle":1},{"tick":4,"turn":0,"throttle":1}]}"#.to_string(),
+        ),
+        ("infinity", r#"{"type":"input","inputs":[{"tick":5,"turn":0,"throttle":1e40}]}"#.to_string()),
+        ("second hello", r#"{"type":"hello","name":"again","protocol":1}"#.to_string()),
+    ];
+    let expected = [
+        ErrorCode::BadMessage,
+        ErrorCode::BadMessage,
+        ErrorCode::TooLarge,
+        ErrorCode::TooManyInputs,
+        ErrorCode::TicksNotIncreasing,
+        ErrorCode::NonFinite,
+        ErrorCode::AlreadyJoined,
+    ];
+    for ((what, text), code) in cases.into_iter().zip(expected) {
+        bad.send_text(text).await?;
+        assert_eq!(bad.error().await?, code, "{what}");
+    }
+    bad.send_binary(vec![1, 2, 3]).await?;
+    assert_eq!(bad.error().await?, ErrorCode::BinaryFrame);
+
+    // None of it moved anybody: the bad client never got an input applied.
+    let mallory = bystander.state_of(bad.id).await?;
+    assert_eq!(mallory.ack_move_tick, None);
+
+    for code in [
+        ErrorCode::NotJoined,
+        ErrorCode::TooLarge,
+        ErrorCode::TooManyInputs,
+        ErrorCode::TicksNotIncreasing,
+        ErrorCode::NonFinite,
+        ErrorCode::AlreadyJoined,
+        ErrorCode::BinaryFrame,
+    ] {
+        assert_eq!(rejected(addr, code).await?, 1, "{code}");
+    }
+    assert_eq!(rejected(addr, ErrorCode::BadMessage).await?, 2);
+
+    // The bad client is still served and can still play.
+    bad.inputs(vec![input(1, 0.0, 1.0, false)]).await?;
+    while bad.own_state().await?.ack_move_tick != Some(Tick(1)) {}
+    srv.shutdown().await
+}
+
+#[tokio::test]
+async fn flooding_is_rate_limited_and_counted() -> Result {
+    let srv = server(test_config())?;
+    let mut flooder = Client::join(srv.addr, "flood", None).await?;
+    for id in 0..100 {
+        flooder.send(&ClientMessage::Ping { id }).await?;
+    }
+    assert_eq!(flooder.error().await?, ErrorCode::RateLimited);
+    assert!(rejected(srv.addr, ErrorCode::RateLimited).await? >= 40);
+    srv.shutdown().await
+}
+
+#[tokio::test]
+async fn a_client_that_keeps_sending_garbage_is_closed_with_a_reason() -> Result {
+    let srv = server(test_config())?;
+    let mut bad = Client::join(srv.addr, "mallory", None).await?;
+    for _ in 0..11 {
+        bad.send_text("garbage").await?;
+    }
+    assert_eq!(bad.closed().await?, "too_many_errors");
+    srv.shutdown().await
+}
+
+#[tokio::test]
+async fn hello_with_a_wrong_protocol_or_name_is_refused() -> Result {
+    let srv = server(test_config())?;
+    let mut old = Client::connect(srv.addr).await?;
+    old.send_text(r#"{"type":"hello","name":"ana","protocol":0}"#)
+        .await?;
+    assert_eq!(old.error().await?, ErrorCode::BadProtocol);
+    assert_eq!(old.closed().await?, "bad_protocol");
+    let mut nameless = Client::connect(srv.addr).await?;
+    nameless
+        .send_text(r#"{"type":"hello","name":"  ","protocol":1}"#)
+        .await?;
+    assert_eq!(nameless.error().await?, ErrorCode::BadName);
+    srv.shutdown().await
+}
+
+/// A client that never reads is dropped as a slow consumer while the others
+/// keep receiving every tick.
+#[tokio::test]
+async fn a_client_that_never_reads_is_dropped_and_others_keep_twenty_hz() -> Result {
+    let srv = server(ServerConfig {
+        outbox_capacity: 8,
+        socket_send_buffer: Some(4096),
+        ..test_config()
+    })?;
+    let addr = srv.addr;
+    let mut good = Client::join(addr, "good", None).await?;
+    let mut sleeper = Client::connect_small_buffer(addr).await?;
+    sleeper.hello("sleeper", None).await?;
+    // From here on the sleeper never reads.
+
+    let (mut last, _) = good.snapshot().await?;
+    let mut dropped_at = None;
+    for _ in 0..400 {
+        let (tick, players) = good.snapshot().await?;
+        assert_eq!(tick, last.next(), "no snapshot missed");
+        last = tick;
+        if players.len() == 1 && dropped_at.is_none() {
+            dropped_at = Some(tick);
+        }
+        if dropped_at.is_some_and(|at| tick.0 >= at.0 + 20) {
+            break;
+        }
+    }
+    assert!(dropped_at.is_some(), "the sleeper was never dropped");
+    assert_eq!(
+        metric(addr, "skirmish_disconnects_total{reason=\"slow_consumer\"}").await?,
+        1
+    );
+    assert_eq!(metric(addr, "skirmish_players").await?, 1);
+    drop(sleeper);
+    srv.shutdown().await
+}
