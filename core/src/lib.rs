@@ -21,17 +21,20 @@
 
 pub mod config;
 pub mod determinism;
+pub mod interpolation;
 pub mod local;
 pub mod pending;
 pub mod protocol;
 pub mod rng;
 pub mod sim;
 pub mod smoothing;
+pub mod snapshot;
 pub mod state;
 pub mod tick;
 pub mod world;
 
 pub use config::{ConfigError, Rect, SimConfig};
+pub use interpolation::{InterpolationConfig, RemoteBuffer, SampleKind};
 pub use local::{LocalPlayer, LocalStats, ReconcileError, ReconcileReport};
 pub use pending::{PendingInputs, PredictedMoveStep, PushError};
 pub use protocol::{
@@ -43,6 +46,7 @@ pub use sim::{
     angle_delta, replay, sanitize, simulate, substep, substeps, wrap_angle, MoveInput, Pose,
 };
 pub use smoothing::{Correction, CorrectionOutcome, SmoothingConfig};
+pub use snapshot::{Refused, Roster, RosterStats};
 pub use state::PlayerState;
 pub use tick::Tick;
 pub use world::{CombatRules, JoinError, Received, ServerPlayer, World, WorldStats};

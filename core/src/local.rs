@@ -99,6 +99,7 @@ pub struct LocalPlayer {
     rebuilt: Pose,
     correction: Correction,
     stats: LocalStats,
+    replay: bool,
 }
 
 impl LocalPlayer {
@@ -125,6 +126,7 @@ impl LocalPlayer {
             rebuilt: spawn,
             correction: Correction::default(),
             stats: LocalStats::default(),
+            replay: true,
         }
     }
 
@@ -174,8 +176,12 @@ impl LocalPlayer {
         let pruned = state
             .ack_move_tick
             .map_or(0, |n| self.pending.ack_through(n));
-        let rebuilt = replay(state.pose(), self.pending.iter(), &self.sim);
-        let replayed = self.pending.len();
+        let (rebuilt, replayed) = if self.replay {
+            let rebuilt = replay(state.pose(), self.pending.iter(), &self.sim);
+            (rebuilt, self.pending.len())
+        } else {
+            (state.pose(), 0)
+        };
         self.stats.replayed_steps += replayed as u64;
 
         let old = self.predicted;
@@ -220,6 +226,25 @@ impl LocalPlayer {
             error_angle: turned.abs(),
             outcome,
         })
+    }
+
+    /// Accepts `state` as a fresh placement (a respawn, a teleport): the
+    /// prediction is rebuilt from it and the visible pose jumps there
+    /// without counting a correction or a snap.
+    ///
+    /// # Errors
+    /// As [`LocalPlayer::reconcile`], except that staleness is not checked.
+    pub fn place(&mut self, state: &PlayerState) -> Result<ReconcileReport, ReconcileError> {
+        self.authoritative = None;
+        self.reconcile(state)
+    }
+
+    /// Turns replay off (or on again): without it, an accepted state is
+    /// taken as the prediction as it is, and the unacknowledged inputs are
+    /// not reapplied. Only for showing what replay does; pending inputs are
+    /// still pruned, so nothing fills up.
+    pub fn set_replay(&mut self, replay: bool) {
+        self.replay = replay;
     }
 
     /// Lets `dt` seconds of frame time pass for the visual correction.

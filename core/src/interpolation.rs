@@ -1,0 +1,251 @@
+//! Remote players are interpolated, not predicted (RS-9).
+//!
+//! Each remote player has a [`RemoteBuffer`] of accepted authoritative samples
+//! keyed by server tick. It is drawn in the past, at the estimated server time
+//! minus an interpolation delay (default 100 ms, two ticks): by then the
+//! samples on both sides of the drawn moment have usually arrived, so the
+//! remote moves smoothly between true server poses, linear in position and
+//! along the shortest arc in rotation.
+//!
+//! When the buffer runs dry (the next sample is late or lost), the remote is
+//! extrapolated from the last sample's velocity for at most
+//! [`InterpolationConfig::max_extrapolation`] (100 ms), then held. We chose a
+//! short extrapolation over a longer one because a wrong guess has to be
+//! taken back visibly when the real sample arrives; 100 ms covers one or two
+//! lost snapshots, and holding afterwards is honest about a stalled link.
+//!
+//! Only states the [`Roster`](crate::snapshot::Roster) accepted enter a
+//! buffer, so a stale packet never affects interpolation (CAPS-6); the buffer
+//! also refuses any tick not newer than its newest sample on its own.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use glam::Vec2;
+
+use crate::sim::Pose;
+use crate::state::PlayerState;
+use crate::tick::Tick;
+
+/// How remote players are drawn.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct InterpolationConfig {
+    /// Whether to interpolate at all; when off, remotes are drawn at their
+    /// newest sample (the HUD toggle that shows what interpolation does).
+    pub enabled: bool,
+    /// How far in the past remotes are drawn.
+    pub delay: Duration,
+    /// How long past the newest sample a remote may be extrapolated.
+    pub max_extrapolation: Duration,
+    /// Samples kept per remote.
+    pub capacity: usize,
+}
+
+impl Default for InterpolationConfig {
+    fn default() -> Self {
+        InterpolationConfig {
+            enabled: true,
+            delay: Duration::from_millis(100),
+            max_extrapolation: Duration::from_millis(100),
+            capacity: 32,
+        }
+    }
+}
+
+/// How a sampled pose was obtained.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SampleKind {
+    /// Between two samples.
+    Interpolated,
+    /// Past the newest sample, along its velocity.
+    Extrapolated,
+    /// Held at the first or the newest sample.
+    Held,
+}
+
+/// One accepted sample.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Sample {
+    tick: Tick,
+    pose: Pose,
+    velocity: Vec2,
+}
+
+/// The accepted samples of one remote player, oldest first.
+#[derive(Clone, Debug, Default)]
+pub struct RemoteBuffer {
+    samples: VecDeque<Sample>,
+}
+
+impl RemoteBuffer {
+    /// Adds an accepted state; `false` (and nothing changes) if its tick is
+    /// not newer than the newest sample or it is not finite.
+    pub fn push(&mut self, state: &PlayerState, config: &InterpolationConfig) -> bool {
+        if !state.is_finite() || self.samples.back().is_some_and(|s| state.tick <= s.tick) {
+            return false;
+        }
+        if self.samples.len() >= config.capacity.max(2) {
+            self.samples.pop_front();
+        }
+        self.samples.push_back(Sample {
+            tick: state.tick,
+            pose: state.pose(),
+            velocity: state.velocity.unwrap_or(Vec2::ZERO),
+        });
+        true
+    }
+
+    /// How many samples are buffered.
+    pub fn len(&self) -> usize {
+        self.samples.len()
+    }
+
+    /// Whether no sample is buffered.
+    pub fn is_empty(&self) -> bool {
+        self.samples.is_empty()
+    }
+
+    /// The newest sample's tick.
+    pub fn newest_tick(&self) -> Option<Tick> {
+        self.samples.back().map(|s| s.tick)
+    }
+
+    /// The pose at server time `at` (ticks with fraction), with ticks of
+    /// `tick` length; `None` while empty.
+    pub fn sample(
+        &self,
+        at: f64,
+        tick: Duration,
+        config: &InterpolationConfig,
+    ) -> Option<(Pose, SampleKind)> {
+        let first = self.samples.front()?;
+        let last = self.samples.back()?;
+        if !config.enabled {
+            return Some((last.pose, SampleKind::Held));
+        }
+        if !at.is_finite() || at <= f64::from(first.tick.0) {
+            return Some((first.pose, SampleKind::Held));
+        }
+        let newest = f64::from(last.tick.0);
+        if at >= newest {
+            let tick_secs = tick.as_secs_f64();
+            let ahead = ((at - newest) * tick_secs).min(config.max_extrapolation.as_secs_f64());
+            if ahead <= 0.0 || last.velocity == Vec2::ZERO {
+                return Some((last.pose, SampleKind::Held));
+            }
+            let pose = Pose {
+                position: last.pose.position + last.velocity * ahead as f32,
+                rotation: last.pose.rotation,
+            };
+            return Some((pose, SampleKind::Extrapolated));
+        }
+        // The first sample after `at`; the one before it exists because
+        // `at` is past the first sample.
+        let i = self.samples.partition_point(|s| f64::from(s.tick.0) <= at);
+        let (a, b) = (self.samples.get(i.checked_sub(1)?)?, self.samples.get(i)?);
+        let span = f64::from(b.tick.0 - a.tick.0);
+        let t = ((at - f64::from(a.tick.0)) / span) as f32;
+        Some((a.pose.lerp(&b.pose, t), SampleKind::Interpolated))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TICK: Duration = Duration::from_millis(50);
+
+    fn state(tick: u32, x: f32, rotation: f32) -> PlayerState {
+        PlayerState {
+            velocity: Some(Vec2::new(200.0, 0.0)),
+            ..PlayerState::at(Tick(tick), None, Pose::new(Vec2::new(x, 100.0), rotation))
+        }
+    }
+
+    fn buffer(samples: &[(u32, f32)]) -> RemoteBuffer {
+        let mut b = RemoteBuffer::default();
+        for &(tick, x) in samples {
+            assert!(b.push(&state(tick, x, 0.0), &InterpolationConfig::default()));
+        }
+        b
+    }
+
+    #[test]
+    fn rs9_remote_is_interpolated_between_samples() {
+        let config = InterpolationConfig::default();
+        let b = buffer(&[(10, 100.0), (11, 110.0), (12, 120.0)]);
+        let (pose, kind) = b.sample(10.5, TICK, &config).unwrap();
+        assert_eq!((pose.position.x, kind), (105.0, SampleKind::Interpolated));
+        let (pose, _) = b.sample(11.25, TICK, &config).unwrap();
+        assert_eq!(pose.position.x, 112.5);
+        // Across a lost sample the span is two ticks.
+        let b = buffer(&[(10, 100.0), (12, 120.0)]);
+        assert_eq!(b.sample(11.0, TICK, &config).unwrap().0.position.x, 110.0);
+    }
+
+    #[test]
+    fn rotation_takes_the_shortest_arc() {
+        let config = InterpolationConfig::default();
+        let mut b = RemoteBuffer::default();
+        b.push(&state(1, 0.0, 3.0), &config);
+        b.push(&state(2, 0.0, -3.0), &config);
+        let (pose, _) = b.sample(1.5, TICK, &config).unwrap();
+        assert!(
+            pose.rotation.abs() > 3.0,
+            "through pi, not through 0: {}",
+            pose.rotation
+        );
+    }
+
+    #[test]
+    fn a_dry_buffer_extrapolates_at_most_100_ms_then_holds() {
+        let config = InterpolationConfig::default();
+        let b = buffer(&[(10, 100.0), (11, 110.0)]);
+        // 1 tick = 50 ms past the newest sample at 200 u/s: 10 u ahead.
+        let (pose, kind) = b.sample(12.0, TICK, &config).unwrap();
+        assert_eq!(kind, SampleKind::Extrapolated);
+        assert!((pose.position.x - 120.0).abs() < 1e-3);
+        // Far past it: no further than 100 ms (20 u).
+        let (pose, _) = b.sample(30.0, TICK, &config).unwrap();
+        assert!((pose.position.x - 130.0).abs() < 1e-3);
+        // Before the first sample: held there.
+        assert_eq!(
+            b.sample(3.0, TICK, &config).unwrap(),
+            (state(10, 100.0, 0.0).pose(), SampleKind::Held)
+        );
+    }
+
+    #[test]
+    fn caps6_older_samples_never_enter() {
+        let config = InterpolationConfig::default();
+        let mut b = buffer(&[(10, 100.0), (12, 120.0)]);
+        assert!(!b.push(&state(11, 999.0, 0.0), &config));
+        assert!(!b.push(&state(12, 999.0, 0.0), &config));
+        assert_eq!(b.len(), 2);
+        assert_eq!(b.sample(11.0, TICK, &config).unwrap().0.position.x, 110.0);
+    }
+
+    #[test]
+    fn disabled_interpolation_draws_the_newest_sample() {
+        let config = InterpolationConfig {
+            enabled: false,
+            ..InterpolationConfig::default()
+        };
+        let b = buffer(&[(10, 100.0), (11, 110.0)]);
+        assert_eq!(b.sample(10.5, TICK, &config).unwrap().0.position.x, 110.0);
+    }
+
+    #[test]
+    fn the_buffer_is_bounded() {
+        let config = InterpolationConfig {
+            capacity: 4,
+            ..InterpolationConfig::default()
+        };
+        let mut b = RemoteBuffer::default();
+        for t in 1..=10 {
+            b.push(&state(t, t as f32, 0.0), &config);
+        }
+        assert_eq!(b.len(), 4);
+        assert_eq!(b.newest_tick(), Some(Tick(10)));
+    }
+}

@@ -1,0 +1,253 @@
+//! The client's owned authoritative state: one [`PlayerState`] per known
+//! player (CAPS-1).
+//!
+//! Rendering and the HUD read authoritative position, rotation, HP and
+//! velocity from this [`Roster`] and from nowhere else. The rules:
+//! - A `PlayerState` is accepted only if its server tick is newer than the one
+//!   already owned for that player; an older or equal one never overwrites the
+//!   owned snapshot (and the caller must not feed it to interpolation either,
+//!   CAPS-6). Refusals are counted.
+//! - A [`CombatEvent`] sets its target's HP (and death) until the next
+//!   accepted `PlayerState` refreshes the full state (CAPS-8). An event is
+//!   applied at most once, however often it arrives, and an event no newer
+//!   than the owned snapshot changes nothing: that snapshot already holds it.
+//! - Players missing from a full snapshot have left and are forgotten.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use crate::protocol::{CombatEvent, PlayerId};
+use crate::state::PlayerState;
+use crate::tick::Tick;
+
+/// How many recent combat events are remembered to refuse duplicates.
+const REMEMBERED_EVENTS: usize = 256;
+
+/// Why a `PlayerState` was not accepted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Refused {
+    /// Not newer than the owned snapshot.
+    #[error("stale state for player {id}: tick {got}, owned {owned}")]
+    Stale {
+        /// Whose.
+        id: PlayerId,
+        /// The owned snapshot's tick.
+        owned: Tick,
+        /// The refused state's tick.
+        got: Tick,
+    },
+    /// NaN or infinite numbers.
+    #[error("state for player {0} has non-finite numbers")]
+    NonFinite(PlayerId),
+}
+
+/// Counters of the roster.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RosterStats {
+    /// States accepted.
+    pub accepted: u64,
+    /// States refused as stale.
+    pub stale: u64,
+    /// States refused as non-finite.
+    pub invalid: u64,
+    /// Combat events applied.
+    pub events_applied: u64,
+    /// Combat events ignored: duplicates, or already in the owned snapshot.
+    pub events_ignored: u64,
+}
+
+/// One owned authoritative snapshot per known player.
+#[derive(Clone, Debug, Default)]
+pub struct Roster {
+    players: BTreeMap<PlayerId, PlayerState>,
+    seen_events: VecDeque<(Tick, PlayerId, PlayerId)>,
+    stats: RosterStats,
+}
+
+impl Roster {
+    /// Takes `state` as the owned snapshot of its player if it is newer.
+    ///
+    /// # Errors
+    /// [`Refused`] if it is not newer or not finite; nothing changes then.
+    pub fn accept(&mut self, state: &PlayerState) -> Result<(), Refused> {
+        if !state.is_finite() {
+            self.stats.invalid += 1;
+            return Err(Refused::NonFinite(state.id));
+        }
+        if let Some(owned) = self.players.get(&state.id) {
+            if state.tick <= owned.tick {
+                self.stats.stale += 1;
+                return Err(Refused::Stale {
+                    id: state.id,
+                    owned: owned.tick,
+                    got: state.tick,
+                });
+            }
+        }
+        self.players.insert(state.id, *state);
+        self.stats.accepted += 1;
+        Ok(())
+    }
+
+    /// Applies a combat result to its target; `true` if it changed the
+    /// owned state.
+    pub fn apply_combat(&mut self, event: &CombatEvent) -> bool {
+        let key = (event.server_tick, event.attacker, event.target);
+        let owned = self.players.get_mut(&event.target);
+        let fresh = !self.seen_events.contains(&key);
+        let applies = fresh && owned.as_ref().is_some_and(|s| event.server_tick > s.tick);
+        if fresh {
+            if self.seen_events.len() >= REMEMBERED_EVENTS {
+                self.seen_events.pop_front();
+            }
+            self.seen_events.push_back(key);
+        }
+        match owned {
+            Some(state) if applies => {
+                state.hp = event.hp;
+                if event.killed {
+                    state.alive = false;
+                    state.velocity = None;
+                }
+                self.stats.events_applied += 1;
+                true
+            }
+            _ => {
+                self.stats.events_ignored += 1;
+                false
+            }
+        }
+    }
+
+    /// Forgets every player not in `present` (a full snapshot's ids, sorted
+    /// or not); returns how many were forgotten.
+    pub fn retain_present(&mut self, present: &[PlayerId]) -> usize {
+        let before = self.players.len();
+        self.players.retain(|id, _| present.contains(id));
+        before - self.players.len()
+    }
+
+    /// The owned snapshot of `id`.
+    pub fn get(&self, id: PlayerId) -> Option<&PlayerState> {
+        self.players.get(&id)
+    }
+
+    /// Every owned snapshot, in id order.
+    pub fn iter(&self) -> impl Iterator<Item = &PlayerState> {
+        self.players.values()
+    }
+
+    /// How many players are known.
+    pub fn len(&self) -> usize {
+        self.players.len()
+    }
+
+    /// Whether no player is known.
+    pub fn is_empty(&self) -> bool {
+        self.players.is_empty()
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> &RosterStats {
+        &self.stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::Pose;
+    use glam::Vec2;
+
+    fn state(id: u32, tick: u32, x: f32, hp: u16) -> PlayerState {
+        PlayerState {
+            id: PlayerId(id),
+            hp,
+            velocity: Some(Vec2::new(1.0, 0.0)),
+            ..PlayerState::at(Tick(tick), None, Pose::new(Vec2::new(x, 50.0), 0.5))
+        }
+    }
+
+    fn hit(tick: u32, target: u32, hp: u16, killed: bool) -> CombatEvent {
+        CombatEvent {
+            server_tick: Tick(tick),
+            attacker: PlayerId(9),
+            target: PlayerId(target),
+            damage: 20,
+            hp,
+            killed,
+            from: Vec2::ZERO,
+            to: Vec2::ONE,
+        }
+    }
+
+    #[test]
+    fn caps1_newer_state_replaces_the_owned_snapshot() {
+        let mut roster = Roster::default();
+        roster.accept(&state(1, 10, 100.0, 100)).unwrap();
+        let newer = state(1, 11, 110.0, 80);
+        roster.accept(&newer).unwrap();
+        let owned = roster.get(PlayerId(1)).unwrap();
+        assert_eq!(
+            owned, &newer,
+            "position, rotation, hp and velocity all from it"
+        );
+        assert_eq!(roster.stats().accepted, 2);
+    }
+
+    #[test]
+    fn caps6_stale_state_never_overwrites() {
+        let mut roster = Roster::default();
+        roster.accept(&state(1, 10, 100.0, 100)).unwrap();
+        assert!(matches!(
+            roster.accept(&state(1, 9, 0.0, 5)),
+            Err(Refused::Stale { .. })
+        ));
+        assert!(roster.accept(&state(1, 10, 0.0, 5)).is_err());
+        assert_eq!(roster.get(PlayerId(1)).unwrap().position.x, 100.0);
+        assert_eq!(roster.stats().stale, 2);
+        // Another player's older tick is its own business.
+        roster.accept(&state(2, 3, 0.0, 100)).unwrap();
+    }
+
+    #[test]
+    fn caps8_combat_event_updates_hp_until_the_next_state() {
+        let mut roster = Roster::default();
+        roster.accept(&state(1, 10, 100.0, 100)).unwrap();
+        assert!(roster.apply_combat(&hit(11, 1, 80, false)));
+        assert_eq!(roster.get(PlayerId(1)).unwrap().hp, 80);
+        // Arriving twice applies once.
+        assert!(!roster.apply_combat(&hit(11, 1, 80, false)));
+        assert_eq!(roster.stats().events_applied, 1);
+        // A kill marks the player dead.
+        assert!(roster.apply_combat(&hit(12, 1, 0, true)));
+        assert!(!roster.get(PlayerId(1)).unwrap().alive);
+        // A later full state refreshes everything.
+        roster.accept(&state(1, 80, 300.0, 100)).unwrap();
+        let owned = roster.get(PlayerId(1)).unwrap();
+        assert!(owned.alive && owned.hp == 100);
+        // An event the owned snapshot already includes changes nothing.
+        assert!(!roster.apply_combat(&hit(80, 1, 60, false)));
+        assert_eq!(roster.get(PlayerId(1)).unwrap().hp, 100);
+        // An event for an unknown player is ignored.
+        assert!(!roster.apply_combat(&hit(90, 7, 60, false)));
+    }
+
+    #[test]
+    fn players_missing_from_a_snapshot_are_forgotten() {
+        let mut roster = Roster::default();
+        for id in 1..=3 {
+            roster.accept(&state(id, 1, 0.0, 100)).unwrap();
+        }
+        assert_eq!(roster.retain_present(&[PlayerId(3), PlayerId(1)]), 1);
+        assert!(roster.get(PlayerId(2)).is_none());
+        assert_eq!(roster.len(), 2);
+    }
+
+    #[test]
+    fn non_finite_states_are_refused() {
+        let mut roster = Roster::default();
+        assert!(roster.accept(&state(1, 1, f32::NAN, 100)).is_err());
+        assert!(roster.is_empty());
+        assert_eq!(roster.stats().invalid, 1);
+    }
+}
