@@ -19,6 +19,8 @@
 //!   iterates over a hash map. [`determinism::GOLDEN_TRAJECTORY_HASH`] is
 //!   asserted on both targets.
 
+pub mod clock;
+pub mod conditioner;
 pub mod config;
 pub mod determinism;
 pub mod interpolation;
@@ -26,6 +28,7 @@ pub mod local;
 pub mod pending;
 pub mod protocol;
 pub mod rng;
+pub mod session;
 pub mod sim;
 pub mod smoothing;
 pub mod snapshot;
@@ -33,6 +36,8 @@ pub mod state;
 pub mod tick;
 pub mod world;
 
+pub use clock::ServerClock;
+pub use conditioner::{Conditioner, ConditionerStats, LinkConditions};
 pub use config::{ConfigError, Rect, SimConfig};
 pub use interpolation::{InterpolationConfig, RemoteBuffer, SampleKind};
 pub use local::{LocalPlayer, LocalStats, ReconcileError, ReconcileReport};
@@ -42,6 +47,7 @@ pub use protocol::{
     ProtocolError, ServerMessage, WireInput, MAX_FRAME_BYTES, MAX_INPUTS_PER_MESSAGE,
     PROTOCOL_VERSION,
 };
+pub use session::{ClientSession, Controls, SessionConfig, Toggles};
 pub use sim::{
     angle_delta, replay, sanitize, simulate, substep, substeps, wrap_angle, MoveInput, Pose,
 };

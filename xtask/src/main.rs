@@ -217,6 +217,8 @@ fn test() -> Result {
                 "warnings",
             ],
         ),
+        // The end-to-end tests serve web/ and need the built client there.
+        step("wasm client into web/pkg", "wasm-pack", CLIENT_BUILD),
         step("tests", &cargo, &["test", "--workspace"]),
         step(
             "browser tests (headless Chromium)",
@@ -239,23 +241,22 @@ fn test() -> Result {
     Ok(())
 }
 
+/// `wasm-pack` arguments that build the client (release, wasm-opt) into `web/pkg`.
+const CLIENT_BUILD: &[&str] = &[
+    "build",
+    "wasm-client",
+    "--release",
+    "--target",
+    "web",
+    "--no-typescript",
+    "--no-pack",
+    "--out-dir",
+    "../web/pkg",
+];
+
 fn build_client() -> Result {
     println!("==> building the wasm client (release, wasm-opt) into web/pkg");
-    sh(
-        "wasm-pack",
-        &[
-            "build",
-            "wasm-client",
-            "--release",
-            "--target",
-            "web",
-            "--no-typescript",
-            "--no-pack",
-            "--out-dir",
-            "../web/pkg",
-        ],
-        &[],
-    )
+    sh("wasm-pack", CLIENT_BUILD, &[])
 }
 
 fn run(server_args: &[String]) -> Result {

@@ -1,0 +1,180 @@
+//! An estimate of the server's clock, from snapshot arrivals and ping/pong.
+//!
+//! The server sends one snapshot per tick. A snapshot of tick `T` arriving at
+//! local time `t` gives a sample of the offset `T * tick - t`. Network delay
+//! only ever makes an arrival late, never early, so the best estimate tracks
+//! the *upper* envelope of the samples: a sample above the estimate (an
+//! arrival earlier than expected) is taken at once; otherwise the estimate
+//! drifts down by 1/32 of the gap per sample, so that a longer route or a
+//! slower server is followed within a second or two. Between samples the
+//! estimate is linear in local time and never goes backwards; a new sample
+//! can move it back by at most that drift.
+//!
+//! [`ServerClock::server_ticks`] is therefore "the newest tick we can expect
+//! to have by now". Remote players are drawn an interpolation delay behind
+//! it; [`ServerClock::arrival_jitter`] (the mean lateness of arrivals
+//! relative to the envelope) says how large that delay must be at least.
+//!
+//! Ping/pong gives the round-trip time, smoothed like TCP's SRTT (1/8) with a
+//! mean deviation like RTTVAR (1/4).
+
+use std::time::Duration;
+
+use crate::tick::Tick;
+
+/// The server clock as seen from the client.
+#[derive(Clone, Debug)]
+pub struct ServerClock {
+    tick_secs: f64,
+    /// Server time minus local time, in seconds.
+    offset: Option<f64>,
+    /// Mean lateness of arrivals behind the envelope, in seconds.
+    arrival_jitter: f64,
+    rtt: Option<f64>,
+    rtt_var: f64,
+    samples: u64,
+}
+
+impl ServerClock {
+    /// A clock for a server whose ticks last `tick`.
+    pub fn new(tick: Duration) -> ServerClock {
+        ServerClock {
+            tick_secs: tick.as_secs_f64().max(1e-6),
+            offset: None,
+            arrival_jitter: 0.0,
+            rtt: None,
+            rtt_var: 0.0,
+            samples: 0,
+        }
+    }
+
+    /// A snapshot of `server_tick` arrived at local time `now`.
+    pub fn on_snapshot(&mut self, server_tick: Tick, now: Duration) {
+        let sample = f64::from(server_tick.0) * self.tick_secs - now.as_secs_f64();
+        self.samples += 1;
+        self.offset = Some(match self.offset {
+            None => sample,
+            Some(offset) if sample >= offset => sample,
+            Some(offset) => {
+                let late = offset - sample;
+                self.arrival_jitter += (late - self.arrival_jitter) / 16.0;
+                offset - late / 32.0
+            }
+        });
+    }
+
+    /// A pong for a ping sent at `sent_at` arrived at `now`.
+    pub fn on_pong(&mut self, sent_at: Duration, _server_tick: Tick, now: Duration) {
+        let sample = now.saturating_sub(sent_at).as_secs_f64();
+        match self.rtt {
+            None => {
+                self.rtt = Some(sample);
+                self.rtt_var = sample / 2.0;
+            }
+            Some(rtt) => {
+                self.rtt_var += ((rtt - sample).abs() - self.rtt_var) / 4.0;
+                self.rtt = Some(rtt + (sample - rtt) / 8.0);
+            }
+        }
+    }
+
+    /// The smoothed round-trip time.
+    pub fn rtt(&self) -> Option<Duration> {
+        self.rtt.map(Duration::from_secs_f64)
+    }
+
+    /// The mean deviation of the round-trip time.
+    pub fn rtt_jitter(&self) -> Option<Duration> {
+        self.rtt.map(|_| Duration::from_secs_f64(self.rtt_var))
+    }
+
+    /// How late snapshots arrive on average behind the best arrival.
+    pub fn arrival_jitter(&self) -> Duration {
+        Duration::from_secs_f64(self.arrival_jitter.max(0.0))
+    }
+
+    /// The server time at local `now`, in ticks with fraction; `None` before
+    /// the first snapshot.
+    pub fn server_ticks(&self, now: Duration) -> Option<f64> {
+        self.offset
+            .map(|offset| (now.as_secs_f64() + offset) / self.tick_secs)
+    }
+
+    /// Snapshots seen.
+    pub fn samples(&self) -> u64 {
+        self.samples
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::SeededRng;
+
+    const TICK: Duration = Duration::from_millis(50);
+
+    fn ms(n: f64) -> Duration {
+        Duration::from_secs_f64(n / 1000.0)
+    }
+
+    #[test]
+    fn steady_arrivals_give_the_newest_tick_at_arrival() {
+        let mut clock = ServerClock::new(TICK);
+        assert_eq!(clock.server_ticks(ms(0.0)), None);
+        for t in 1..=100u32 {
+            clock.on_snapshot(Tick(t), ms(f64::from(t) * 50.0 + 40.0));
+        }
+        let at = clock.server_ticks(ms(100.0 * 50.0 + 40.0)).unwrap();
+        assert!((at - 100.0).abs() < 1e-6, "{at}");
+        let between = clock.server_ticks(ms(100.0 * 50.0 + 65.0)).unwrap();
+        assert!((between - 100.5).abs() < 1e-6, "{between}");
+        assert!(clock.arrival_jitter() < ms(1.0));
+    }
+
+    #[test]
+    fn jittered_arrivals_stay_within_a_tick() {
+        let mut rng = SeededRng::new(9);
+        let mut clock = ServerClock::new(TICK);
+        for t in 1..=400u32 {
+            let arrival = f64::from(t) * 50.0 + 40.0 + f64::from(rng.range_f32(0.0, 30.0));
+            clock.on_snapshot(Tick(t), ms(arrival));
+            let estimate = clock.server_ticks(ms(arrival)).unwrap();
+            if t > 20 {
+                assert!(
+                    estimate >= f64::from(t) - 0.05 && estimate <= f64::from(t) + 1.0,
+                    "tick {t}: {estimate}"
+                );
+            }
+        }
+        let jitter = clock.arrival_jitter();
+        assert!(jitter > ms(3.0) && jitter < ms(20.0), "{jitter:?}");
+    }
+
+    #[test]
+    fn rtt_is_smoothed_like_tcp() {
+        let mut clock = ServerClock::new(TICK);
+        assert_eq!(clock.rtt(), None);
+        for i in 0..3 {
+            let sent = ms(f64::from(i) * 1000.0);
+            clock.on_pong(sent, Tick(1), sent + ms(100.0));
+        }
+        assert_eq!(clock.rtt(), Some(ms(100.0)));
+        clock.on_pong(ms(5000.0), Tick(1), ms(5200.0));
+        let rtt = clock.rtt().unwrap().as_secs_f64() * 1000.0;
+        assert!((rtt - 112.5).abs() < 1e-6, "{rtt}");
+    }
+
+    #[test]
+    fn stale_snapshots_and_backward_time_do_not_break_it() {
+        let mut clock = ServerClock::new(TICK);
+        clock.on_snapshot(Tick(100), ms(5040.0));
+        let before = clock.server_ticks(ms(5040.0)).unwrap();
+        // An old snapshot arriving late only nudges the estimate down a little.
+        clock.on_snapshot(Tick(10), ms(5050.0));
+        let after = clock.server_ticks(ms(5040.0)).unwrap();
+        assert!(after <= before && before - after < 3.0);
+        // Time going backwards is just an earlier moment.
+        clock.on_pong(ms(100.0), Tick(1), ms(50.0));
+        assert_eq!(clock.rtt(), Some(Duration::ZERO));
+    }
+}

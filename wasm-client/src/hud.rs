@@ -1,0 +1,244 @@
+//! The development panel: HUD numbers, netcode toggles, network sliders and
+//! a rolling graph of correction size and RTT over the last 10 s.
+//!
+//! Every element is looked up by id in `web/index.html`; a missing element
+//! is simply not used, so the client also runs on a bare page (as in the
+//! browser tests).
+
+use std::collections::VecDeque;
+use std::fmt::Write as _;
+
+use skirmish_core::conditioner::LinkConditions;
+use skirmish_core::session::{Hud, Toggles};
+use wasm_bindgen::JsCast;
+use web_sys::{
+    CanvasRenderingContext2d, Document, HtmlCanvasElement, HtmlElement, HtmlInputElement,
+};
+
+/// How much history the graph shows, in milliseconds.
+const GRAPH_SPAN_MS: f64 = 10_000.0;
+
+/// One sample: time in ms, correction size in units, RTT in ms.
+type Sample = (f64, f32, f32);
+
+/// Samples of (time in ms, correction size in units, RTT in ms).
+#[derive(Clone, Debug, Default)]
+pub struct Graph {
+    samples: VecDeque<Sample>,
+}
+
+impl Graph {
+    /// Adds a sample at `now` and forgets those older than 10 s.
+    pub fn push(&mut self, now: f64, correction: f32, rtt_ms: f32) {
+        self.samples.push_back((now, correction, rtt_ms));
+        while self
+            .samples
+            .front()
+            .is_some_and(|(t, _, _)| now - t > GRAPH_SPAN_MS)
+        {
+            self.samples.pop_front();
+        }
+    }
+
+    /// How many samples are kept.
+    pub fn len(&self) -> usize {
+        self.samples.len()
+    }
+
+    /// Whether no sample is kept.
+    pub fn is_empty(&self) -> bool {
+        self.samples.is_empty()
+    }
+
+    /// Draws both series, each scaled to its own maximum.
+    fn draw(&self, ctx: &CanvasRenderingContext2d, width: f64, height: f64, now: f64) {
+        ctx.set_fill_style_str("#0c0f12");
+        ctx.fill_rect(0.0, 0.0, width, height);
+        let max_c = self.samples.iter().map(|s| s.1).fold(1.0_f32, f32::max);
+        let max_r = self.samples.iter().map(|s| s.2).fold(50.0_f32, f32::max);
+        for (colour, max, pick_rtt) in [("#ef5350", max_c, false), ("#4fc3f7", max_r, true)] {
+            let value = |s: &Sample| if pick_rtt { s.2 } else { s.1 };
+            ctx.set_stroke_style_str(colour);
+            ctx.set_line_width(1.5);
+            ctx.begin_path();
+            for (i, s) in self.samples.iter().enumerate() {
+                let x = width - (now - s.0) / GRAPH_SPAN_MS * width;
+                let y = height - 2.0 - f64::from(value(s) / max) * (height - 4.0);
+                if i == 0 {
+                    ctx.move_to(x, y);
+                } else {
+                    ctx.line_to(x, y);
+                }
+            }
+            ctx.stroke();
+        }
+        ctx.set_fill_style_str("#aaa");
+        ctx.set_font("11px system-ui, sans-serif");
+        ctx.set_text_align("left");
+        let _ = ctx.fill_text(&format!("correction (max {max_c:.1} u)"), 4.0, 12.0);
+        let _ = ctx.fill_text(&format!("RTT (max {max_r:.0} ms)"), 4.0, 25.0);
+    }
+}
+
+/// The panel's elements.
+pub struct Panel {
+    document: Document,
+    hud: Option<HtmlElement>,
+    status: Option<HtmlElement>,
+    graph: Option<(HtmlCanvasElement, CanvasRenderingContext2d)>,
+    /// The graph's data.
+    pub samples: Graph,
+}
+
+fn input(document: &Document, id: &str) -> Option<HtmlInputElement> {
+    document.get_element_by_id(id)?.dyn_into().ok()
+}
+
+impl Panel {
+    /// Finds the panel's elements in `document`.
+    pub fn new(document: Document) -> Panel {
+        let element = |id: &str| {
+            document
+                .get_element_by_id(id)
+                .and_then(|e| e.dyn_into::<HtmlElement>().ok())
+        };
+        let graph = document
+            .get_element_by_id("graph")
+            .and_then(|e| e.dyn_into::<HtmlCanvasElement>().ok())
+            .and_then(|canvas| {
+                let ctx = canvas.get_context("2d").ok()??.dyn_into().ok()?;
+                Some((canvas, ctx))
+            });
+        Panel {
+            hud: element("hud"),
+            status: element("status"),
+            graph,
+            samples: Graph::default(),
+            document,
+        }
+    }
+
+    fn checked(&self, id: &str, default: bool) -> bool {
+        input(&self.document, id).map_or(default, |i| i.checked())
+    }
+
+    fn number(&self, id: &str) -> f32 {
+        input(&self.document, id)
+            .map(|i| i.value_as_number())
+            .filter(|v| v.is_finite())
+            .map_or(0.0, |v| v as f32)
+    }
+
+    /// The toggles as the checkboxes say, and whether to draw ghosts.
+    pub fn toggles(&self) -> (Toggles, bool) {
+        (
+            Toggles {
+                prediction: self.checked("toggle-prediction", true),
+                reconciliation: self.checked("toggle-reconciliation", true),
+                smoothing: self.checked("toggle-smoothing", true),
+                interpolation: self.checked("toggle-interpolation", true),
+            },
+            self.checked("toggle-ghosts", true),
+        )
+    }
+
+    /// The added network conditions as the sliders say (up, down).
+    pub fn conditions(&self) -> (LinkConditions, LinkConditions) {
+        let link = |dir: &str| LinkConditions {
+            latency_ms: self.number(&format!("{dir}-latency")),
+            jitter_ms: self.number(&format!("{dir}-jitter")),
+            loss: self.number(&format!("{dir}-loss")) / 100.0,
+            duplicate: 0.0,
+        };
+        (link("up"), link("down"))
+    }
+
+    /// Shows the connection status line.
+    pub fn set_status(&self, text: &str) {
+        if let Some(status) = &self.status {
+            if status.text_content().as_deref() != Some(text) {
+                status.set_text_content(Some(text));
+            }
+        }
+    }
+
+    /// Writes the HUD numbers and redraws the graph.
+    pub fn show(&mut self, hud: &Hud, fps: f64, now: f64) {
+        let rtt_ms = hud.rtt.map_or(0.0, |d| d.as_secs_f32() * 1000.0);
+        self.samples.push(now, hud.visible_error, rtt_ms);
+        if let Some(element) = &self.hud {
+            element.set_text_content(Some(&hud_text(hud, fps)));
+        }
+        if let Some((canvas, ctx)) = &self.graph {
+            self.samples.draw(
+                ctx,
+                f64::from(canvas.width()),
+                f64::from(canvas.height()),
+                now,
+            );
+        }
+    }
+}
+
+/// The HUD as text lines.
+pub fn hud_text(hud: &Hud, fps: f64) -> String {
+    let mut out = String::new();
+    let hp = hud.hp.map_or_else(|| "-".to_string(), |hp| hp.to_string());
+    let _ = writeln!(
+        out,
+        "HP {hp}{}",
+        if hud.hp.is_some() && !hud.alive {
+            " (dead)"
+        } else {
+            ""
+        }
+    );
+    let rtt = hud.rtt.map_or_else(
+        || "-".to_string(),
+        |d| format!("{:.0} ms", d.as_secs_f64() * 1000.0),
+    );
+    let _ = writeln!(out, "RTT {rtt}");
+    let tick = hud
+        .server_tick
+        .map_or_else(|| "-".to_string(), |t| format!("{t:.1}"));
+    let _ = writeln!(out, "server tick {tick}");
+    let _ = writeln!(out, "pending inputs {}", hud.pending);
+    let _ = writeln!(out, "last correction {:.2} u", hud.last_correction);
+    let _ = writeln!(
+        out,
+        "corrections {}  snaps {}  absorbed {}",
+        hud.corrections, hud.snaps, hud.absorbed
+    );
+    let _ = writeln!(out, "lost up {}  down {}", hud.up.dropped, hud.down.dropped);
+    let _ = write!(out, "fps {fps:.0}");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_graph_keeps_ten_seconds() {
+        let mut g = Graph::default();
+        for i in 0..1200 {
+            g.push(f64::from(i) * 16.0, 1.0, 50.0);
+        }
+        // 10 s at one sample per 16 ms.
+        assert_eq!(g.len(), 626);
+    }
+
+    #[test]
+    fn hud_text_shows_authoritative_hp_and_counters() {
+        let hud = Hud {
+            hp: Some(80),
+            alive: true,
+            corrections: 3,
+            snaps: 1,
+            ..Hud::default()
+        };
+        let text = hud_text(&hud, 60.0);
+        assert!(text.starts_with("HP 80\n"));
+        assert!(text.contains("corrections 3  snaps 1"));
+    }
+}
