@@ -1,7 +1,7 @@
 //! Project automation: `cargo xtask run | test | bench`.
 //!
 //! Every command first installs what a fresh machine lacks (the wasm32
-//! target, Chromium and chromedriver, binaryen, wasm-bindgen-cli at the version
+//! target, Chromium and chromedriver, binaryen's wasm-opt, wasm-bindgen-cli at the version
 //! in `Cargo.lock`, wasm-pack), one line per install, and skips what is there.
 //! It only uses the standard library so that it builds in seconds.
 
@@ -52,6 +52,31 @@ fn root() -> PathBuf {
         .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
 }
 
+/// The binaryen release whose `wasm-opt` optimises the client.
+const BINARYEN: &str = "132.0.0";
+
+/// Where project-local tools are installed.
+fn tools_dir() -> PathBuf {
+    root().join("target").join("tools")
+}
+
+/// The folder of project-local tool binaries.
+fn tools_bin() -> PathBuf {
+    tools_dir().join("node_modules").join(".bin")
+}
+
+/// `PATH` with the project-local tools first, for wasm-pack to find wasm-opt.
+fn tool_path() -> String {
+    let mut paths = vec![tools_bin()];
+    if let Some(path) = env::var_os("PATH") {
+        paths.extend(env::split_paths(&path));
+    }
+    env::join_paths(paths).map_or_else(
+        |_| env::var("PATH").unwrap_or_default(),
+        |p| p.to_string_lossy().to_string(),
+    )
+}
+
 fn cargo() -> String {
     env::var("CARGO").unwrap_or_else(|_| "cargo".to_string())
 }
@@ -61,6 +86,7 @@ fn sh(program: &str, args: &[&str], envs: &[(&str, &str)]) -> Result {
     println!("$ {program} {}", args.join(" "));
     let status = Command::new(program)
         .args(args)
+        .env("PATH", tool_path())
         .envs(envs.iter().copied())
         .current_dir(root())
         .status()
@@ -124,11 +150,11 @@ fn setup() -> Result {
     if !on_path("chromedriver") {
         debs.push("chromium-driver");
     }
-    if !on_path("wasm-opt") {
-        debs.push("binaryen");
+    if !on_path("node") || !on_path("npm") {
+        debs.extend(["nodejs", "npm"]);
     }
     if debs.is_empty() {
-        println!("setup: chromium, chromedriver and wasm-opt present");
+        println!("setup: chromium, chromedriver and node present");
     } else {
         println!(
             "setup: installing {} from Debian's packages (apt-get, about a minute)",
@@ -138,6 +164,32 @@ fn setup() -> Result {
         let mut args = vec!["install", "-y", "-qq", "--no-install-recommends"];
         args.extend(&debs);
         sh("apt-get", &args, &[("DEBIAN_FRONTEND", "noninteractive")])?;
+    }
+
+    let wasm_opt = tools_bin().join("wasm-opt");
+    if wasm_opt.is_file() {
+        println!("setup: wasm-opt (binaryen {BINARYEN} from npm) present");
+    } else {
+        // Debian's binaryen 108 breaks wasm-bindgen's reference-types output
+        // (the page fails with a WebAssembly.Table.set TypeError).
+        println!("setup: installing wasm-opt (binaryen {BINARYEN} from npm) into target/tools");
+        let prefix = tools_dir();
+        fs::create_dir_all(&prefix)
+            .map_err(|e| format!("cannot create {}: {e}", prefix.display()))?;
+        let prefix = prefix.to_string_lossy().to_string();
+        sh(
+            "npm",
+            &[
+                "install",
+                "--prefix",
+                &prefix,
+                "--no-audit",
+                "--no-fund",
+                "--silent",
+                &format!("binaryen@{BINARYEN}"),
+            ],
+            &[],
+        )?;
     }
 
     let want = locked_version("wasm-bindgen")?;
