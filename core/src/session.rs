@@ -344,11 +344,16 @@ impl ClientSession {
     }
 
     /// Takes one text frame from the server. It is handled at once unless
-    /// the conditioner holds it back.
+    /// the conditioner holds it back (`welcome` and `error` never are).
     pub fn receive(&mut self, text: &str) {
         self.stats.frames_received += 1;
         self.stats.bytes_received += text.len() as u64;
         match decode_server(text) {
+            // The handshake and errors are not game traffic: a protocol over
+            // UDP would deliver them reliably, so they bypass the conditioner.
+            Ok(message @ (ServerMessage::Welcome { .. } | ServerMessage::Error { .. })) => {
+                self.handle(message);
+            }
             Ok(message) => {
                 self.down.send(self.now, message);
                 self.deliver_incoming();

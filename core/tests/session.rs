@@ -1,0 +1,202 @@
+//! `ClientSession` end to end without a network: server messages in as
+//! text, frames of time, messages out (CAPS-1, CAPS-6, CAPS-7, CAPS-8, RS-9).
+
+use std::time::Duration;
+
+use skirmish_core::session::{ClientSession, Controls, SessionConfig};
+use skirmish_core::{
+    encode, ClientMessage, CombatEvent, ConditionerStats, LinkConditions, PlayerId, PlayerState,
+    Pose, SampleKind, ServerMessage, SimConfig, Tick, Vec2,
+};
+
+const ME: PlayerId = PlayerId(1);
+const OTHER: PlayerId = PlayerId(2);
+const FRAME: Duration = Duration::from_millis(50);
+
+fn state(id: PlayerId, tick: u32, x: f32, hp: u16) -> PlayerState {
+    PlayerState {
+        id,
+        hp,
+        velocity: Some(Vec2::new(200.0, 0.0)),
+        ..PlayerState::at(Tick(tick), None, Pose::new(Vec2::new(x, 300.0), 0.0))
+    }
+}
+
+fn snapshot(tick: u32, players: Vec<PlayerState>) -> String {
+    encode(&ServerMessage::Snapshot {
+        server_tick: Tick(tick),
+        players,
+    })
+}
+
+fn joined() -> ClientSession {
+    let mut s = ClientSession::new(SessionConfig::default());
+    s.receive(&encode(&ServerMessage::Welcome {
+        player_id: ME,
+        protocol: 1,
+        server_tick: Tick(0),
+        tick_ms: 50,
+        room: "r".into(),
+        config: SimConfig::default(),
+    }));
+    s
+}
+
+/// Feeds snapshots of ticks `from..=to` (one per 50 ms frame) where the other
+/// player walks +x 10 u per tick.
+fn walk(s: &mut ClientSession, from: u32, to: u32) {
+    for t in from..=to {
+        s.receive(&snapshot(
+            t,
+            vec![
+                state(ME, t, 100.0, 100),
+                state(OTHER, t, 10.0 * t as f32, 100),
+            ],
+        ));
+        s.on_frame(FRAME);
+    }
+}
+
+#[test]
+fn caps1_hud_and_view_read_the_owned_snapshot() {
+    let mut s = joined();
+    walk(&mut s, 1, 5);
+    let owned = *s.roster().get(OTHER).expect("owned");
+    assert_eq!(owned, state(OTHER, 5, 50.0, 100));
+    s.receive(&snapshot(
+        6,
+        vec![state(ME, 6, 100.0, 70), state(OTHER, 6, 60.0, 40)],
+    ));
+    assert_eq!(s.hud().hp, Some(70), "own HP from the owned snapshot");
+    let remote = s.view().remotes[0];
+    assert_eq!((remote.id, remote.hp), (OTHER, 40));
+}
+
+#[test]
+fn caps6_a_late_older_snapshot_changes_neither_roster_nor_interpolation() {
+    let mut s = joined();
+    walk(&mut s, 1, 10);
+    let before = (s.view(), *s.roster().get(OTHER).expect("owned"));
+    // Tick 7 arrives again, late, with a wild position and HP.
+    s.receive(&snapshot(
+        7,
+        vec![state(ME, 7, 100.0, 100), state(OTHER, 7, 9999.0, 1)],
+    ));
+    assert_eq!((s.view(), *s.roster().get(OTHER).expect("owned")), before);
+    assert_eq!(s.roster().stats().stale, 2);
+}
+
+#[test]
+fn rs9_remote_players_are_drawn_interpolated_behind_the_server() {
+    let mut s = joined();
+    walk(&mut s, 1, 20);
+    // Tick 20 arrived at 950 ms, one tick per 50 ms: at 1025 ms the server is
+    // estimated at tick 21.5, and remotes are drawn 100 ms (2 ticks) behind
+    // it, between the samples of ticks 19 and 20.
+    s.on_frame(Duration::from_millis(25));
+    let remote = s.view().remotes[0];
+    assert_eq!(remote.kind, SampleKind::Interpolated);
+    assert_eq!(remote.pose.position.x, 195.0);
+}
+
+#[test]
+fn caps7_and_caps8_combat_events_update_the_hud_until_the_next_state() {
+    let mut s = joined();
+    walk(&mut s, 1, 5);
+    let hit = CombatEvent {
+        server_tick: Tick(6),
+        attacker: OTHER,
+        target: ME,
+        damage: 20,
+        hp: 80,
+        killed: false,
+        from: Vec2::new(50.0, 300.0),
+        to: Vec2::new(80.0, 300.0),
+    };
+    let combat = encode(&ServerMessage::Combat { events: vec![hit] });
+    s.receive(&combat);
+    s.receive(&combat);
+    assert_eq!(s.hud().hp, Some(80));
+    assert_eq!(s.roster().stats().events_applied, 1, "applied once");
+    assert_eq!(s.view().tracers.len(), 2, "drawn as it arrived");
+    // The next full state refreshes HP from the server.
+    s.receive(&snapshot(
+        7,
+        vec![state(ME, 7, 100.0, 60), state(OTHER, 7, 70.0, 100)],
+    ));
+    assert_eq!(s.hud().hp, Some(60));
+}
+
+#[test]
+fn every_input_message_carries_all_unacknowledged_inputs() {
+    let mut s = joined();
+    walk(&mut s, 1, 1);
+    s.set_controls(Controls {
+        turn: 0.0,
+        throttle: 1.0,
+        fire: false,
+    });
+    let mut last = Vec::new();
+    for _ in 0..20 {
+        for m in s.on_frame(FRAME) {
+            if let ClientMessage::Input { inputs } = m {
+                last = inputs;
+            }
+        }
+    }
+    let ticks: Vec<u32> = last.iter().map(|i| i.tick.0).collect();
+    assert_eq!(ticks.len(), 16, "the newest 16 of 21 pending");
+    assert!(ticks.windows(2).all(|w| w[1] == w[0] + 1));
+    assert!(
+        last.iter().all(|i| i.view_tick.is_some()),
+        "view tick for lag compensation"
+    );
+}
+
+#[test]
+fn a_hidden_tab_gap_is_clamped_and_does_not_spiral() {
+    let mut s = joined();
+    walk(&mut s, 1, 1);
+    let before = s.local().expect("joined").pending().len();
+    s.on_frame(Duration::from_secs(30));
+    let after = s.local().expect("joined").pending().len();
+    assert!(
+        after - before <= 5,
+        "at most 250 ms of steps: {}",
+        after - before
+    );
+}
+
+#[test]
+fn the_conditioner_delays_and_drops_reproducibly() {
+    let run = || {
+        let mut s = ClientSession::new(SessionConfig {
+            down: LinkConditions {
+                latency_ms: 100.0,
+                jitter_ms: 20.0,
+                loss: 0.2,
+                duplicate: 0.0,
+            },
+            seed: 42,
+            ..SessionConfig::default()
+        });
+        s.receive(&encode(&ServerMessage::Welcome {
+            player_id: ME,
+            protocol: 1,
+            server_tick: Tick(0),
+            tick_ms: 50,
+            room: "r".into(),
+            config: SimConfig::default(),
+        }));
+        for t in 1..=200 {
+            s.receive(&snapshot(t, vec![state(ME, t, 100.0, 100)]));
+            s.on_frame(FRAME);
+        }
+        (s.hud().down, s.hud().stats.snapshots)
+    };
+    let (a, b) = (run(), run());
+    assert_eq!(a, b, "same seed, same counters");
+    let (down, snapshots): (ConditionerStats, u64) = a;
+    assert!(down.dropped > 20 && down.dropped < 80, "{down:?}");
+    assert_eq!(snapshots, down.delivered);
+}
