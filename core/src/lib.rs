@@ -44,7 +44,7 @@ pub use local::{LocalPlayer, LocalStats, ReconcileError, ReconcileReport};
 pub use pending::{PendingInputs, PredictedMoveStep, PushError};
 pub use protocol::{
     decode_client, decode_server, encode, ClientMessage, CombatEvent, ErrorCode, PlayerId,
-    ProtocolError, ServerMessage, WireInput, MAX_FRAME_BYTES, MAX_INPUTS_PER_MESSAGE,
+    ProtocolError, RosterEntry, ServerMessage, WireInput, MAX_FRAME_BYTES, MAX_INPUTS_PER_MESSAGE,
     PROTOCOL_VERSION,
 };
 pub use session::{ClientSession, Controls, SessionConfig, Toggles};

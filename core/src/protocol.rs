@@ -137,6 +137,15 @@ pub struct CombatEvent {
     pub to: Vec2,
 }
 
+/// One player of a room's roster.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RosterEntry {
+    /// The player's id.
+    pub id: PlayerId,
+    /// The player's display name.
+    pub name: String,
+}
+
 /// Messages the server sends.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -163,6 +172,12 @@ pub enum ServerMessage {
         server_tick: Tick,
         /// One state per player, in id order.
         players: Vec<PlayerState>,
+    },
+    /// Who is in the room, sent after `welcome` and whenever someone joins
+    /// or leaves.
+    Roster {
+        /// Every player of the room, in id order.
+        players: Vec<RosterEntry>,
     },
     /// Hits that happened this tick.
     Combat {

@@ -257,6 +257,7 @@ pub struct ClientSession {
     local: Option<LocalPlayer>,
     placed: bool,
     roster: Roster,
+    names: BTreeMap<PlayerId, String>,
     remotes: BTreeMap<PlayerId, RemoteBuffer>,
     clock: ServerClock,
     up: Conditioner<ClientMessage>,
@@ -287,6 +288,7 @@ impl ClientSession {
             local: None,
             placed: false,
             roster: Roster::default(),
+            names: BTreeMap::new(),
             remotes: BTreeMap::new(),
             clock: ServerClock::new(SimConfig::default().cadence()),
             up,
@@ -344,14 +346,19 @@ impl ClientSession {
     }
 
     /// Takes one text frame from the server. It is handled at once unless
-    /// the conditioner holds it back (`welcome` and `error` never are).
+    /// the conditioner holds it back (`welcome`, `roster` and `error` never
+    /// are).
     pub fn receive(&mut self, text: &str) {
         self.stats.frames_received += 1;
         self.stats.bytes_received += text.len() as u64;
         match decode_server(text) {
             // The handshake and errors are not game traffic: a protocol over
             // UDP would deliver them reliably, so they bypass the conditioner.
-            Ok(message @ (ServerMessage::Welcome { .. } | ServerMessage::Error { .. })) => {
+            Ok(
+                message @ (ServerMessage::Welcome { .. }
+                | ServerMessage::Roster { .. }
+                | ServerMessage::Error { .. }),
+            ) => {
                 self.handle(message);
             }
             Ok(message) => {
@@ -477,6 +484,11 @@ impl ClientSession {
         &self.roster
     }
 
+    /// A player's display name, from the room's roster.
+    pub fn name_of(&self, id: PlayerId) -> Option<&str> {
+        self.names.get(&id).map(String::as_str)
+    }
+
     /// The report of the last reconciliation.
     pub fn last_report(&self) -> Option<&ReconcileReport> {
         self.last_report.as_ref()
@@ -543,6 +555,9 @@ impl ClientSession {
                 server_tick,
                 players,
             } => self.on_snapshot(server_tick, &players),
+            ServerMessage::Roster { players } => {
+                self.names = players.into_iter().map(|e| (e.id, e.name)).collect();
+            }
             ServerMessage::Combat { events } => {
                 for event in events {
                     self.stats.combat_events += 1;

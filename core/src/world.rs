@@ -252,6 +252,11 @@ impl World {
         &self.stats
     }
 
+    /// Every player, in id order.
+    pub fn players(&self) -> impl Iterator<Item = (PlayerId, &ServerPlayer)> {
+        self.players.iter().map(|(&id, p)| (id, p))
+    }
+
     /// One player, if present.
     pub fn player(&self, id: PlayerId) -> Option<&ServerPlayer> {
         self.players.get(&id)

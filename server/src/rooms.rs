@@ -23,8 +23,8 @@ use std::time::Duration;
 use axum::extract::ws::Utf8Bytes;
 use serde::Serialize;
 use skirmish_core::{
-    encode, ErrorCode, PlayerId, ProtocolError, ServerMessage, SimConfig, Tick, WireInput, World,
-    PROTOCOL_VERSION,
+    encode, ErrorCode, PlayerId, ProtocolError, RosterEntry, ServerMessage, SimConfig, Tick,
+    WireInput, World, PROTOCOL_VERSION,
 };
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::{Instant, MissedTickBehavior};
@@ -297,9 +297,7 @@ async fn run_room(
                     let combat = ServerMessage::Combat { events: world.events().to_vec() };
                     slow.extend(broadcast(&clients, &encode(&combat)));
                 }
-                for id in slow {
-                    drop_client(&mut world, &mut clients, &handle, &metrics, id, Some(ErrorCode::SlowConsumer));
-                }
+                drop_slow(&mut world, &mut clients, &handle, &metrics, slow);
                 metrics.tick(started.elapsed());
                 if clients.is_empty() {
                     if empty_since.elapsed() >= rooms.settings.empty_timeout && rooms.close_if_empty(&handle) {
@@ -328,10 +326,15 @@ async fn run_room(
                     let _ = link.outbox.try_send(encode(&welcome).into());
                     clients.insert(id, link);
                     metrics.players_changed(true);
+                    let slow = broadcast(&clients, &roster(&world));
+                    drop_slow(&mut world, &mut clients, &handle, &metrics, slow);
                     tracing::debug!(room = %handle.name, %id, %name, "player joined");
                 }
                 Some(Command::Leave { id }) => {
-                    drop_client(&mut world, &mut clients, &handle, &metrics, id, None);
+                    if drop_client(&mut world, &mut clients, &handle, &metrics, id, None) {
+                        let slow = broadcast(&clients, &roster(&world));
+                    drop_slow(&mut world, &mut clients, &handle, &metrics, slow);
+                    }
                 }
                 Some(Command::Inputs { id, inputs }) => {
                     let received = world.receive(id, &inputs);
@@ -361,6 +364,45 @@ fn broadcast(clients: &Clients, text: &str) -> Vec<PlayerId> {
         .collect()
 }
 
+/// The room's `roster` message, encoded.
+fn roster(world: &World) -> String {
+    encode(&ServerMessage::Roster {
+        players: world
+            .players()
+            .map(|(id, p)| RosterEntry {
+                id,
+                name: p.name().to_string(),
+            })
+            .collect(),
+    })
+}
+
+/// Disconnects the slow consumers among `ids`, and tells the others who left.
+fn drop_slow(
+    world: &mut World,
+    clients: &mut Clients,
+    handle: &RoomHandle,
+    metrics: &Metrics,
+    ids: Vec<PlayerId>,
+) {
+    let mut dropped = false;
+    for id in ids {
+        dropped |= drop_client(
+            world,
+            clients,
+            handle,
+            metrics,
+            id,
+            Some(ErrorCode::SlowConsumer),
+        );
+    }
+    if dropped {
+        // Whoever is slow now is dropped on the next tick's broadcast.
+        broadcast(clients, &roster(world));
+    }
+}
+
+/// Removes a player; `true` if it was a client of this room.
 fn drop_client(
     world: &mut World,
     clients: &mut Clients,
@@ -368,14 +410,16 @@ fn drop_client(
     metrics: &Metrics,
     id: PlayerId,
     reason: Option<ErrorCode>,
-) {
+) -> bool {
     world.leave(id);
-    if let Some(link) = clients.remove(&id) {
-        handle.seats.fetch_sub(1, Ordering::Relaxed);
-        metrics.players_changed(false);
-        if let Some(code) = reason {
-            tracing::info!(room = %handle.name, %id, %code, "player dropped");
-            let _ = link.kick.send(code);
-        }
+    let Some(link) = clients.remove(&id) else {
+        return false;
+    };
+    handle.seats.fetch_sub(1, Ordering::Relaxed);
+    metrics.players_changed(false);
+    if let Some(code) = reason {
+        tracing::info!(room = %handle.name, %id, %code, "player dropped");
+        let _ = link.kick.send(code);
     }
+    true
 }

@@ -307,3 +307,28 @@ async fn metrics_count_players_and_ticks() -> Result {
     assert!(metric(srv.addr, "skirmish_tick_duration_seconds_count").await? >= 1);
     srv.shutdown().await
 }
+
+#[tokio::test]
+async fn the_roster_names_everyone_on_join_and_leave() -> Result {
+    let srv = server(test_config())?;
+    let mut a = Client::join(srv.addr, "ana", None).await?;
+    let b = Client::join(srv.addr, "ben", None).await?;
+    let names = |players: Vec<skirmish_core::RosterEntry>| {
+        players.into_iter().map(|e| e.name).collect::<Vec<_>>()
+    };
+    let mut rosters = Vec::new();
+    while rosters.len() < 2 {
+        if let ServerMessage::Roster { players } = a.recv().await? {
+            rosters.push(names(players));
+        }
+    }
+    assert_eq!(rosters, vec![vec!["ana"], vec!["ana", "ben"]]);
+    b.close().await?;
+    loop {
+        if let ServerMessage::Roster { players } = a.recv().await? {
+            assert_eq!(names(players), vec!["ana"]);
+            break;
+        }
+    }
+    srv.shutdown().await
+}

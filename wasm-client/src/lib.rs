@@ -19,7 +19,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use skirmish_core::session::{ClientSession, Controls, SessionConfig};
-use skirmish_core::{encode, SimConfig};
+use skirmish_core::{encode, PlayerId, SimConfig};
 use wasm_bindgen::prelude::{wasm_bindgen, Closure, JsValue};
 use wasm_bindgen::JsCast;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, KeyboardEvent, Window};
@@ -247,13 +247,19 @@ impl App {
         }
         self.fit_canvas();
         let sim = self.sim.clone().unwrap_or_default();
+        let session = &self.session;
+        let name_of = |id: PlayerId| {
+            session
+                .name_of(id)
+                .map_or_else(|| format!("#{id}"), str::to_string)
+        };
         render::draw(
             &self.ctx,
             f64::from(self.canvas.width()),
             f64::from(self.canvas.height()),
             &sim,
-            &self.session.view(),
-            &self.config.name,
+            &session.view(),
+            &name_of,
             Overlays { ghosts },
         );
         self.panel.show(&hud, self.fps, now);

@@ -5,7 +5,7 @@
 //! anything, it only draws what core computed.
 
 use skirmish_core::session::View;
-use skirmish_core::{Pose, SimConfig, Vec2};
+use skirmish_core::{PlayerId, Pose, SimConfig, Vec2};
 use web_sys::CanvasRenderingContext2d;
 
 /// What to draw besides the players.
@@ -61,7 +61,7 @@ pub fn draw(
     height: f64,
     sim: &SimConfig,
     view: &View,
-    own_name: &str,
+    name_of: &dyn Fn(PlayerId) -> String,
     overlays: Overlays,
 ) {
     ctx.set_fill_style_str("#101418");
@@ -120,7 +120,7 @@ pub fn draw(
         }
         let colour = if own.alive { OWN } else { DEAD };
         player(ctx, &fit, &own.visible, radius, colour);
-        label(ctx, &fit, &own.visible, radius, own_name, own.hp);
+        label(ctx, &fit, &own.visible, radius, &name_of(own.id), own.hp);
         if !own.alive {
             ctx.set_fill_style_str("#eee");
             ctx.set_font("bold 28px system-ui, sans-serif");

@@ -94,13 +94,14 @@ fn drawing_puts_the_own_player_on_the_canvas() {
     let session = joined_session(Pose::new(Vec2::new(1000.0, 100.0), 0.0));
     let view = session.view();
     assert!(view.own.is_some(), "placed by the first snapshot");
+    let name = |_| "me".to_string();
     draw(
         &ctx,
         1000.0,
         600.0,
         &sim,
         &view,
-        "me",
+        &name,
         Overlays { ghosts: true },
     );
     // Arena 2000 x 1200 into 1000 x 600 with an 8 px margin: the player's
@@ -115,7 +116,7 @@ fn drawing_puts_the_own_player_on_the_canvas() {
         600.0,
         &sim,
         &View::default(),
-        "me",
+        &name,
         Overlays { ghosts: true },
     );
     assert_ne!(pixel(&ctx, x, y), [0x4f, 0xc3, 0xf7, 255]);
