@@ -23,7 +23,7 @@ use glam::Vec2;
 use crate::config::SimConfig;
 use crate::pending::{PendingInputs, PredictedMoveStep, PushError};
 use crate::sim::{angle_delta, replay, sanitize, simulate, wrap_angle, MoveInput, Pose};
-use crate::smoothing::{Correction, CorrectionOutcome, SmoothingConfig};
+use crate::smoothing::{Correction, CorrectionOutcome, SmoothingConfig, SETTLED_DISTANCE};
 use crate::state::PlayerState;
 use crate::tick::Tick;
 
@@ -85,6 +85,11 @@ pub struct LocalStats {
     pub last_correction: f32,
     /// The largest error ever counted.
     pub max_correction: f32,
+    /// Reconciliations whose error was above [`SETTLED_DISTANCE`]: any
+    /// misprediction at all, absorbed or not.
+    pub mispredictions: u64,
+    /// The largest error of any reconciliation, absorbed ones included.
+    pub max_error: f32,
 }
 
 /// The controlled player's prediction and presentation state.
@@ -197,6 +202,12 @@ impl LocalPlayer {
         self.rebuilt = rebuilt;
 
         let error = moved.length();
+        if !first {
+            self.stats.max_error = self.stats.max_error.max(error);
+            if error > SETTLED_DISTANCE {
+                self.stats.mispredictions += 1;
+            }
+        }
         let outcome = if first {
             self.previous = rebuilt;
             self.correction.clear();

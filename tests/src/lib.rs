@@ -5,6 +5,9 @@
 //! generous deadline only so that a broken server fails a test instead of
 //! hanging it.
 
+pub mod script;
+pub mod stepper;
+
 use std::net::SocketAddr;
 use std::time::Duration;
 

@@ -1,0 +1,110 @@
+//! Scripted bot brains: seeded wandering that keeps clear of walls and,
+//! optionally, of other players; or a recorded trace of controls.
+//!
+//! A brain reads only what a player sees (its session's view) and answers
+//! with controls, so the same brain drives bots over real WebSockets and
+//! clients in the deterministic stepper.
+
+use std::time::Duration;
+
+use skirmish_core::rng::SeededRng;
+use skirmish_core::session::{ClientSession, Controls};
+use skirmish_core::{angle_delta, Vec2};
+
+/// How a bot decides.
+#[derive(Clone, Debug)]
+pub enum Script {
+    /// Seeded wandering.
+    Wander(Wander),
+    /// A fixed trace: one entry per 50 ms, repeated.
+    Trace(Vec<Controls>),
+}
+
+impl Script {
+    /// The controls to hold now.
+    pub fn controls(&mut self, session: &ClientSession, arena: Vec2) -> Controls {
+        match self {
+            Script::Wander(w) => w.controls(session, arena),
+            Script::Trace(trace) if !trace.is_empty() => {
+                let step = (session.now().as_millis() / 50) as usize;
+                trace[step % trace.len()]
+            }
+            Script::Trace(_) => Controls::default(),
+        }
+    }
+}
+
+/// Drives forward, turning a little now and then; steers away from walls
+/// (and from other players when `keep_clear`), fires at random if asked.
+#[derive(Clone, Debug)]
+pub struct Wander {
+    rng: SeededRng,
+    turn: f32,
+    next_change: Duration,
+    /// Keep this far from walls.
+    pub wall_margin: f32,
+    /// Keep clear of other players (at `player_margin`).
+    pub keep_clear: bool,
+    /// Keep this far from other players when `keep_clear`.
+    pub player_margin: f32,
+    /// Chance per call to hold fire.
+    pub fire_chance: f32,
+}
+
+impl Wander {
+    /// A brain that keeps clear of walls and players and never fires.
+    pub fn new(seed: u64) -> Wander {
+        Wander {
+            rng: SeededRng::new(seed),
+            turn: 0.0,
+            next_change: Duration::ZERO,
+            wall_margin: 150.0,
+            keep_clear: true,
+            player_margin: 250.0,
+            fire_chance: 0.0,
+        }
+    }
+
+    /// The controls to hold now.
+    pub fn controls(&mut self, session: &ClientSession, arena: Vec2) -> Controls {
+        let now = session.now();
+        if now >= self.next_change {
+            self.turn = self.rng.range_f32(-0.6, 0.6);
+            let ms = self.rng.range_f32(400.0, 1500.0);
+            self.next_change = now + Duration::from_secs_f32(ms / 1000.0);
+        }
+        let fire = self.fire_chance > 0.0 && self.rng.chance(self.fire_chance);
+        let view = session.view();
+        let Some(own) = view.own.filter(|o| o.alive) else {
+            return Controls {
+                fire: false,
+                ..Controls::default()
+            };
+        };
+        let p = own.predicted.position;
+        let m = self.wall_margin;
+        let mut away = Vec2::ZERO;
+        if p.x < m || p.y < m || p.x > arena.x - m || p.y > arena.y - m {
+            away += arena * 0.5 - p;
+        }
+        if self.keep_clear {
+            for remote in view.remotes.iter().filter(|r| r.alive) {
+                let d = p - remote.pose.position;
+                if d.length() < self.player_margin {
+                    away += d.normalize_or_zero() * self.player_margin;
+                }
+            }
+        }
+        let turn = if away == Vec2::ZERO {
+            self.turn
+        } else {
+            let wanted = away.y.atan2(away.x);
+            (angle_delta(own.predicted.rotation, wanted) * 3.0).clamp(-1.0, 1.0)
+        };
+        Controls {
+            turn,
+            throttle: 1.0,
+            fire,
+        }
+    }
+}
