@@ -32,6 +32,8 @@ pub struct ServerClock {
     arrival_jitter: f64,
     rtt: Option<f64>,
     rtt_var: f64,
+    last_rtt: Option<f64>,
+    rtt_samples: u64,
     samples: u64,
 }
 
@@ -44,6 +46,8 @@ impl ServerClock {
             arrival_jitter: 0.0,
             rtt: None,
             rtt_var: 0.0,
+            last_rtt: None,
+            rtt_samples: 0,
             samples: 0,
         }
     }
@@ -66,6 +70,8 @@ impl ServerClock {
     /// A pong for a ping sent at `sent_at` arrived at `now`.
     pub fn on_pong(&mut self, sent_at: Duration, _server_tick: Tick, now: Duration) {
         let sample = now.saturating_sub(sent_at).as_secs_f64();
+        self.last_rtt = Some(sample);
+        self.rtt_samples += 1;
         match self.rtt {
             None => {
                 self.rtt = Some(sample);
@@ -81,6 +87,16 @@ impl ServerClock {
     /// The smoothed round-trip time.
     pub fn rtt(&self) -> Option<Duration> {
         self.rtt.map(Duration::from_secs_f64)
+    }
+
+    /// The newest raw round-trip sample.
+    pub fn last_rtt(&self) -> Option<Duration> {
+        self.last_rtt.map(Duration::from_secs_f64)
+    }
+
+    /// Round-trip samples taken.
+    pub fn rtt_samples(&self) -> u64 {
+        self.rtt_samples
     }
 
     /// The mean deviation of the round-trip time.

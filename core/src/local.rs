@@ -90,6 +90,8 @@ pub struct LocalStats {
     pub mispredictions: u64,
     /// The largest error of any reconciliation, absorbed ones included.
     pub max_error: f32,
+    /// The sum of every counted correction's error (for the mean).
+    pub correction_sum: f32,
 }
 
 /// The controlled player's prediction and presentation state.
@@ -220,6 +222,7 @@ impl LocalPlayer {
             CorrectionOutcome::Smoothed | CorrectionOutcome::Snapped => {
                 self.stats.corrections += 1;
                 self.stats.last_correction = error;
+                self.stats.correction_sum += error;
                 self.stats.max_correction = self.stats.max_correction.max(error);
                 if outcome == CorrectionOutcome::Snapped {
                     self.stats.snaps += 1;

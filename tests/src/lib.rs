@@ -5,6 +5,7 @@
 //! generous deadline only so that a broken server fails a test instead of
 //! hanging it.
 
+pub mod bot;
 pub mod script;
 pub mod stepper;
 
@@ -49,6 +50,73 @@ pub fn open_arena(w: f32, h: f32) -> SimConfig {
 /// It cannot bind.
 pub fn server(config: ServerConfig) -> Result<RunningServer> {
     start(config)
+}
+
+/// A server on its own Tokio runtime and threads, as if it were another
+/// process: load on the test's runtime cannot starve it, and its load
+/// cannot starve the test's clients beyond what the cores allow.
+pub struct SeparateServer {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<Result<()>>>,
+}
+
+impl SeparateServer {
+    /// Starts a server with `config` on a new runtime.
+    ///
+    /// # Errors
+    /// The runtime or the server cannot start.
+    pub fn start(config: ServerConfig) -> Result<SeparateServer> {
+        let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || -> Result<()> {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()?;
+            runtime.block_on(async move {
+                let server = start(config)?;
+                let _ = addr_tx.send(server.addr);
+                let _ = stopped.await;
+                server.shutdown().await
+            })
+        });
+        let addr = addr_rx
+            .recv_timeout(DEADLINE)
+            .map_err(|_| anyhow!("the server did not start"))?;
+        Ok(SeparateServer {
+            addr,
+            stop: Some(stop),
+            thread: Some(thread),
+        })
+    }
+
+    /// Stops the server and waits for it.
+    ///
+    /// # Errors
+    /// The server failed.
+    pub fn shutdown(mut self) -> Result<()> {
+        self.stop_and_join()
+    }
+
+    fn stop_and_join(&mut self) -> Result<()> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        match self.thread.take() {
+            Some(thread) => thread
+                .join()
+                .map_err(|_| anyhow!("the server thread panicked"))?,
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for SeparateServer {
+    fn drop(&mut self) {
+        let _ = self.stop_and_join();
+    }
 }
 
 type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;

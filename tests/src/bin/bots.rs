@@ -1,0 +1,150 @@
+//! `bots`: N headless bot clients against a running server, each a
+//! `ClientSession` over a real WebSocket with the network conditioner.
+//!
+//! `cargo run --release -p skirmish-tests --bin bots -- --help`
+//!
+//! Prints per-room and total figures and writes every bot's report as JSON.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Result;
+use clap::Parser;
+use skirmish_core::conditioner::LinkConditions;
+use skirmish_tests::bot::{percentile, run_bot, BotOptions, BotReport};
+use skirmish_tests::script::{Script, Wander};
+
+/// Headless bots for load and netcode-quality runs.
+#[derive(Debug, Parser)]
+#[command(about)]
+struct Args {
+    /// The server.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    addr: SocketAddr,
+    /// How many bots.
+    #[arg(long, default_value_t = 16)]
+    bots: usize,
+    /// Spread the bots over this many rooms (`bots-0`, `bots-1`, ...).
+    #[arg(long, default_value_t = 1)]
+    rooms: usize,
+    /// How long each bot plays, in seconds.
+    #[arg(long, default_value_t = 10.0)]
+    seconds: f64,
+    /// Added one-way latency each way, in ms.
+    #[arg(long, default_value_t = 0.0)]
+    latency_ms: f32,
+    /// Added jitter each way, in ms.
+    #[arg(long, default_value_t = 0.0)]
+    jitter_ms: f32,
+    /// Added loss each way, 0 to 1.
+    #[arg(long, default_value_t = 0.0)]
+    loss: f32,
+    /// Let bots bump into each other instead of keeping clear.
+    #[arg(long)]
+    bump: bool,
+    /// Fire at random.
+    #[arg(long)]
+    fire: bool,
+    /// Seed of the scripts and conditioners.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Where to write the JSON report.
+    #[arg(long, default_value = "artifacts/bots.json")]
+    json: PathBuf,
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    let args = Args::parse();
+    let link = LinkConditions {
+        latency_ms: args.latency_ms,
+        jitter_ms: args.jitter_ms,
+        loss: args.loss,
+        duplicate: 0.0,
+    };
+    eprintln!(
+        "bots: {} bots in {} room(s) against {} for {} s...",
+        args.bots, args.rooms, args.addr, args.seconds
+    );
+    let mut tasks = Vec::new();
+    for i in 0..args.bots {
+        let seed = args.seed.wrapping_mul(1000).wrapping_add(i as u64);
+        let mut wander = Wander::new(seed);
+        wander.keep_clear = !args.bump;
+        if args.fire {
+            wander.fire_chance = 0.02;
+        }
+        let options = BotOptions {
+            name: format!("bot{i}"),
+            room: Some(format!("bots-{}", i % args.rooms.max(1))),
+            script: Script::Wander(wander),
+            up: link,
+            down: link,
+            seed,
+            duration: Duration::from_secs_f64(args.seconds),
+        };
+        let addr = args.addr;
+        tasks.push(tokio::spawn(run_bot(addr, options)));
+    }
+    let mut reports = Vec::new();
+    let mut failures = 0;
+    for task in tasks {
+        match task.await {
+            Ok(Ok(report)) => reports.push(report),
+            Ok(Err(e)) => {
+                failures += 1;
+                eprintln!("bots: a bot failed: {e:#}");
+            }
+            Err(e) => {
+                failures += 1;
+                eprintln!("bots: a bot panicked: {e}");
+            }
+        }
+    }
+    let total = summarise(&reports);
+    println!("{}", serde_json::to_string_pretty(&total)?);
+    if let Some(dir) = args.json.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(
+        &args.json,
+        serde_json::to_string_pretty(&serde_json::json!({ "total": total, "bots": reports }))?,
+    )?;
+    eprintln!("bots: wrote {}", args.json.display());
+    if failures > 0 {
+        anyhow::bail!("{failures} bot(s) failed");
+    }
+    Ok(())
+}
+
+/// Totals over every bot.
+fn summarise(reports: &[BotReport]) -> serde_json::Value {
+    let sum = |f: fn(&BotReport) -> f64| reports.iter().map(f).sum::<f64>();
+    let max = |f: fn(&BotReport) -> f64| reports.iter().map(f).fold(0.0, f64::max);
+    let rtts: Vec<f64> = reports
+        .iter()
+        .flat_map(|r| r.rtt_ms.iter().copied())
+        .collect();
+    let gaps: Vec<f64> = reports
+        .iter()
+        .flat_map(|r| r.gaps_ms.iter().copied())
+        .collect();
+    let n = reports.len().max(1) as f64;
+    serde_json::json!({
+        "bots": reports.len(),
+        "inputs_sent": sum(|r| r.inputs_sent as f64),
+        "mispredictions": sum(|r| r.mispredictions as f64),
+        "corrections": sum(|r| r.corrections as f64),
+        "snaps": sum(|r| r.snaps as f64),
+        "max_correction": max(|r| f64::from(r.max_correction)),
+        "max_error": max(|r| f64::from(r.max_error)),
+        "rtt_p50_ms": percentile(&rtts, 50.0),
+        "rtt_p99_ms": percentile(&rtts, 99.0),
+        "bytes_per_client_per_sec": sum(|r| r.bytes_per_sec) / n,
+        "snapshots_per_sec": sum(|r| r.snapshots_per_sec) / n,
+        "snapshot_gap_p99_ms": percentile(&gaps, 99.0),
+        "max_snapshot_gap_ms": max(|r| r.max_snapshot_gap_ms),
+        "errors": sum(|r| r.errors as f64),
+    })
+}

@@ -1,0 +1,51 @@
+//! Netcode quality over real WebSockets: 16 bots through the conditioner at
+//! 150 ms RTT, 30 ms jitter and 5 % loss each way, against the real server.
+//! The CI-size run; `cargo xtask bench` runs the full 60 s.
+
+use std::time::Duration;
+
+use futures_util::future::join_all;
+use skirmish_core::conditioner::LinkConditions;
+use skirmish_server::ServerConfig;
+use skirmish_tests::bot::{run_bot, BotOptions};
+use skirmish_tests::script::{Script, Wander};
+use skirmish_tests::{open_arena, test_config, SeparateServer};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sixteen_bots_over_websockets_hide_loss_completely() -> anyhow::Result<()> {
+    let srv = SeparateServer::start(ServerConfig {
+        sim: open_arena(6000.0, 6000.0),
+        ..test_config()
+    })?;
+    let link = LinkConditions {
+        latency_ms: 75.0,
+        jitter_ms: 30.0,
+        loss: 0.05,
+        duplicate: 0.0,
+    };
+    let bots = (0..16u64).map(|i| {
+        run_bot(
+            srv.addr,
+            BotOptions {
+                name: format!("bot{i}"),
+                room: Some("quality".into()),
+                script: Script::Wander(Wander::new(i)),
+                up: link,
+                down: link,
+                seed: 500 + i,
+                duration: Duration::from_secs(4),
+            },
+        )
+    });
+    let reports = join_all(bots)
+        .await
+        .into_iter()
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    for r in &reports {
+        assert_eq!((r.mispredictions, r.snaps, r.errors), (0, 0, 0), "{r:?}");
+        assert!(r.max_error <= 0.01, "{r:?}");
+        assert!(r.inputs_sent >= 60, "played: {r:?}");
+        assert!(r.rtt_p50_ms > 100.0, "the added latency is real: {r:?}");
+    }
+    srv.shutdown()
+}
