@@ -412,29 +412,35 @@ impl World {
 
     fn separate_players(&mut self) {
         let min = 2.0 * self.sim.player_radius;
-        let ids: Vec<PlayerId> = self
+        // Positions in id order, so the pairwise pass is a plain slice walk.
+        let mut alive: Vec<(PlayerId, Vec2)> = self
             .players
             .iter()
             .filter(|(_, p)| p.alive)
-            .map(|(&id, _)| id)
+            .map(|(&id, p)| (id, p.pose.position))
             .collect();
-        for (i, a) in ids.iter().enumerate() {
-            for b in &ids[i + 1..] {
-                let (pa, pb) = (self.players[a].pose.position, self.players[b].pose.position);
+        let mut moved = false;
+        for i in 0..alive.len() {
+            for j in i + 1..alive.len() {
+                let (pa, pb) = (alive[i].1, alive[j].1);
                 let d = pb - pa;
-                let dist = d.length();
-                if dist >= min {
+                let dist2 = d.length_squared();
+                if dist2 >= min * min {
                     continue;
                 }
+                let dist = dist2.sqrt();
                 // Coincident centres part along +x, the same on every target.
                 let dir = if dist > 0.0 { d / dist } else { Vec2::X };
                 let push = dir * ((min - dist) * 0.5);
-                let config = &self.sim;
-                if let Some(p) = self.players.get_mut(a) {
-                    p.pose.position = resolve_collisions(pa - push, config);
-                }
-                if let Some(p) = self.players.get_mut(b) {
-                    p.pose.position = resolve_collisions(pb + push, config);
+                alive[i].1 = resolve_collisions(pa - push, &self.sim);
+                alive[j].1 = resolve_collisions(pb + push, &self.sim);
+                moved = true;
+            }
+        }
+        if moved {
+            for (id, position) in alive {
+                if let Some(p) = self.players.get_mut(&id) {
+                    p.pose.position = position;
                 }
             }
         }
