@@ -36,6 +36,8 @@ pub struct BotOptions {
     pub seed: u64,
     /// How long to play.
     pub duration: Duration,
+    /// Time between two frames (16 ms is 60 fps; load runs use 50 ms).
+    pub frame: Duration,
 }
 
 /// What one bot saw.
@@ -123,7 +125,7 @@ pub async fn run_bot(addr: SocketAddr, mut options: BotOptions) -> Result<BotRep
         name: options.name.clone(),
         ..BotReport::default()
     };
-    let mut frames = tokio::time::interval(Duration::from_millis(16));
+    let mut frames = tokio::time::interval(options.frame.max(Duration::from_millis(1)));
     frames.set_missed_tick_behavior(MissedTickBehavior::Delay);
     let start = Instant::now();
     let mut last_frame = start;

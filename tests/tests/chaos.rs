@@ -33,6 +33,7 @@ async fn good_bots(addr: SocketAddr, conditions: LinkConditions) -> Vec<BotRepor
                 down: conditions,
                 seed: 70 + i,
                 duration: PLAY,
+                frame: Duration::from_millis(16),
             },
         )
     });

@@ -34,6 +34,7 @@ async fn sixteen_bots_over_websockets_hide_loss_completely() -> anyhow::Result<(
                 down: link,
                 seed: 500 + i,
                 duration: Duration::from_secs(4),
+                frame: Duration::from_millis(16),
             },
         )
     });

@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
+mod bench;
+
 const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
@@ -18,7 +20,9 @@ commands:
           (extra arguments after `--` go to the server)
   test    everything CI checks: fmt, clippy (native and wasm32), tests,
           browser tests in headless Chromium, docs
-  bench   criterion benchmarks, written up in docs/BENCHMARKS.md
+  bench   criterion benchmarks, then load runs of bots against the real
+          server, written into docs/BENCHMARKS.md (`--quick` for short runs,
+          `--soak SECONDS` for the memory run; default 300)
   setup   only install what is missing";
 
 fn main() -> ExitCode {
@@ -26,7 +30,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("run") => run(&args[1..]),
         Some("test") => test(),
-        Some("bench") => bench(),
+        Some("bench") => bench::run(&args[1..]),
         Some("setup") => setup(),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
@@ -324,12 +328,4 @@ fn run(server_args: &[String]) -> Result {
     );
     println!("==> starting the server (it prints the URL; Ctrl-C stops it)");
     sh(&cargo, &args, &[])
-}
-
-fn bench() -> Result {
-    sh(
-        &cargo(),
-        &["bench", "-p", "skirmish-core", "--bench", "reconcile"],
-        &[],
-    )
 }

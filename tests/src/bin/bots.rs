@@ -49,6 +49,9 @@ struct Args {
     /// Seed of the scripts and conditioners.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Time between two frames of each bot, in ms (16 is 60 fps).
+    #[arg(long, default_value_t = 16)]
+    frame_ms: u64,
     /// Where to write the JSON report.
     #[arg(long, default_value = "artifacts/bots.json")]
     json: PathBuf,
@@ -83,6 +86,7 @@ async fn main() -> Result<()> {
             down: link,
             seed,
             duration: Duration::from_secs_f64(args.seconds),
+            frame: Duration::from_millis(args.frame_ms),
         };
         let addr = args.addr;
         tasks.push(tokio::spawn(run_bot(addr, options)));
@@ -104,6 +108,11 @@ async fn main() -> Result<()> {
     }
     let total = summarise(&reports);
     println!("{}", serde_json::to_string_pretty(&total)?);
+    // One line of key=value pairs for scripts (cargo xtask bench reads it).
+    if let Some(fields) = total.as_object() {
+        let pairs: Vec<String> = fields.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        println!("summary {}", pairs.join(" "));
+    }
     if let Some(dir) = args.json.parent() {
         std::fs::create_dir_all(dir)?;
     }
