@@ -463,6 +463,7 @@ impl World {
         let oldest = newest - f64::from(self.ticks_of(self.rules.max_rewind_ms));
         let view = shot
             .view_tick
+            .filter(|v| v.is_finite())
             .unwrap_or(newest)
             .clamp(oldest.max(0.0), newest);
 

@@ -225,12 +225,11 @@ fn load_run(scenario: &Scenario) -> Result<Measured> {
         std::thread::yield_now();
     }
     let cpu_before = cpu_seconds(pid);
-    let rss_start = rss_mib(pid);
     let wall = Instant::now();
     let json = root()
         .join("artifacts")
         .join(format!("load-{}x{}.json", scenario.bots, scenario.seconds));
-    let output = Command::new(target.join("bots"))
+    let bots = Command::new(target.join("bots"))
         .args([
             "--addr",
             &addr,
@@ -246,7 +245,14 @@ fn load_run(scenario: &Scenario) -> Result<Measured> {
             &json.to_string_lossy(),
         ])
         .stderr(Stdio::inherit())
-        .output()
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run the bots: {e}"))?;
+    // Memory once every bot is connected and playing, to compare with the end.
+    std::thread::sleep(Duration::from_secs(scenario.seconds) / 4 + Duration::from_secs(1));
+    let rss_start = rss_mib(pid);
+    let output = bots
+        .wait_with_output()
         .map_err(|e| format!("cannot run the bots: {e}"))?;
     let elapsed = wall.elapsed().as_secs_f64();
     let cpu = cpu_seconds(pid) - cpu_before;
@@ -301,7 +307,7 @@ fn write_table(rows: &[(&Scenario, Measured)], quick: bool, soak: u64) -> Result
     );
     let _ = writeln!(
         table,
-        "| run | seconds | server CPU | server RSS start → end | tick p50 | tick p99 | snapshots/s per client | snapshot gap p99 | bytes/s per client | bytes per player per snapshot |"
+        "| run | seconds | server CPU | server RSS at 1/4 → end | tick p50 | tick p99 | snapshots/s per client | snapshot gap p99 | bytes/s per client | bytes per player per snapshot |"
     );
     let _ = writeln!(table, "|---|---|---|---|---|---|---|---|---|---|");
     for (s, m) in rows {

@@ -1,0 +1,140 @@
+//! Fuzzing with proptest: the message decoder and the world's input
+//! handling never panic, and the world never holds a non-finite pose or a
+//! player outside the arena, whatever arrives.
+//!
+//! CI runs a few thousand cases per property; for millions:
+//! `PROPTEST_CASES=1000000 cargo test --release -p skirmish-core --test fuzz`.
+#![cfg(not(target_arch = "wasm32"))]
+
+use proptest::prelude::*;
+use skirmish_core::{
+    decode_client, ClientMessage, PlayerId, SimConfig, Tick, WireInput, World,
+    MAX_INPUTS_PER_MESSAGE,
+};
+
+/// Cases per property: `default`, or `PROPTEST_CASES` when set.
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Any f32 at all, NaN and infinities included.
+fn any_f32() -> impl Strategy<Value = f32> {
+    prop_oneof![
+        4 => -2.0f32..2.0,
+        1 => prop::num::f32::ANY,
+        1 => Just(f32::NAN),
+        1 => Just(f32::INFINITY),
+    ]
+}
+
+fn any_input() -> impl Strategy<Value = WireInput> {
+    (
+        0u32..400,
+        any_f32(),
+        any_f32(),
+        any::<bool>(),
+        prop::option::of(prop_oneof![
+            3 => -10.0f64..500.0,
+            1 => prop::num::f64::ANY,
+        ]),
+    )
+        .prop_map(|(tick, turn, throttle, fire, view_tick)| WireInput {
+            tick: Tick(tick),
+            turn,
+            throttle,
+            fire,
+            view_tick,
+        })
+}
+
+/// A JSON number as text, including ones an f32 cannot hold.
+fn json_number() -> impl Strategy<Value = String> {
+    prop_oneof![
+        (-2.0f64..2.0).prop_map(|v| v.to_string()),
+        Just("1e40".to_string()),
+        Just("-1e400".to_string()),
+        Just("0.000000000000000000000000000000000000000000001".to_string()),
+        any::<i64>().prop_map(|v| v.to_string()),
+    ]
+}
+
+/// Well-formed-looking messages with arbitrary values.
+fn message_text() -> impl Strategy<Value = String> {
+    let input = (any::<u32>(), json_number(), json_number(), any::<bool>(), json_number())
+        .prop_map(|(tick, turn, throttle, fire, view)| {
+            format!(r#"{{"tick":{tick},"turn":{turn},"throttle":{throttle},"fire":{fire},"view_tick":{view}}}"#)
+        });
+    prop_oneof![
+        prop::collection::vec(input, 0..20)
+            .prop_map(|inputs| format!(r#"{{"type":"input","inputs":[{}]}}"#, inputs.join(","))),
+        ("\\PC{0,40}", any::<u32>(), prop::option::of("\\PC{0,40}")).prop_map(
+            |(name, protocol, room)| {
+                let room = room.map_or(String::new(), |r| format!(r#","room":{r:?}"#));
+                format!(r#"{{"type":"hello","name":{name:?},"protocol":{protocol}{room}}}"#)
+            }
+        ),
+        any::<u64>().prop_map(|id| format!(r#"{{"type":"ping","id":{id}}}"#)),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(2000)))]
+
+    #[test]
+    fn arbitrary_bytes_never_panic_the_decoder(bytes in prop::collection::vec(any::<u8>(), 0..600)) {
+        let _ = decode_client(&String::from_utf8_lossy(&bytes));
+    }
+
+    #[test]
+    fn decoded_messages_always_hold_their_limits(text in message_text()) {
+        if let Ok(ClientMessage::Input { inputs }) = decode_client(&text) {
+            prop_assert!(!inputs.is_empty() && inputs.len() <= MAX_INPUTS_PER_MESSAGE);
+            prop_assert!(inputs.windows(2).all(|w| w[0].tick < w[1].tick));
+            for i in &inputs {
+                prop_assert!(i.turn.is_finite() && i.throttle.is_finite());
+                prop_assert!(i.view_tick.is_none_or(f64::is_finite));
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(300)))]
+
+    /// Even inputs the decoder would refuse (NaN, unordered, duplicated)
+    /// never break the world.
+    #[test]
+    fn the_world_survives_any_inputs(
+        rounds in prop::collection::vec(
+            prop::collection::vec((0u32..6, prop::collection::vec(any_input(), 0..20)), 0..6),
+            1..60,
+        ),
+        seed in any::<u64>(),
+    ) {
+        let config = SimConfig::default();
+        let mut world = World::new(config.clone(), seed);
+        for id in 1..=5 {
+            world.join(PlayerId(id), "fuzz").expect("fresh ids");
+        }
+        let r = config.player_radius;
+        for round in rounds {
+            for (who, inputs) in round {
+                world.receive(PlayerId(who), &inputs);
+            }
+            world.step();
+            for state in world.snapshot() {
+                prop_assert!(state.is_finite(), "{state:?}");
+                prop_assert!(state.position.x >= r && state.position.x <= config.arena.x - r, "{state:?}");
+                prop_assert!(state.position.y >= r && state.position.y <= config.arena.y - r, "{state:?}");
+                prop_assert!(state.rotation > -std::f32::consts::PI && state.rotation <= std::f32::consts::PI);
+                prop_assert!(state.hp <= 100);
+            }
+            for (_, player) in world.players() {
+                prop_assert!(player.queued() <= skirmish_core::world::MAX_QUEUED_INPUTS);
+            }
+        }
+    }
+}
