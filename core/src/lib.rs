@@ -20,6 +20,7 @@
 //!   asserted on both targets.
 
 pub mod clock;
+pub mod compact;
 pub mod conditioner;
 pub mod config;
 pub mod determinism;
@@ -43,9 +44,9 @@ pub use interpolation::{InterpolationConfig, RemoteBuffer, SampleKind};
 pub use local::{LocalPlayer, LocalStats, ReconcileError, ReconcileReport};
 pub use pending::{PendingInputs, PredictedMoveStep, PushError};
 pub use protocol::{
-    decode_client, decode_server, encode, ClientMessage, CombatEvent, ErrorCode, PlayerId,
-    ProtocolError, RosterEntry, ServerMessage, WireInput, MAX_FRAME_BYTES, MAX_INPUTS_PER_MESSAGE,
-    PROTOCOL_VERSION,
+    decode_client, decode_server, encode, ClientMessage, CombatEvent, Encoding, ErrorCode,
+    PlayerId, ProtocolError, RosterEntry, ServerMessage, WireInput, MAX_FRAME_BYTES,
+    MAX_INPUTS_PER_MESSAGE, PROTOCOL_VERSION,
 };
 pub use session::{ClientSession, Controls, SessionConfig, Toggles};
 pub use sim::{

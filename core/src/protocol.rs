@@ -47,6 +47,25 @@ impl fmt::Display for PlayerId {
     }
 }
 
+/// How the server sends snapshots to a client.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Encoding {
+    /// `snapshot` messages as JSON text frames.
+    #[default]
+    Json,
+    /// Snapshots as compact binary frames (see `crate::compact`); every
+    /// other message stays JSON.
+    Compact,
+}
+
+impl Encoding {
+    /// Whether this is the default JSON encoding.
+    pub fn is_json(&self) -> bool {
+        *self == Encoding::Json
+    }
+}
+
 /// One input as it travels: the movement input and the moment the client was
 /// drawing remote players when it was made (for lag compensation).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -102,6 +121,10 @@ pub enum ClientMessage {
         /// A room to join by name; without it the server picks one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         room: Option<String>,
+        /// How snapshots are sent: JSON text (the default) or compact
+        /// binary frames (`crate::compact`).
+        #[serde(default, skip_serializing_if = "Encoding::is_json")]
+        encoding: Encoding,
     },
     /// Every input not yet acknowledged, oldest first, ticks strictly
     /// increasing, 1 to [`MAX_INPUTS_PER_MESSAGE`].
@@ -332,6 +355,7 @@ pub fn decode_client(text: &str) -> Result<ClientMessage, ProtocolError> {
             name,
             protocol,
             room,
+            ..
         } => {
             if *protocol != PROTOCOL_VERSION {
                 return Err(ProtocolError::new(
@@ -435,7 +459,8 @@ mod tests {
             ClientMessage::Hello {
                 name: "ana".into(),
                 protocol: 1,
-                room: None
+                room: None,
+                encoding: Encoding::Json,
             }
         );
         let input = decode_client(

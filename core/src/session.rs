@@ -25,13 +25,14 @@ use std::time::Duration;
 use glam::Vec2;
 
 use crate::clock::ServerClock;
+use crate::compact;
 use crate::conditioner::{Conditioner, ConditionerStats, LinkConditions};
 use crate::interpolation::{InterpolationConfig, RemoteBuffer, SampleKind};
 use crate::local::{LocalPlayer, ReconcileReport};
 use crate::pending::PushError;
 use crate::protocol::{
-    decode_server, ClientMessage, CombatEvent, ErrorCode, PlayerId, ProtocolError, ServerMessage,
-    WireInput, MAX_INPUTS_PER_MESSAGE, PROTOCOL_VERSION,
+    decode_server, ClientMessage, CombatEvent, Encoding, ErrorCode, PlayerId, ProtocolError,
+    ServerMessage, WireInput, MAX_INPUTS_PER_MESSAGE, PROTOCOL_VERSION,
 };
 use crate::sim::{MoveInput, Pose};
 use crate::smoothing::SmoothingConfig;
@@ -93,6 +94,8 @@ pub struct SessionConfig {
     pub ping_interval: Duration,
     /// Longest frame time taken into account.
     pub max_frame: Duration,
+    /// How snapshots should be sent.
+    pub encoding: Encoding,
 }
 
 impl Default for SessionConfig {
@@ -107,6 +110,7 @@ impl Default for SessionConfig {
             seed: 1,
             ping_interval: Duration::from_secs(1),
             max_frame: Duration::from_millis(250),
+            encoding: Encoding::Json,
         }
     }
 }
@@ -314,6 +318,7 @@ impl ClientSession {
             name: self.config.name.clone(),
             protocol: PROTOCOL_VERSION,
             room: self.config.room.clone(),
+            encoding: self.config.encoding,
         }
     }
 
@@ -352,24 +357,50 @@ impl ClientSession {
         self.stats.frames_received += 1;
         self.stats.bytes_received += text.len() as u64;
         match decode_server(text) {
-            // The handshake and errors are not game traffic: a protocol over
-            // UDP would deliver them reliably, so they bypass the conditioner.
-            Ok(
-                message @ (ServerMessage::Welcome { .. }
-                | ServerMessage::Roster { .. }
-                | ServerMessage::Error { .. }),
-            ) => {
-                self.handle(message);
-            }
-            Ok(message) => {
+            Ok(message) => self.take(message),
+            Err(e) => self.refuse(e),
+        }
+    }
+
+    /// Takes one binary frame from the server: a compact snapshot
+    /// ([`crate::compact`]).
+    pub fn receive_binary(&mut self, bytes: &[u8]) {
+        self.stats.frames_received += 1;
+        self.stats.bytes_received += bytes.len() as u64;
+        let Some(sim) = self.joined.as_ref().map(|j| &j.sim) else {
+            self.refuse(ProtocolError::new(
+                ErrorCode::BadMessage,
+                "a binary frame before welcome",
+            ));
+            return;
+        };
+        match compact::decode(bytes, sim) {
+            Ok((server_tick, players)) => self.take(ServerMessage::Snapshot {
+                server_tick,
+                players,
+            }),
+            Err(e) => self.refuse(e),
+        }
+    }
+
+    fn take(&mut self, message: ServerMessage) {
+        match message {
+            // The handshake, the roster and errors are not game traffic: a
+            // protocol over UDP would deliver them reliably, so they bypass
+            // the conditioner.
+            message @ (ServerMessage::Welcome { .. }
+            | ServerMessage::Roster { .. }
+            | ServerMessage::Error { .. }) => self.handle(message),
+            message => {
                 self.down.send(self.now, message);
                 self.deliver_incoming();
             }
-            Err(ProtocolError { code, message }) => {
-                self.stats.decode_errors += 1;
-                self.last_error = Some((code, message));
-            }
         }
+    }
+
+    fn refuse(&mut self, error: ProtocolError) {
+        self.stats.decode_errors += 1;
+        self.last_error = Some((error.code, error.message));
     }
 
     /// Lets `elapsed` of wall time pass: handles due messages, runs the

@@ -20,11 +20,11 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use axum::extract::ws::Utf8Bytes;
+use axum::extract::ws::{Message, Utf8Bytes};
 use serde::Serialize;
 use skirmish_core::{
-    encode, ErrorCode, PlayerId, ProtocolError, RosterEntry, ServerMessage, SimConfig, Tick,
-    WireInput, World, PROTOCOL_VERSION,
+    compact, encode, ErrorCode, PlayerId, PlayerState, ProtocolError, RosterEntry, ServerMessage,
+    SimConfig, Tick, WireInput, World, PROTOCOL_VERSION,
 };
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::{Instant, MissedTickBehavior};
@@ -50,8 +50,10 @@ pub struct RoomSettings {
 /// room fills, and the signal the room fires to disconnect it.
 #[derive(Debug)]
 pub struct ClientLink {
-    /// Encoded text frames for this client.
-    pub outbox: mpsc::Sender<Utf8Bytes>,
+    /// Encoded frames for this client.
+    pub outbox: mpsc::Sender<Message>,
+    /// Whether snapshots go as compact binary frames.
+    pub compact: bool,
     /// Fired with the reason when the room drops the client.
     pub kick: oneshot::Sender<ErrorCode>,
 }
@@ -285,14 +287,7 @@ async fn run_room(
                 world.step();
                 handle.tick.store(world.tick().0, Ordering::Relaxed);
                 world.snapshot_into(&mut snapshot);
-                let message = ServerMessage::Snapshot {
-                    server_tick: world.tick(),
-                    players: std::mem::take(&mut snapshot),
-                };
-                let mut slow = broadcast(&clients, &encode(&message));
-                if let ServerMessage::Snapshot { players, .. } = message {
-                    snapshot = players;
-                }
+                let mut slow = broadcast_snapshot(&clients, world.tick(), &mut snapshot, world.sim_config());
                 if !world.events().is_empty() {
                     let combat = ServerMessage::Combat { events: world.events().to_vec() };
                     slow.extend(broadcast(&clients, &encode(&combat)));
@@ -323,7 +318,7 @@ async fn run_room(
                         config: world.sim_config().clone(),
                     };
                     // A fresh outbox always has room for the welcome.
-                    let _ = link.outbox.try_send(encode(&welcome).into());
+                    let _ = link.outbox.try_send(Message::Text(encode(&welcome).into()));
                     clients.insert(id, link);
                     metrics.players_changed(true);
                     let slow = broadcast(&clients, &roster(&world));
@@ -354,14 +349,61 @@ fn broadcast(clients: &Clients, text: &str) -> Vec<PlayerId> {
     let text = Utf8Bytes::from(text);
     clients
         .iter()
-        .filter(|(_, link)| {
-            matches!(
-                link.outbox.try_send(text.clone()),
-                Err(mpsc::error::TrySendError::Full(_))
-            )
-        })
+        .filter(|(_, link)| !offer(link, Message::Text(text.clone())))
         .map(|(&id, _)| id)
         .collect()
+}
+
+/// Offers a message without waiting; `false` if the outbox is full.
+fn offer(link: &ClientLink, message: Message) -> bool {
+    !matches!(
+        link.outbox.try_send(message),
+        Err(mpsc::error::TrySendError::Full(_))
+    )
+}
+
+/// Sends this tick's snapshot to every client in its encoding: the JSON text
+/// and the compact tail are each encoded once; a compact frame adds only the
+/// recipient's exact own state. Returns the clients whose outbox is full.
+fn broadcast_snapshot(
+    clients: &Clients,
+    tick: Tick,
+    players: &mut Vec<PlayerState>,
+    config: &SimConfig,
+) -> Vec<PlayerId> {
+    let message = ServerMessage::Snapshot {
+        server_tick: tick,
+        players: std::mem::take(players),
+    };
+    let json = clients
+        .values()
+        .any(|l| !l.compact)
+        .then(|| Utf8Bytes::from(encode(&message)));
+    if let ServerMessage::Snapshot { players: back, .. } = message {
+        *players = back;
+    }
+    let mut tail = Vec::new();
+    if clients.values().any(|l| l.compact) {
+        compact::encode_tail(players, config, &mut tail);
+    }
+    let mut slow = Vec::new();
+    for (&id, link) in clients {
+        let message = if let (Some(text), false) = (&json, link.compact) {
+            Message::Text(text.clone())
+        } else {
+            let Ok(at) = players.binary_search_by_key(&id, |p| p.id) else {
+                continue;
+            };
+            let mut frame = Vec::with_capacity(compact::HEAD_BYTES + tail.len());
+            compact::encode_head(tick, &players[at], &mut frame);
+            frame.extend_from_slice(&tail);
+            Message::Binary(frame.into())
+        };
+        if !offer(link, message) {
+            slow.push(id);
+        }
+    }
+    slow
 }
 
 /// The room's `roster` message, encoded.

@@ -20,7 +20,8 @@ use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
 use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
 use skirmish_core::{
-    decode_client, encode, ClientMessage, ErrorCode, PlayerId, ProtocolError, ServerMessage,
+    decode_client, encode, ClientMessage, Encoding, ErrorCode, PlayerId, ProtocolError,
+    ServerMessage,
 };
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::{timeout, Instant};
@@ -126,7 +127,7 @@ async fn run(socket: WebSocket, state: &AppState) -> DisconnectReason {
             return DisconnectReason::Shutdown;
         }
     };
-    let (name, wanted_room) = match hello {
+    let (name, wanted_room, encoding) = match hello {
         Ok(Ok(hello)) => hello,
         Ok(Err(reason)) => return reason,
         Err(_) => {
@@ -148,6 +149,7 @@ async fn run(socket: WebSocket, state: &AppState) -> DisconnectReason {
     let (kick, mut kicked) = oneshot::channel();
     let link = ClientLink {
         outbox: outbox.clone(),
+        compact: encoding == Encoding::Compact,
         kick,
     };
     if room.join(id, name, link).await.is_err() {
@@ -206,7 +208,7 @@ async fn wait_for_hello(
     stream: &mut Stream,
     state: &AppState,
     budget: &mut ErrorBudget,
-) -> Result<(String, Option<String>), DisconnectReason> {
+) -> Result<(String, Option<String>, Encoding), DisconnectReason> {
     loop {
         let text = match stream.next().await {
             Some(Ok(Message::Text(text))) => text,
@@ -225,7 +227,12 @@ async fn wait_for_hello(
         };
         state.metrics.received(text.len());
         let error = match decode_client(&text) {
-            Ok(ClientMessage::Hello { name, room, .. }) => return Ok((name, room)),
+            Ok(ClientMessage::Hello {
+                name,
+                room,
+                encoding,
+                ..
+            }) => return Ok((name, room, encoding)),
             Ok(_) => ProtocolError::new(ErrorCode::NotJoined, "send hello first"),
             Err(e) if matches!(e.code, ErrorCode::BadProtocol | ErrorCode::BadName) => {
                 state.metrics.rejected(e.code);
@@ -288,7 +295,7 @@ struct Session<'a> {
     state: &'a AppState,
     room: &'a RoomHandle,
     id: PlayerId,
-    outbox: mpsc::Sender<Utf8Bytes>,
+    outbox: mpsc::Sender<Message>,
     budget: ErrorBudget,
     rate: RateLimit,
 }
@@ -339,7 +346,7 @@ impl Session<'_> {
                         id,
                         server_tick: self.room.tick(),
                     };
-                    let _ = self.outbox.try_send(encode(&pong).into());
+                    let _ = self.outbox.try_send(Message::Text(encode(&pong).into()));
                     continue;
                 }
                 Ok(ClientMessage::Hello { .. }) => {
@@ -362,7 +369,9 @@ impl Session<'_> {
     }
 
     fn tell(&self, error: &ProtocolError) {
-        let _ = self.outbox.try_send(encode(&error.to_message()).into());
+        let _ = self
+            .outbox
+            .try_send(Message::Text(encode(&error.to_message()).into()));
     }
 }
 
@@ -370,7 +379,7 @@ impl Session<'_> {
 /// close with a farewell.
 async fn send_loop(
     mut sink: Sink,
-    mut outbox: mpsc::Receiver<Utf8Bytes>,
+    mut outbox: mpsc::Receiver<Message>,
     mut farewell: oneshot::Receiver<(ErrorCode, String)>,
     metrics: Arc<crate::metrics::Metrics>,
     send_timeout: Duration,
@@ -385,11 +394,15 @@ async fn send_loop(
                 return DisconnectReason::Closed;
             }
             next = outbox.recv() => {
-                let Some(text) = next else {
+                let Some(message) = next else {
                     return DisconnectReason::Closed;
                 };
-                let len = text.len();
-                match timeout(send_timeout, sink.send(Message::Text(text))).await {
+                let len = match &message {
+                    Message::Text(text) => text.len(),
+                    Message::Binary(bytes) => bytes.len(),
+                    _ => 0,
+                };
+                match timeout(send_timeout, sink.send(message)).await {
                     Ok(Ok(())) => metrics.sent(len),
                     Ok(Err(_)) => return DisconnectReason::Closed,
                     Err(_) => return DisconnectReason::SlowConsumer,

@@ -13,7 +13,7 @@ use futures_util::{SinkExt, StreamExt};
 use serde::Serialize;
 use skirmish_core::conditioner::LinkConditions;
 use skirmish_core::session::{ClientSession, SessionConfig};
-use skirmish_core::{encode, Tick};
+use skirmish_core::{encode, Encoding, Tick};
 use tokio::time::{Instant, MissedTickBehavior};
 use tokio_tungstenite::tungstenite::Message;
 
@@ -38,6 +38,8 @@ pub struct BotOptions {
     pub duration: Duration,
     /// Time between two frames (16 ms is 60 fps; load runs use 50 ms).
     pub frame: Duration,
+    /// How the server should send snapshots.
+    pub encoding: Encoding,
 }
 
 /// What one bot saw.
@@ -117,6 +119,7 @@ pub async fn run_bot(addr: SocketAddr, mut options: BotOptions) -> Result<BotRep
         up: options.up,
         down: options.down,
         seed: options.seed,
+        encoding: options.encoding,
         ..SessionConfig::default()
     });
     sink.send(Message::text(encode(&session.hello()))).await?;
@@ -131,22 +134,22 @@ pub async fn run_bot(addr: SocketAddr, mut options: BotOptions) -> Result<BotRep
     let mut last_frame = start;
     let mut last_snapshot: Option<Instant> = None;
     let mut rtt_seen = 0;
-    let mut bytes = 0u64;
+    let mut bytes_in = 0u64;
     let mut snapshots = 0u64;
     loop {
         tokio::select! {
             frame = stream.next() => match frame {
                 Some(Ok(Message::Text(text))) => {
-                    bytes += text.len() as u64;
+                    bytes_in += text.len() as u64;
                     if text.starts_with(r#"{"type":"snapshot""#) {
-                        let now = Instant::now();
-                        if let Some(last) = last_snapshot {
-                            report.gaps_ms.push(now.duration_since(last).as_secs_f64() * 1000.0);
-                        }
-                        last_snapshot = Some(now);
-                        snapshots += 1;
+                        snapshot_arrived(&mut report, &mut last_snapshot, &mut snapshots);
                     }
                     session.receive(&text);
+                }
+                Some(Ok(Message::Binary(bytes))) => {
+                    bytes_in += bytes.len() as u64;
+                    snapshot_arrived(&mut report, &mut last_snapshot, &mut snapshots);
+                    session.receive_binary(&bytes);
                 }
                 Some(Ok(Message::Close(frame))) => {
                     anyhow::bail!("{}: closed by the server: {frame:?}", options.name)
@@ -186,10 +189,22 @@ pub async fn run_bot(addr: SocketAddr, mut options: BotOptions) -> Result<BotRep
         &mut report,
         &session,
         start.elapsed().as_secs_f64(),
-        bytes,
+        bytes_in,
         snapshots,
     );
     Ok(report)
+}
+
+/// Records the arrival of a snapshot frame.
+fn snapshot_arrived(report: &mut BotReport, last: &mut Option<Instant>, count: &mut u64) {
+    let now = Instant::now();
+    if let Some(last) = *last {
+        report
+            .gaps_ms
+            .push(now.duration_since(last).as_secs_f64() * 1000.0);
+    }
+    *last = Some(now);
+    *count += 1;
 }
 
 /// Fills in the figures of a finished run.

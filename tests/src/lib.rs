@@ -15,8 +15,8 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context, Result};
 use futures_util::{SinkExt, StreamExt};
 use skirmish_core::{
-    decode_server, encode, ClientMessage, ErrorCode, PlayerId, PlayerState, ServerMessage,
-    SimConfig, Tick, WireInput, PROTOCOL_VERSION,
+    decode_server, encode, ClientMessage, Encoding, ErrorCode, PlayerId, PlayerState,
+    ServerMessage, SimConfig, Tick, WireInput, PROTOCOL_VERSION,
 };
 use skirmish_server::{start, RunningServer, ServerConfig};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -187,10 +187,24 @@ impl Client {
     /// # Errors
     /// The socket is closed.
     pub async fn hello(&mut self, name: &str, room: Option<&str>) -> Result<()> {
+        self.hello_with(name, room, Encoding::Json).await
+    }
+
+    /// Sends `hello` asking for snapshots in `encoding`.
+    ///
+    /// # Errors
+    /// The socket is closed.
+    pub async fn hello_with(
+        &mut self,
+        name: &str,
+        room: Option<&str>,
+        encoding: Encoding,
+    ) -> Result<()> {
         self.send(&ClientMessage::Hello {
             name: name.to_string(),
             protocol: PROTOCOL_VERSION,
             room: room.map(str::to_string),
+            encoding,
         })
         .await
     }
@@ -262,6 +276,15 @@ impl Client {
             match frame {
                 Some(Ok(Message::Text(text))) => {
                     return decode_server(&text).map_err(|e| anyhow!("undecodable {text}: {e}"));
+                }
+                Some(Ok(Message::Binary(bytes))) => {
+                    let (server_tick, players) =
+                        skirmish_core::compact::decode(&bytes, &self.config)
+                            .map_err(|e| anyhow!("undecodable binary frame: {e}"))?;
+                    return Ok(ServerMessage::Snapshot {
+                        server_tick,
+                        players,
+                    });
                 }
                 Some(Ok(Message::Close(frame))) => bail!("closed: {frame:?}"),
                 Some(Ok(_)) => {}

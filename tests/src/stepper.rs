@@ -13,7 +13,8 @@ use std::time::Duration;
 use skirmish_core::conditioner::LinkConditions;
 use skirmish_core::session::{ClientSession, SessionConfig};
 use skirmish_core::{
-    encode, ClientMessage, PlayerId, RosterEntry, ServerMessage, SimConfig, World, PROTOCOL_VERSION,
+    compact, encode, ClientMessage, Encoding, PlayerId, RosterEntry, ServerMessage, SimConfig,
+    World, PROTOCOL_VERSION,
 };
 
 use crate::script::Script;
@@ -26,6 +27,8 @@ pub struct SimClient {
     pub session: ClientSession,
     /// Its brain.
     pub script: Script,
+    /// How it gets snapshots.
+    pub encoding: Encoding,
 }
 
 /// What one client went through, for assertions and regression numbers.
@@ -80,6 +83,21 @@ impl Stepper {
     /// # Panics
     /// If the id is taken (a test bug).
     pub fn join(&mut self, script: Script, up: LinkConditions, down: LinkConditions, seed: u64) {
+        self.join_with(script, up, down, seed, Encoding::Json);
+    }
+
+    /// Like [`Stepper::join`], with snapshots in `encoding`.
+    ///
+    /// # Panics
+    /// If the id is taken (a test bug).
+    pub fn join_with(
+        &mut self,
+        script: Script,
+        up: LinkConditions,
+        down: LinkConditions,
+        seed: u64,
+        encoding: Encoding,
+    ) {
         let id = PlayerId(self.clients.len() as u32 + 1);
         self.world
             .join(id, &format!("bot{}", id.0))
@@ -88,6 +106,7 @@ impl Stepper {
             up,
             down,
             seed,
+            encoding,
             ..SessionConfig::default()
         });
         session.receive(&encode(&ServerMessage::Welcome {
@@ -102,6 +121,7 @@ impl Stepper {
             id,
             session,
             script,
+            encoding,
         });
         let roster = encode(&ServerMessage::Roster {
             players: self
@@ -128,9 +148,10 @@ impl Stepper {
             while self.next_tick <= self.now {
                 self.next_tick += cadence;
                 self.world.step();
+                let players = self.world.snapshot();
                 let snapshot = encode(&ServerMessage::Snapshot {
                     server_tick: self.world.tick(),
-                    players: self.world.snapshot(),
+                    players: players.clone(),
                 });
                 let combat = (!self.world.events().is_empty()).then(|| {
                     encode(&ServerMessage::Combat {
@@ -138,7 +159,21 @@ impl Stepper {
                     })
                 });
                 for client in &mut self.clients {
-                    client.session.receive(&snapshot);
+                    match client.encoding {
+                        Encoding::Json => client.session.receive(&snapshot),
+                        Encoding::Compact => {
+                            let own = players.iter().find(|p| p.id == client.id);
+                            if let Some(own) = own {
+                                let frame = compact::encode(
+                                    self.world.tick(),
+                                    own,
+                                    &players,
+                                    self.world.sim_config(),
+                                );
+                                client.session.receive_binary(&frame);
+                            }
+                        }
+                    }
                     if let Some(combat) = &combat {
                         client.session.receive(combat);
                     }

@@ -34,6 +34,7 @@ async fn good_bots(addr: SocketAddr, conditions: LinkConditions) -> Vec<BotRepor
                 seed: 70 + i,
                 duration: PLAY,
                 frame: Duration::from_millis(16),
+                encoding: skirmish_core::Encoding::Json,
             },
         )
     });

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use skirmish_core::conditioner::LinkConditions;
 use skirmish_core::session::Controls;
-use skirmish_core::SimConfig;
+use skirmish_core::{Encoding, SimConfig};
 use skirmish_tests::open_arena;
 use skirmish_tests::script::{Script, Wander};
 use skirmish_tests::stepper::{ClientCounters, Stepper};
@@ -41,13 +41,25 @@ fn totals(counters: &[ClientCounters]) -> ClientCounters {
 /// invisible, so nothing is ever mispredicted.
 #[test]
 fn sixteen_bots_clear_of_each_other_never_mispredict_under_loss() {
+    sixteen_clear_bots(Encoding::Json);
+}
+
+/// The same with compact binary snapshots: the own state travels exactly,
+/// so reconciliation is as exact as with JSON.
+#[test]
+fn sixteen_bots_with_compact_snapshots_never_mispredict_under_loss() {
+    sixteen_clear_bots(Encoding::Compact);
+}
+
+fn sixteen_clear_bots(encoding: Encoding) {
     let mut stepper = Stepper::new(open_arena(6000.0, 6000.0), 11);
     for i in 0..16 {
-        stepper.join(
+        stepper.join_with(
             Script::Wander(Wander::new(100 + i)),
             bad_network(),
             bad_network(),
             200 + i,
+            encoding,
         );
     }
     stepper.run(Duration::from_secs(60));

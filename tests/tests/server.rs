@@ -332,3 +332,44 @@ async fn the_roster_names_everyone_on_join_and_leave() -> Result {
     }
     srv.shutdown().await
 }
+
+/// A client that asks for compact snapshots gets binary frames: its own
+/// state is bit-identical to what a JSON client sees of it, remote players
+/// are within the quantisation step, and the frame is small.
+#[tokio::test]
+async fn compact_snapshots_carry_the_own_state_exactly() -> Result {
+    let srv = server(test_config())?;
+    let mut json = Client::join(srv.addr, "json", None).await?;
+    let mut compact = Client::connect(srv.addr).await?;
+    compact
+        .hello_with("compact", None, skirmish_core::Encoding::Compact)
+        .await?;
+    compact.welcome().await?;
+    compact
+        .inputs((1..=5).map(|t| input(t, 0.3, 1.0, false)).collect())
+        .await?;
+    // Find one tick both clients received and compare.
+    let mine = loop {
+        let (tick, players) = compact.snapshot().await?;
+        let me = find(&players, compact.id).expect("own state");
+        if me.ack_move_tick == Some(Tick(5)) && find(&players, json.id).is_some() {
+            break (tick, me, find(&players, json.id).expect("the other"));
+        }
+    };
+    let (tick, me, them) = mine;
+    let seen_by_json = loop {
+        let (t, players) = json.snapshot().await?;
+        if t == tick {
+            break players;
+        }
+        assert!(t < tick, "missed tick {tick}");
+    };
+    assert_eq!(
+        find(&seen_by_json, compact.id),
+        Some(me),
+        "bit-exact own state"
+    );
+    let exact_them = find(&seen_by_json, json.id).expect("json player");
+    assert!(exact_them.position.distance(them.position) < 0.05);
+    srv.shutdown().await
+}

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use futures_util::future::join_all;
 use skirmish_core::conditioner::LinkConditions;
+use skirmish_core::Encoding;
 use skirmish_server::ServerConfig;
 use skirmish_tests::bot::{run_bot, BotOptions};
 use skirmish_tests::script::{Script, Wander};
@@ -13,6 +14,22 @@ use skirmish_tests::{open_arena, test_config, SeparateServer};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sixteen_bots_over_websockets_hide_loss_completely() -> anyhow::Result<()> {
+    sixteen_bots(Encoding::Json).await.map(|_| ())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sixteen_bots_with_compact_snapshots_hide_loss_and_use_few_bytes() -> anyhow::Result<()> {
+    let bytes_per_sec = sixteen_bots(Encoding::Compact).await?;
+    // 16 players at 20 snapshots/s: at most 25 bytes per player per snapshot,
+    // plus pongs, rosters and frame overhead.
+    assert!(
+        bytes_per_sec < 16.0 * 25.0 * 20.0 * 1.2,
+        "{bytes_per_sec} B/s"
+    );
+    Ok(())
+}
+
+async fn sixteen_bots(encoding: Encoding) -> anyhow::Result<f64> {
     let srv = SeparateServer::start(ServerConfig {
         sim: open_arena(6000.0, 6000.0),
         ..test_config()
@@ -35,6 +52,7 @@ async fn sixteen_bots_over_websockets_hide_loss_completely() -> anyhow::Result<(
                 seed: 500 + i,
                 duration: Duration::from_secs(4),
                 frame: Duration::from_millis(16),
+                encoding,
             },
         )
     });
@@ -48,5 +66,6 @@ async fn sixteen_bots_over_websockets_hide_loss_completely() -> anyhow::Result<(
         assert!(r.inputs_sent >= 60, "played: {r:?}");
         assert!(r.rtt_p50_ms > 100.0, "the added latency is real: {r:?}");
     }
-    srv.shutdown()
+    srv.shutdown()?;
+    Ok(reports.iter().map(|r| r.bytes_per_sec).sum::<f64>() / reports.len() as f64)
 }

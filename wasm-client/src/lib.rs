@@ -19,14 +19,14 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use skirmish_core::session::{ClientSession, Controls, SessionConfig};
-use skirmish_core::{encode, PlayerId, SimConfig};
+use skirmish_core::{encode, Encoding, PlayerId, SimConfig};
 use wasm_bindgen::prelude::{wasm_bindgen, Closure, JsValue};
 use wasm_bindgen::JsCast;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, KeyboardEvent, Window};
 
 use crate::hud::Panel;
 use crate::input::Keys;
-use crate::net::{Connection, Status};
+use crate::net::{Connection, Frame, Status};
 use crate::render::Overlays;
 
 /// The golden trajectory hash as computed in this build, as a hex string
@@ -109,6 +109,11 @@ pub fn run() -> Result<(), JsValue> {
             .take(skirmish_core::protocol::MAX_NAME_CHARS)
             .collect(),
         room: query(&window, "room"),
+        encoding: if query(&window, "encoding").as_deref() == Some("compact") {
+            Encoding::Compact
+        } else {
+            Encoding::Json
+        },
         seed: (js_sys::Math::random() * 1e9) as u64,
         ..SessionConfig::default()
     };
@@ -214,8 +219,11 @@ impl App {
                 );
             }
         }
-        for text in &inbox {
-            self.session.receive(text);
+        for frame in &inbox {
+            match frame {
+                Frame::Text(text) => self.session.receive(text),
+                Frame::Binary(bytes) => self.session.receive_binary(bytes),
+            }
         }
 
         let (toggles, ghosts) = self.panel.toggles();

@@ -11,17 +11,26 @@ use std::rc::Rc;
 
 use wasm_bindgen::prelude::Closure;
 use wasm_bindgen::JsCast;
-use web_sys::{CloseEvent, Event, MessageEvent, WebSocket};
+use web_sys::{BinaryType, CloseEvent, Event, MessageEvent, WebSocket};
 
 /// Shortest wait before reconnecting, in milliseconds.
 const BACKOFF_MIN_MS: f64 = 500.0;
 /// Longest wait before reconnecting, in milliseconds.
 const BACKOFF_MAX_MS: f64 = 8000.0;
 
+/// One frame received.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Frame {
+    /// A JSON text frame.
+    Text(String),
+    /// A binary frame (a compact snapshot).
+    Binary(Vec<u8>),
+}
+
 /// What the socket callbacks record.
 #[derive(Debug, Default)]
 struct Shared {
-    inbox: VecDeque<String>,
+    inbox: VecDeque<Frame>,
     opened: bool,
     closed: Option<String>,
 }
@@ -88,12 +97,14 @@ impl Connection {
         };
         let shared = self.shared.clone();
         let on_message = Closure::<dyn FnMut(JsValueEvent)>::new(move |event: JsValueEvent| {
-            if let Some(text) = event
-                .dyn_ref::<MessageEvent>()
-                .and_then(|m| m.data().as_string())
-            {
-                shared.borrow_mut().inbox.push_back(text);
-            }
+            let Some(data) = event.dyn_ref::<MessageEvent>().map(MessageEvent::data) else {
+                return;
+            };
+            let frame = match data.as_string() {
+                Some(text) => Frame::Text(text),
+                None => Frame::Binary(js_sys::Uint8Array::new(&data).to_vec()),
+            };
+            shared.borrow_mut().inbox.push_back(frame);
         });
         let shared = self.shared.clone();
         let on_open = Closure::<dyn FnMut(JsValueEvent)>::new(move |_event: JsValueEvent| {
@@ -122,6 +133,7 @@ impl Connection {
                 }
             }
         });
+        socket.set_binary_type(BinaryType::Arraybuffer);
         socket.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
         socket.set_onopen(Some(on_open.as_ref().unchecked_ref()));
         socket.set_onclose(Some(on_close.as_ref().unchecked_ref()));
@@ -131,7 +143,7 @@ impl Connection {
     }
 
     /// Advances the state machine; takes the received frames.
-    pub fn poll(&mut self, now: f64, inbox: &mut Vec<String>) -> &Status {
+    pub fn poll(&mut self, now: f64, inbox: &mut Vec<Frame>) -> &Status {
         let (opened, closed) = {
             let mut shared = self.shared.borrow_mut();
             inbox.extend(shared.inbox.drain(..));

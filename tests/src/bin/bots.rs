@@ -12,6 +12,7 @@ use std::time::Duration;
 use anyhow::Result;
 use clap::Parser;
 use skirmish_core::conditioner::LinkConditions;
+use skirmish_core::Encoding;
 use skirmish_tests::bot::{percentile, run_bot, BotOptions, BotReport};
 use skirmish_tests::script::{Script, Wander};
 
@@ -52,6 +53,9 @@ struct Args {
     /// Time between two frames of each bot, in ms (16 is 60 fps).
     #[arg(long, default_value_t = 16)]
     frame_ms: u64,
+    /// Ask for compact binary snapshots instead of JSON.
+    #[arg(long)]
+    compact: bool,
     /// Where to write the JSON report.
     #[arg(long, default_value = "artifacts/bots.json")]
     json: PathBuf,
@@ -87,6 +91,11 @@ async fn main() -> Result<()> {
             seed,
             duration: Duration::from_secs_f64(args.seconds),
             frame: Duration::from_millis(args.frame_ms),
+            encoding: if args.compact {
+                Encoding::Compact
+            } else {
+                Encoding::Json
+            },
         };
         let addr = args.addr;
         tasks.push(tokio::spawn(run_bot(addr, options)));
