@@ -25,6 +25,7 @@ struct Scenario {
     bots: usize,
     rooms: usize,
     seconds: u64,
+    compact: bool,
 }
 
 /// What one load run measured.
@@ -81,24 +82,42 @@ pub fn run(args: &[String]) -> Result {
             bots: 16,
             rooms: 1,
             seconds: secs,
+            compact: false,
         },
         Scenario {
             name: "1 room of 64",
             bots: 64,
             rooms: 1,
             seconds: secs,
+            compact: false,
+        },
+        Scenario {
+            name: "1 room of 64, compact",
+            bots: 64,
+            rooms: 1,
+            seconds: secs,
+            compact: true,
         },
         Scenario {
             name: "16 rooms of 64 (1024 players)",
             bots: 1024,
             rooms: 16,
             seconds: secs,
+            compact: false,
         },
         Scenario {
-            name: "soak: 16 rooms of 64",
+            name: "16 rooms of 64, compact",
+            bots: 1024,
+            rooms: 16,
+            seconds: secs,
+            compact: true,
+        },
+        Scenario {
+            name: "soak: 16 rooms of 64, compact",
             bots: 1024,
             rooms: 16,
             seconds: soak,
+            compact: true,
         },
     ];
     let mut rows = Vec::new();
@@ -226,10 +245,17 @@ fn load_run(scenario: &Scenario) -> Result<Measured> {
     }
     let cpu_before = cpu_seconds(pid);
     let wall = Instant::now();
-    let json = root()
-        .join("artifacts")
-        .join(format!("load-{}x{}.json", scenario.bots, scenario.seconds));
-    let bots = Command::new(target.join("bots"))
+    let json = root().join("artifacts").join(format!(
+        "load-{}x{}{}.json",
+        scenario.bots,
+        scenario.seconds,
+        if scenario.compact { "-compact" } else { "" }
+    ));
+    let mut bots = Command::new(target.join("bots"));
+    if scenario.compact {
+        bots.arg("--compact");
+    }
+    let bots = bots
         .args([
             "--addr",
             &addr,
