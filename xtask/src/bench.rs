@@ -245,33 +245,7 @@ fn load_run(scenario: &Scenario) -> Result<Measured> {
     }
     let cpu_before = cpu_seconds(pid);
     let wall = Instant::now();
-    let json = root().join("artifacts").join(format!(
-        "load-{}x{}{}.json",
-        scenario.bots,
-        scenario.seconds,
-        if scenario.compact { "-compact" } else { "" }
-    ));
-    let mut bots = Command::new(target.join("bots"));
-    if scenario.compact {
-        bots.arg("--compact");
-    }
-    let bots = bots
-        .args([
-            "--addr",
-            &addr,
-            "--bots",
-            &scenario.bots.to_string(),
-            "--rooms",
-            &scenario.rooms.to_string(),
-            "--seconds",
-            &scenario.seconds.to_string(),
-            "--frame-ms",
-            "50",
-            "--json",
-            &json.to_string_lossy(),
-        ])
-        .stderr(Stdio::inherit())
-        .stdout(Stdio::piped())
+    let bots = bots_command(scenario, &addr)
         .spawn()
         .map_err(|e| format!("cannot run the bots: {e}"))?;
     // Memory once every bot is connected and playing, to compare with the end.
@@ -321,6 +295,37 @@ fn load_run(scenario: &Scenario) -> Result<Measured> {
             format!(" (bots exited with {})", output.status)
         },
     })
+}
+
+/// The `bots` command line of a scenario.
+fn bots_command(scenario: &Scenario, addr: &str) -> Command {
+    let json = root().join("artifacts").join(format!(
+        "load-{}x{}{}.json",
+        scenario.bots,
+        scenario.seconds,
+        if scenario.compact { "-compact" } else { "" }
+    ));
+    let mut bots = Command::new(root().join("target").join("release").join("bots"));
+    if scenario.compact {
+        bots.arg("--compact");
+    }
+    bots.args([
+        "--addr",
+        addr,
+        "--bots",
+        &scenario.bots.to_string(),
+        "--rooms",
+        &scenario.rooms.to_string(),
+        "--seconds",
+        &scenario.seconds.to_string(),
+        "--frame-ms",
+        "50",
+        "--json",
+        &json.to_string_lossy(),
+    ])
+    .stderr(Stdio::inherit())
+    .stdout(Stdio::piped());
+    bots
 }
 
 fn write_table(rows: &[(&Scenario, Measured)], quick: bool, soak: u64) -> Result {
