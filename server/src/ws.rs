@@ -308,20 +308,19 @@ impl Session<'_> {
         stream: &mut Stream,
     ) -> (DisconnectReason, Option<(ErrorCode, String)>) {
         loop {
-            let (len, decoded) = match stream.next().await {
-                Some(Ok(Message::Text(text))) => (text.len(), decode_client(&text)),
-                Some(Ok(Message::Binary(bytes))) => (
-                    bytes.len(),
-                    Err(ProtocolError::new(
-                        ErrorCode::BinaryFrame,
-                        "the protocol is JSON text frames",
-                    )),
-                ),
+            let frame = match stream.next().await {
+                Some(Ok(frame @ (Message::Text(_) | Message::Binary(_)))) => frame,
                 Some(Ok(Message::Close(_))) | None => return (DisconnectReason::Closed, None),
                 Some(Ok(_)) => continue,
                 Some(Err(_)) => return (DisconnectReason::ProtocolError, None),
             };
+            let len = match &frame {
+                Message::Text(text) => text.len(),
+                Message::Binary(bytes) => bytes.len(),
+                _ => 0,
+            };
             self.state.metrics.received(len);
+            // The rate limit comes before decoding, so a flood costs no parsing.
             if let Rate::Limited(first) = self.rate.check() {
                 self.state.metrics.rejected(ErrorCode::RateLimited);
                 if first {
@@ -333,6 +332,13 @@ impl Session<'_> {
                 }
                 continue;
             }
+            let decoded = match &frame {
+                Message::Text(text) => decode_client(text),
+                _ => Err(ProtocolError::new(
+                    ErrorCode::BinaryFrame,
+                    "the protocol is JSON text frames",
+                )),
+            };
             let error = match decoded {
                 Ok(ClientMessage::Input { inputs }) => {
                     let n = inputs.len() as u64;

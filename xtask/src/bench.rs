@@ -248,15 +248,18 @@ fn load_run(scenario: &Scenario) -> Result<Measured> {
     let bots = bots_command(scenario, &addr)
         .spawn()
         .map_err(|e| format!("cannot run the bots: {e}"))?;
-    // Memory once every bot is connected and playing, to compare with the end.
-    std::thread::sleep(Duration::from_secs(scenario.seconds) / 4 + Duration::from_secs(1));
+    // Memory while every bot plays: once a quarter in, once near the end
+    // (after the bots exit, their connections' memory is gone).
+    let quarter = Duration::from_secs(scenario.seconds) / 4 + Duration::from_secs(1);
+    std::thread::sleep(quarter);
     let rss_start = rss_mib(pid);
+    std::thread::sleep((Duration::from_secs(scenario.seconds) * 9 / 10).saturating_sub(quarter));
+    let rss_end = rss_mib(pid);
     let output = bots
         .wait_with_output()
         .map_err(|e| format!("cannot run the bots: {e}"))?;
     let elapsed = wall.elapsed().as_secs_f64();
     let cpu = cpu_seconds(pid) - cpu_before;
-    let rss_end = rss_mib(pid);
     let metrics = http_get(&addr, "/metrics").unwrap_or_default();
     drop(server);
 
@@ -338,7 +341,7 @@ fn write_table(rows: &[(&Scenario, Measured)], quick: bool, soak: u64) -> Result
     );
     let _ = writeln!(
         table,
-        "| run | seconds | server CPU | server RSS at 1/4 → end | tick p50 | tick p99 | snapshots/s per client | snapshot gap p99 | bytes/s per client | bytes per player per snapshot |"
+        "| run | seconds | server CPU | server RSS at 1/4 → 9/10 of the run | tick p50 | tick p99 | snapshots/s per client | snapshot gap p99 | bytes/s per client | bytes per player per snapshot |"
     );
     let _ = writeln!(table, "|---|---|---|---|---|---|---|---|---|---|");
     for (s, m) in rows {
