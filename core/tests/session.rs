@@ -200,3 +200,11 @@ fn the_conditioner_delays_and_drops_reproducibly() {
     assert!(down.dropped > 20 && down.dropped < 80, "{down:?}");
     assert_eq!(snapshots, down.delivered);
 }
+
+#[test]
+fn the_roster_names_every_player() {
+    let mut s = joined();
+    s.receive(r#"{"type":"roster","players":[{"id":1,"name":"me"},{"id":2,"name":"them"}]}"#);
+    assert_eq!(s.name_of(ME), Some("me"));
+    assert_eq!(s.name_of(OTHER), Some("them"));
+}

@@ -16,6 +16,9 @@ pub struct Keys {
     left: bool,
     right: bool,
     fire: bool,
+    /// A press of fire not yet seen by a fixed step: a tap shorter than a
+    /// step still fires.
+    fire_latched: bool,
 }
 
 impl Keys {
@@ -31,7 +34,15 @@ impl Keys {
             _ => return false,
         };
         *slot = down;
+        if code == "Space" && down {
+            self.fire_latched = true;
+        }
         true
+    }
+
+    /// A fixed step has used the controls: a latched tap is consumed.
+    pub fn consumed(&mut self) {
+        self.fire_latched = false;
     }
 
     /// Releases every key (the window lost focus).
@@ -47,7 +58,7 @@ impl Keys {
         Controls {
             turn: axis(self.right, self.left),
             throttle: axis(self.forward, self.back),
-            fire: self.fire,
+            fire: self.fire || self.fire_latched,
         }
     }
 }
@@ -70,6 +81,16 @@ mod tests {
         keys.set("ArrowDown", true);
         assert_eq!(keys.controls().throttle, -1.0);
         assert!(!keys.set("KeyQ", true), "not ours");
+    }
+
+    #[test]
+    fn a_tap_shorter_than_a_step_still_fires_once() {
+        let mut keys = Keys::default();
+        keys.set("Space", true);
+        keys.set("Space", false);
+        assert!(keys.controls().fire, "latched until a step sees it");
+        keys.consumed();
+        assert!(!keys.controls().fire);
     }
 
     #[test]

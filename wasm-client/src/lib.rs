@@ -236,8 +236,12 @@ impl App {
             ..c
         });
         self.session.set_controls(controls);
+        let steps_before = self.session.hud().stats.inputs;
         for message in self.session.on_frame(Duration::from_secs_f64(dt / 1000.0)) {
             self.connection.send(&encode(&message));
+        }
+        if self.session.hud().stats.inputs > steps_before {
+            self.keys.consumed();
         }
 
         let hud = self.session.hud();
@@ -305,7 +309,7 @@ impl App {
             "visible": view.own.map(|o| pose(o.visible)),
             "predicted": view.own.map(|o| pose(o.predicted)),
             "authoritative": view.own.and_then(|o| o.authoritative).map(pose),
-            "remotes": view.remotes.iter().map(|r| serde_json::json!({"id": r.id.0, "hp": r.hp, "alive": r.alive, "pose": pose(r.pose)})).collect::<Vec<_>>(),
+            "remotes": view.remotes.iter().map(|r| serde_json::json!({"id": r.id.0, "name": self.session.name_of(r.id), "hp": r.hp, "alive": r.alive, "pose": pose(r.pose)})).collect::<Vec<_>>(),
             "hud_text": hud::hud_text(&hud, self.fps),
         })
     }

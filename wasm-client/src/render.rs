@@ -101,7 +101,7 @@ pub fn draw(
             &fit,
             &remote.pose,
             radius,
-            &format!("#{}", remote.id),
+            &name_of(remote.id),
             remote.hp,
         );
     }

@@ -1,0 +1,382 @@
+//! End to end in real headless Chromium against the real server, driven
+//! through Debian's chromedriver (W3C WebDriver, via `fantoccini`).
+//!
+//! Needs the built client in `web/pkg` (`cargo xtask test` builds it first)
+//! and `/usr/bin/chromium` with `/usr/bin/chromedriver` (`cargo xtask setup`).
+//! Screenshots of every page land in `artifacts/`.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context, Result};
+use fantoccini::actions::{InputSource, KeyAction, KeyActions};
+use fantoccini::{Client, ClientBuilder};
+use serde_json::{json, Value};
+use skirmish_server::{RunningServer, ServerConfig};
+use skirmish_tests::{open_arena, server, test_config};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map_or_else(|| PathBuf::from(".."), PathBuf::from)
+}
+
+/// A chromedriver process, killed when dropped.
+struct Driver {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_driver() -> Result<Driver> {
+    let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let child = Command::new("/usr/bin/chromedriver")
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("cannot start /usr/bin/chromedriver (cargo xtask setup installs it)")?;
+    Ok(Driver {
+        child,
+        url: format!("http://127.0.0.1:{port}"),
+    })
+}
+
+/// A browser session; chromedriver may need a moment to listen, so
+/// connecting is retried until a deadline.
+async fn browser(driver: &Driver) -> Result<Client> {
+    let caps = json!({
+        "goog:chromeOptions": {
+            "binary": "/usr/bin/chromium",
+            "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--disable-background-networking", "--disable-component-update",
+                     "--disable-sync", "--disable-quic", "--no-first-run", "--window-size=1280,720"]
+        }
+    });
+    let Value::Object(caps) = caps else {
+        bail!("capabilities are an object");
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let mut builder =
+            ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new());
+        match builder
+            .capabilities(caps.clone())
+            .connect(&driver.url)
+            .await
+        {
+            Ok(client) => return Ok(client),
+            Err(e) if Instant::now() > deadline => bail!("chromedriver never answered: {e}"),
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+}
+
+fn page_url(srv: &RunningServer, query: &str) -> Result<String> {
+    if !root().join("web/pkg/skirmish_client.js").is_file() {
+        bail!("web/pkg is not built: run `cargo xtask test`, which builds the client first");
+    }
+    Ok(format!("http://{}/?{query}", srv.addr))
+}
+
+fn web_server(config: ServerConfig) -> Result<RunningServer> {
+    server(ServerConfig {
+        web_dir: root().join("web"),
+        ..config
+    })
+}
+
+/// The page's debug state (`window.skirmishDebug()`).
+async fn state(client: &Client) -> Result<Value> {
+    Ok(client
+        .execute(
+            "return window.skirmishDebug ? window.skirmishDebug() : null;",
+            vec![],
+        )
+        .await?)
+}
+
+/// Polls the page until `cond` holds; fails after `within`.
+async fn wait_for(
+    client: &Client,
+    what: &str,
+    within: Duration,
+    cond: impl Fn(&Value) -> bool,
+) -> Result<Value> {
+    let deadline = Instant::now() + within;
+    loop {
+        let s = state(client).await?;
+        if cond(&s) {
+            return Ok(s);
+        }
+        if Instant::now() > deadline {
+            bail!("{what}: not within {within:?}; last state {s}");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn pose(s: &Value, key: &str) -> Option<(f64, f64, f64)> {
+    let p = s.get(key)?.as_array()?;
+    Some((
+        p.first()?.as_f64()?,
+        p.get(1)?.as_f64()?,
+        p.get(2)?.as_f64()?,
+    ))
+}
+
+fn num(s: &Value, key: &str) -> f64 {
+    s.get(key).and_then(Value::as_f64).unwrap_or(f64::NAN)
+}
+
+async fn joined(client: &Client) -> Result<Value> {
+    wait_for(client, "joined and placed", Duration::from_secs(20), |s| {
+        !s.is_null() && s["player_id"].is_u64() && pose(s, "visible").is_some()
+    })
+    .await
+}
+
+async fn key(client: &Client, action: KeyAction) -> Result<()> {
+    client
+        .perform_actions(KeyActions::new("keyboard".into()).then(action))
+        .await?;
+    Ok(())
+}
+
+async fn screenshot(client: &Client, name: &str) -> Result<()> {
+    let dir = root().join("artifacts");
+    std::fs::create_dir_all(&dir)?;
+    std::fs::write(dir.join(format!("{name}.png")), client.screenshot().await?)?;
+    Ok(())
+}
+
+/// Holds W: the own player moves within a few frames of the key press, and
+/// after release the server acknowledges every input.
+async fn hold_forward(client: &Client) -> Result<(Duration, Value, Value)> {
+    let start = joined(client).await?;
+    let (x0, y0, _) = pose(&start, "visible").ok_or_else(|| anyhow!("no pose"))?;
+    let pressed = Instant::now();
+    key(client, KeyAction::Down { value: 'w' }).await?;
+    let moving = wait_for(client, "moving", Duration::from_secs(5), |s| {
+        pose(s, "visible").is_some_and(|(x, y, _)| (x - x0).hypot(y - y0) > 1.0)
+    })
+    .await?;
+    let reaction = pressed.elapsed();
+    let held = Instant::now();
+    wait_for(client, "held for a second", Duration::from_secs(5), |_| {
+        held.elapsed() >= Duration::from_secs(1)
+    })
+    .await?;
+    key(client, KeyAction::Up { value: 'w' }).await?;
+    let released = state(client).await?;
+    let sent = released["inputs"].as_u64().unwrap_or(u64::MAX);
+    // The client keeps sending (idle) inputs; the server's ack catches up
+    // with everything sent up to the release.
+    let end = wait_for(client, "the ack catches up", Duration::from_secs(10), |s| {
+        s["ack"].as_u64().is_some_and(|a| a >= sent)
+    })
+    .await?;
+    Ok((reaction, moving, end))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn page_loads_and_holding_forward_moves_the_player_and_the_ack_catches_up() -> Result<()> {
+    let srv = web_server(test_config())?;
+    let driver = start_driver()?;
+    let client = browser(&driver).await?;
+    client.goto(&page_url(&srv, "name=walker")?).await?;
+    let result = hold_forward(&client).await;
+    screenshot(&client, "hold_forward").await?;
+    client.close().await?;
+    let (reaction, _, end) = result?;
+    println!("moved {reaction:?} after the key press; {end}");
+    assert!(reaction < Duration::from_millis(500), "{reaction:?}");
+    assert!(
+        end["pending"].as_u64() <= Some(3),
+        "only the newest inputs pending: {end}"
+    );
+    let (x, y, _) = pose(&end, "visible").ok_or_else(|| anyhow!("no pose"))?;
+    let (px, py, _) = pose(&end, "predicted").ok_or_else(|| anyhow!("no pose"))?;
+    assert!((x - px).hypot(y - py) < 1.0, "drawn where predicted");
+    srv.shutdown().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_200_ms_added_latency_the_player_still_moves_at_once_and_never_snaps() -> Result<()> {
+    let srv = web_server(test_config())?;
+    let driver = start_driver()?;
+    let client = browser(&driver).await?;
+    client
+        .goto(&page_url(
+            &srv,
+            "name=laggy&up-latency=100&down-latency=100",
+        )?)
+        .await?;
+    let result = hold_forward(&client).await;
+    screenshot(&client, "latency_200ms").await?;
+    client.close().await?;
+    let (reaction, moving, end) = result?;
+    println!("moved {reaction:?} after the key press at 200 ms RTT; {moving}; {end}");
+    assert!(
+        reaction < Duration::from_millis(500),
+        "prediction moves at once, not after a round trip: {reaction:?}"
+    );
+    // When the player was first seen moving, the server had not yet
+    // acknowledged the input that moved it.
+    let (moved_x, moved_y, _) = pose(&moving, "visible").ok_or_else(|| anyhow!("no pose"))?;
+    let (auth_x, auth_y, _) = pose(&moving, "authoritative").ok_or_else(|| anyhow!("no pose"))?;
+    assert!(
+        (moved_x - auth_x).hypot(moved_y - auth_y) > 1.0,
+        "drawn ahead of the server's pose: {moving}"
+    );
+    assert!(num(&end, "rtt_ms") > 150.0, "the latency is real: {end}");
+    assert_eq!(end["snaps"].as_u64(), Some(0), "{end}");
+    assert_eq!(
+        end["corrections"].as_u64(),
+        Some(0),
+        "nothing to correct: {end}"
+    );
+    srv.shutdown().await
+}
+
+/// Turns the shooter page toward `target` using the page's control override.
+async fn aim(shooter: &Client, target: u64) -> Result<()> {
+    let mut still = false;
+    for _ in 0..400 {
+        let s = state(shooter).await?;
+        let me = pose(&s, "predicted").ok_or_else(|| anyhow!("no own pose"))?;
+        let them = s["remotes"]
+            .as_array()
+            .and_then(|r| r.iter().find(|r| r["id"].as_u64() == Some(target)))
+            .and_then(|r| pose(r, "pose"))
+            .ok_or_else(|| anyhow!("the target is not visible: {s}"))?;
+        let wanted = (them.1 - me.1).atan2(them.0 - me.0);
+        let mut diff = wanted - me.2;
+        while diff > std::f64::consts::PI {
+            diff -= std::f64::consts::TAU;
+        }
+        while diff <= -std::f64::consts::PI {
+            diff += std::f64::consts::TAU;
+        }
+        // A fixed step may run between reading the pose and setting the
+        // turn, so the aim is done only when a zero turn was already in
+        // force for the pose just read.
+        if diff.abs() < 0.01 && still {
+            return Ok(());
+        }
+        // A damped turn: a setting stays in force for one or two steps
+        // before the next reading, so closing 40 % of the gap per step
+        // converges either way.
+        let turn = if diff.abs() < 0.01 {
+            0.0
+        } else {
+            (0.4 * diff / (std::f64::consts::PI * 0.05)).clamp(-1.0, 1.0)
+        };
+        shooter
+            .execute(
+                "window.skirmishSetControls(arguments[0], 0, false);",
+                vec![json!(turn)],
+            )
+            .await?;
+        // After a zero turn, wait until a step ran with it in force.
+        let before = s["inputs"].as_u64().map(|n| n + u64::from(turn == 0.0));
+        wait_for(shooter, "next input", Duration::from_secs(5), |n| {
+            n["inputs"].as_u64() > before
+        })
+        .await?;
+        still = turn == 0.0;
+    }
+    bail!("could not aim")
+}
+
+async fn two_pages(shooter: &Client, target: &Client) -> Result<()> {
+    let t = joined(target).await?;
+    let target_id = t["player_id"].as_u64().ok_or_else(|| anyhow!("no id"))?;
+    joined(shooter).await?;
+    wait_for(
+        shooter,
+        "the target in view",
+        Duration::from_secs(10),
+        |s| {
+            s["remotes"]
+                .as_array()
+                .is_some_and(|r| r.iter().any(|r| r["id"].as_u64() == Some(target_id)))
+        },
+    )
+    .await?;
+    aim(shooter, target_id).await?;
+    // Space, held for 150 ms: a real key press.
+    shooter
+        .perform_actions(
+            KeyActions::new("keyboard".into())
+                .then(KeyAction::Down { value: '\u{E00D}' })
+                .pause(Duration::from_millis(150))
+                .then(KeyAction::Up { value: '\u{E00D}' }),
+        )
+        .await?;
+    wait_for(
+        target,
+        "the target's HUD shows HP 80",
+        Duration::from_secs(10),
+        |s| {
+            s["hud_text"]
+                .as_str()
+                .is_some_and(|h| h.starts_with("HP 80"))
+        },
+    )
+    .await?;
+    let seen = wait_for(
+        shooter,
+        "the shooter sees HP 80",
+        Duration::from_secs(10),
+        |s| {
+            s["remotes"].as_array().is_some_and(|r| {
+                r.iter()
+                    .any(|r| r["id"].as_u64() == Some(target_id) && r["hp"].as_u64() == Some(80))
+            })
+        },
+    )
+    .await?;
+    let named = seen["remotes"]
+        .as_array()
+        .and_then(|r| r.iter().find(|r| r["id"].as_u64() == Some(target_id)))
+        .map(|r| r["name"].clone());
+    assert_eq!(
+        named,
+        Some(json!("target")),
+        "names come from the roster: {seen}"
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_pages_one_shoots_the_other_and_both_huds_show_the_hp_drop() -> Result<()> {
+    let srv = web_server(ServerConfig {
+        sim: open_arena(600.0, 400.0),
+        ..test_config()
+    })?;
+    let driver = start_driver()?;
+    let target = browser(&driver).await?;
+    let shooter = browser(&driver).await?;
+    target
+        .goto(&page_url(&srv, "name=target&room=duel")?)
+        .await?;
+    shooter
+        .goto(&page_url(&srv, "name=shooter&room=duel")?)
+        .await?;
+    let result = two_pages(&shooter, &target).await;
+    screenshot(&shooter, "duel_shooter").await?;
+    screenshot(&target, "duel_target").await?;
+    shooter.close().await?;
+    target.close().await?;
+    result?;
+    srv.shutdown().await
+}
