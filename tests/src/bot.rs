@@ -144,6 +144,15 @@ pub async fn run_bot(addr: SocketAddr, mut options: BotOptions) -> Result<BotRep
                     if text.starts_with(r#"{"type":"snapshot""#) {
                         snapshot_arrived(&mut report, &mut last_snapshot, &mut snapshots);
                     }
+                    if text.starts_with(r#"{"type":"pong""#) {
+                        // The session's clock moves in frames; bring it to
+                        // now so the round trip is measured to the moment.
+                        let now = Instant::now();
+                        for message in session.on_frame(now.duration_since(last_frame)) {
+                            sink.send(Message::text(encode(&message))).await?;
+                        }
+                        last_frame = now;
+                    }
                     session.receive(&text);
                 }
                 Some(Ok(Message::Binary(bytes))) => {
