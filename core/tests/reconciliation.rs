@@ -1,33 +1,15 @@
 //! Scenario tests for prediction and reconciliation of the controlled player
 //! (LPR-1, LPR-2, LPSS-1..3, RS-1, RS-2, RS-4, RS-8, CAPS-2).
 
+mod common;
+
+use common::{at, forward, open};
 use std::time::Duration;
 
 use skirmish_core::{
     replay, simulate, CorrectionOutcome, LocalPlayer, MoveInput, PlayerState, Pose, PushError,
     ReconcileError, SimConfig, SmoothingConfig, Tick, Vec2,
 };
-
-/// An arena with no obstacles, where one full-throttle step moves 10 u.
-fn open() -> SimConfig {
-    SimConfig {
-        obstacles: Vec::new(),
-        ..SimConfig::default()
-    }
-}
-
-fn forward(tick: u32) -> MoveInput {
-    MoveInput {
-        tick: Tick(tick),
-        turn: 0.0,
-        throttle: 1.0,
-        fire: false,
-    }
-}
-
-fn at(x: f32, y: f32) -> Pose {
-    Pose::new(Vec2::new(x, y), 0.0)
-}
 
 /// A player at (500, 600) that has accepted a first state and predicted
 /// `ticks` full-throttle steps.

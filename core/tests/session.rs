@@ -29,16 +29,21 @@ fn snapshot(tick: u32, players: Vec<PlayerState>) -> String {
     })
 }
 
-fn joined() -> ClientSession {
-    let mut s = ClientSession::new(SessionConfig::default());
-    s.receive(&encode(&ServerMessage::Welcome {
+/// The `welcome` for player `ME`.
+fn welcome() -> String {
+    encode(&ServerMessage::Welcome {
         player_id: ME,
         protocol: 1,
         server_tick: Tick(0),
         tick_ms: 50,
         room: "r".into(),
         config: SimConfig::default(),
-    }));
+    })
+}
+
+fn joined() -> ClientSession {
+    let mut s = ClientSession::new(SessionConfig::default());
+    s.receive(&welcome());
     s
 }
 
@@ -180,14 +185,7 @@ fn the_conditioner_delays_and_drops_reproducibly() {
             seed: 42,
             ..SessionConfig::default()
         });
-        s.receive(&encode(&ServerMessage::Welcome {
-            player_id: ME,
-            protocol: 1,
-            server_tick: Tick(0),
-            tick_ms: 50,
-            room: "r".into(),
-            config: SimConfig::default(),
-        }));
+        s.receive(&welcome());
         for t in 1..=200 {
             s.receive(&snapshot(t, vec![state(ME, t, 100.0, 100)]));
             s.on_frame(FRAME);

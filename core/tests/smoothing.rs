@@ -1,32 +1,14 @@
 //! Scenario tests for the visual correction of the controlled player
 //! (LPR-3..5, CAPS-3, CAPS-4, RS-5, LPSS-4).
 
+mod common;
+
+use common::{at, forward, open};
 use skirmish_core::{
-    simulate, CorrectionOutcome, LocalPlayer, MoveInput, PlayerState, Pose, SimConfig,
-    SmoothingConfig, Tick, Vec2,
+    simulate, CorrectionOutcome, LocalPlayer, PlayerState, Pose, SmoothingConfig, Tick, Vec2,
 };
 
 const FRAME: f32 = 1.0 / 60.0;
-
-fn open() -> SimConfig {
-    SimConfig {
-        obstacles: Vec::new(),
-        ..SimConfig::default()
-    }
-}
-
-fn forward(tick: u32) -> MoveInput {
-    MoveInput {
-        tick: Tick(tick),
-        turn: 0.0,
-        throttle: 1.0,
-        fire: false,
-    }
-}
-
-fn at(x: f32, y: f32) -> Pose {
-    Pose::new(Vec2::new(x, y), 0.0)
-}
 
 /// A placed player at (500, 600) with ticks 1..=4 predicted (now at 540).
 fn player() -> LocalPlayer {
