@@ -373,3 +373,43 @@ async fn compact_snapshots_carry_the_own_state_exactly() -> Result {
     assert!(exact_them.position.distance(them.position) < 0.05);
     srv.shutdown().await
 }
+
+/// A room without players closes after the timeout (30 s by default).
+#[tokio::test]
+async fn an_empty_room_closes_after_its_timeout() -> Result {
+    let srv = server(ServerConfig {
+        empty_room_timeout: std::time::Duration::from_millis(200),
+        ..test_config()
+    })?;
+    let mut clock = Client::join(srv.addr, "clock", Some("lobby")).await?;
+    let leaver = Client::join(srv.addr, "leaver", Some("brief")).await?;
+    assert!(http_get(srv.addr, "/rooms").await?.contains("\"brief\""));
+    leaver.close().await?;
+    // The lobby's snapshots are the clock: 200 ms is 4 ticks.
+    let mut closed = false;
+    for _ in 0..40 {
+        clock.snapshot().await?;
+        if !http_get(srv.addr, "/rooms").await?.contains("\"brief\"") {
+            closed = true;
+            break;
+        }
+    }
+    assert!(closed, "the empty room is still listed");
+    assert!(http_get(srv.addr, "/rooms").await?.contains("\"lobby\""));
+    srv.shutdown().await
+}
+
+#[tokio::test]
+async fn a_client_without_hello_is_closed_in_time() -> Result {
+    let srv = server(ServerConfig {
+        hello_timeout: std::time::Duration::from_millis(200),
+        ..test_config()
+    })?;
+    let mut silent = Client::connect(srv.addr).await?;
+    assert_eq!(
+        silent.error().await?,
+        skirmish_core::ErrorCode::HelloTimeout
+    );
+    assert_eq!(silent.closed().await?, "hello_timeout");
+    srv.shutdown().await
+}
