@@ -31,14 +31,15 @@ use crate::interpolation::{InterpolationConfig, RemoteBuffer, SampleKind};
 use crate::local::{LocalPlayer, ReconcileReport};
 use crate::pending::PushError;
 use crate::protocol::{
-    decode_server, ClientMessage, CombatEvent, Encoding, ErrorCode, PlayerId, ProtocolError,
-    ServerMessage, WireInput, MAX_INPUTS_PER_MESSAGE, PROTOCOL_VERSION,
+    decode_server, ClientMessage, Encoding, ErrorCode, PlayerId, ProtocolError, ServerMessage,
+    WireInput, MAX_INPUTS_PER_MESSAGE, PROTOCOL_VERSION,
 };
 use crate::sim::{MoveInput, Pose};
 use crate::smoothing::SmoothingConfig;
 use crate::snapshot::Roster;
 use crate::state::PlayerState;
 use crate::tick::Tick;
+use crate::world::{shot_path, CombatRules};
 use crate::SimConfig;
 
 /// How long a shot's tracer stays visible.
@@ -272,7 +273,9 @@ pub struct ClientSession {
     next_ping: u64,
     last_ping: Option<Duration>,
     pings: VecDeque<(u64, Duration)>,
-    tracers: VecDeque<(CombatEvent, Duration)>,
+    /// Shot lines to draw: (from, to, when).
+    tracers: VecDeque<(Vec2, Vec2, Duration)>,
+    last_shot: Option<Duration>,
     last_report: Option<ReconcileReport>,
     last_snapshot: Option<Tick>,
     last_error: Option<(ErrorCode, String)>,
@@ -304,6 +307,7 @@ impl ClientSession {
             last_ping: None,
             pings: VecDeque::new(),
             tracers: VecDeque::new(),
+            last_shot: None,
             last_report: None,
             last_snapshot: None,
             last_error: None,
@@ -427,7 +431,7 @@ impl ClientSession {
             }
         }
         let cutoff = self.now.saturating_sub(TRACER_LIFE);
-        while self.tracers.front().is_some_and(|(_, at)| *at < cutoff) {
+        while self.tracers.front().is_some_and(|(_, _, at)| *at < cutoff) {
             self.tracers.pop_front();
         }
         let mut out = Vec::new();
@@ -465,9 +469,9 @@ impl ClientSession {
         let tracers = self
             .tracers
             .iter()
-            .map(|(e, at)| Tracer {
-                from: e.from,
-                to: e.to,
+            .map(|(from, to, at)| Tracer {
+                from: *from,
+                to: *to,
                 fade: 1.0
                     - (self.now.saturating_sub(*at).as_secs_f32() / TRACER_LIFE.as_secs_f32())
                         .min(1.0),
@@ -593,7 +597,7 @@ impl ClientSession {
                 for event in events {
                     self.stats.combat_events += 1;
                     self.roster.apply_combat(&event);
-                    self.tracers.push_back((event, self.now));
+                    self.tracers.push_back((event.from, event.to, self.now));
                 }
             }
             ServerMessage::Pong { id, server_tick } => {
@@ -707,7 +711,21 @@ impl ClientSession {
             fire: controls.fire,
         };
         match local.predict(input) {
-            Ok(_) => {}
+            Ok(pose) => {
+                // The own shot shows at once, like the movement: the same
+                // path the server will trace (hits come back as events).
+                let rules = CombatRules::default();
+                let cooldown = Duration::from_millis(u64::from(rules.cooldown_ms));
+                let ready = self
+                    .last_shot
+                    .is_none_or(|at| self.now.saturating_sub(at) >= cooldown);
+                if input.fire && ready {
+                    self.last_shot = Some(self.now);
+                    let (dir, reach) = shot_path(local.sim_config(), &pose, rules.range);
+                    self.tracers
+                        .push_back((pose.position, pose.position + dir * reach, self.now));
+                }
+            }
             Err(PushError::Full { .. }) => {
                 self.stats.inputs_refused += 1;
                 return;

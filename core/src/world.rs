@@ -468,16 +468,7 @@ impl World {
             .clamp(oldest.max(0.0), newest);
 
         let origin = shot.from.position;
-        let dir = Vec2::new(
-            libm::cosf(shot.from.rotation),
-            libm::sinf(shot.from.rotation),
-        );
-        let mut reach = self.rules.range;
-        for rect in &self.sim.obstacles {
-            if let Some(t) = ray_rect(origin, dir, rect.min, rect.max) {
-                reach = reach.min(t);
-            }
-        }
+        let (dir, reach) = shot_path(&self.sim, &shot.from, self.rules.range);
         let radius = self.sim.player_radius;
         let mut best: Option<(f32, PlayerId)> = None;
         for (&id, target) in &self.players {
@@ -607,6 +598,19 @@ fn apply_inputs(
     } else {
         Vec2::ZERO
     };
+}
+
+/// A shot fired from `from`: its unit direction and how far it flies before
+/// an obstacle stops it (at most `range`). The server and the client's own
+/// tracer both use it.
+pub fn shot_path(sim: &SimConfig, from: &Pose, range: f32) -> (Vec2, f32) {
+    let dir = Vec2::new(libm::cosf(from.rotation), libm::sinf(from.rotation));
+    let reach = sim
+        .obstacles
+        .iter()
+        .filter_map(|rect| ray_rect(from.position, dir, rect.min, rect.max))
+        .fold(range, f32::min);
+    (dir, reach)
 }
 
 /// Distance along the unit ray `origin + t * dir` (t >= 0) to a circle, if it

@@ -206,3 +206,28 @@ fn the_roster_names_every_player() {
     assert_eq!(s.name_of(ME), Some("me"));
     assert_eq!(s.name_of(OTHER), Some("them"));
 }
+
+#[test]
+fn an_own_shot_is_drawn_at_once_and_stops_at_obstacles() {
+    let mut s = joined();
+    walk(&mut s, 1, 1);
+    s.set_controls(Controls {
+        turn: 0.0,
+        throttle: 0.0,
+        fire: true,
+    });
+    s.on_frame(FRAME);
+    let tracers = s.view().tracers;
+    assert_eq!(tracers.len(), 1, "before any server answer");
+    // From (100, 300) along +x: the default arena's obstacle at x = 400
+    // (y 250..450) stops it.
+    assert_eq!(tracers[0].from, Vec2::new(100.0, 300.0));
+    assert_eq!(tracers[0].to, Vec2::new(400.0, 300.0));
+    // Held fire shoots once per 250 ms, like the server's cooldown.
+    for _ in 0..4 {
+        s.on_frame(FRAME);
+    }
+    assert_eq!(s.view().tracers.len(), 1, "200 ms: still cooling down");
+    s.on_frame(FRAME);
+    assert_eq!(s.view().tracers.len(), 2, "250 ms: the next shot");
+}
