@@ -11,7 +11,9 @@
 //! authoritative state of every player; the own player's states go to the
 //! [`LocalPlayer`] (reconciliation), the others' to a [`RemoteBuffer`] each
 //! (interpolation, drawn [`InterpolationConfig::delay`] behind the
-//! [`ServerClock`]'s estimate). Every input message carries all inputs not
+//! [`ServerClock`]'s estimate, more when snapshots arrive unevenly: one tick
+//! plus four mean arrival deviations, at most four times the configured
+//! delay). Every input message carries all inputs not
 //! yet acknowledged (the newest [`MAX_INPUTS_PER_MESSAGE`]), so a lost message
 //! costs nothing. Both directions pass through a seeded [`Conditioner`] so
 //! that latency, jitter, loss and duplication can be added and reproduced.
@@ -233,6 +235,8 @@ pub struct Hud {
     pub absorbed: u64,
     /// The visible error right now.
     pub visible_error: f32,
+    /// How far behind the server remote players are drawn.
+    pub interpolation_delay: Duration,
     /// The last error from the server.
     pub last_error: Option<(ErrorCode, String)>,
     /// Session counters.
@@ -502,6 +506,11 @@ impl ClientSession {
             snaps: stats.snaps,
             absorbed: stats.absorbed,
             visible_error: local.map_or(0.0, LocalPlayer::visible_error),
+            interpolation_delay: self.interpolation_delay(
+                self.joined
+                    .as_ref()
+                    .map_or(Duration::from_millis(50), |j| j.sim.cadence()),
+            ),
             last_error: self.last_error.clone(),
             stats: self.stats,
             up: self.up.stats(),
@@ -549,8 +558,18 @@ impl ClientSession {
     /// The server time remote players are drawn at.
     fn remote_time(&self, cadence: Duration) -> Option<f64> {
         let now = self.clock.server_ticks(self.now)?;
-        let delay = self.config.interpolation.delay.as_secs_f64() / cadence.as_secs_f64().max(1e-6);
+        let delay =
+            self.interpolation_delay(cadence).as_secs_f64() / cadence.as_secs_f64().max(1e-6);
         Some(now - delay)
+    }
+
+    /// How far behind the server remote players are drawn: the configured
+    /// delay, or more when snapshots arrive unevenly (one tick plus four
+    /// mean arrival deviations), at most four times the configured delay.
+    fn interpolation_delay(&self, cadence: Duration) -> Duration {
+        let configured = self.config.interpolation.delay;
+        let needed = cadence + self.clock.arrival_jitter() * 4;
+        needed.clamp(configured, configured * 4)
     }
 
     fn own_view(&self, joined: &Joined, cadence: Duration) -> Option<OwnView> {

@@ -231,3 +231,31 @@ fn an_own_shot_is_drawn_at_once_and_stops_at_obstacles() {
     s.on_frame(FRAME);
     assert_eq!(s.view().tracers.len(), 2, "250 ms: the next shot");
 }
+
+#[test]
+fn the_interpolation_delay_grows_with_arrival_jitter() {
+    let mut s = joined();
+    walk(&mut s, 1, 20);
+    assert_eq!(s.hud().interpolation_delay, Duration::from_millis(100));
+    // Snapshots now arrive unevenly: 0 or 80 ms late, alternately.
+    let mut rng = 0u32;
+    for t in 21..=200 {
+        rng += 1;
+        if rng % 2 == 0 {
+            s.on_frame(Duration::from_millis(80));
+        }
+        s.receive(&snapshot(
+            t,
+            vec![
+                state(ME, t, 100.0, 100),
+                state(OTHER, t, 10.0 * t as f32, 100),
+            ],
+        ));
+        s.on_frame(FRAME);
+    }
+    let delay = s.hud().interpolation_delay;
+    assert!(
+        delay > Duration::from_millis(100) && delay <= Duration::from_millis(400),
+        "{delay:?}"
+    );
+}

@@ -203,6 +203,11 @@ pub fn hud_text(hud: &Hud, fps: f64) -> String {
         .map_or_else(|| "-".to_string(), |t| format!("{t:.1}"));
     let _ = writeln!(out, "server tick {tick}");
     let _ = writeln!(out, "pending inputs {}", hud.pending);
+    let _ = writeln!(
+        out,
+        "remote delay {:.0} ms",
+        hud.interpolation_delay.as_secs_f64() * 1000.0
+    );
     let _ = writeln!(out, "last correction {:.2} u", hud.last_correction);
     let _ = writeln!(
         out,
