@@ -259,3 +259,77 @@ fn the_interpolation_delay_grows_with_arrival_jitter() {
         "{delay:?}"
     );
 }
+
+/// Each HUD toggle turns its part of the netcode off, visibly.
+#[test]
+fn toggles_turn_each_part_off() {
+    use skirmish_core::session::Toggles;
+    let go = Controls {
+        turn: 0.0,
+        throttle: 1.0,
+        fire: false,
+    };
+    // Prediction off: the own player is drawn where the server said.
+    let mut s = joined();
+    walk(&mut s, 1, 1);
+    s.set_toggles(Toggles {
+        prediction: false,
+        ..Toggles::default()
+    });
+    s.set_controls(go);
+    for _ in 0..4 {
+        s.on_frame(FRAME);
+    }
+    let own = s.view().own.expect("placed");
+    assert_eq!(
+        own.visible.position,
+        Vec2::new(100.0, 300.0),
+        "not predicted"
+    );
+    assert!(
+        own.predicted.position.x > 100.0,
+        "prediction still runs underneath"
+    );
+
+    // Reconciliation off: an acknowledged state is taken as it is, the
+    // pending inputs are not replayed on top of it.
+    let mut s = joined();
+    walk(&mut s, 1, 1);
+    s.set_toggles(Toggles {
+        reconciliation: false,
+        ..Toggles::default()
+    });
+    s.set_controls(go);
+    for _ in 0..4 {
+        s.on_frame(FRAME);
+    }
+    let mut acked = state(ME, 30, 110.0, 100);
+    acked.ack_move_tick = Some(skirmish_core::Tick(1));
+    s.receive(&snapshot(30, vec![acked]));
+    let report = *s.last_report().expect("a report");
+    assert_eq!(report.replayed, 0);
+    assert_eq!(
+        s.local().expect("joined").predicted_pose().position.x,
+        110.0
+    );
+
+    // Smoothing off: any correction snaps.
+    let mut s = joined();
+    walk(&mut s, 1, 1);
+    s.set_toggles(Toggles {
+        smoothing: false,
+        ..Toggles::default()
+    });
+    s.receive(&snapshot(2, vec![state(ME, 2, 105.0, 100)]));
+    assert_eq!(s.hud().snaps, 1);
+
+    // Interpolation off: remotes are drawn at their newest state.
+    let mut s = joined();
+    walk(&mut s, 1, 20);
+    s.set_toggles(Toggles {
+        interpolation: false,
+        ..Toggles::default()
+    });
+    let remote = s.view().remotes[0];
+    assert_eq!(remote.pose.position.x, 200.0);
+}
