@@ -413,3 +413,31 @@ async fn a_client_without_hello_is_closed_in_time() -> Result {
     assert_eq!(silent.closed().await?, "hello_timeout");
     srv.shutdown().await
 }
+
+/// A client whose connection drops without a goodbye and who reconnects
+/// gets a fresh player; the old one is gone, no ghost left behind.
+#[tokio::test]
+async fn a_dropped_client_reconnects_as_a_fresh_player_without_a_ghost() -> Result {
+    let srv = server(test_config())?;
+    let mut observer = Client::join(srv.addr, "observer", None).await?;
+    let first = Client::join(srv.addr, "ana", None).await?;
+    let old_id = first.id;
+    observer.state_of(old_id).await?;
+    drop(first); // the TCP connection just ends
+    let again = Client::join(srv.addr, "ana", None).await?;
+    assert_ne!(again.id, old_id, "a fresh player");
+    let mut ids = Vec::new();
+    for _ in 0..100 {
+        let (_, players) = observer.snapshot().await?;
+        ids = players.iter().map(|p| p.id).collect();
+        if !ids.contains(&old_id) && ids.contains(&again.id) {
+            break;
+        }
+    }
+    assert_eq!(
+        ids,
+        vec![observer.id, again.id],
+        "no ghost of the old player"
+    );
+    srv.shutdown().await
+}
