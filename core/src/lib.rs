@@ -29,6 +29,7 @@ pub mod local;
 pub mod pending;
 pub mod protocol;
 pub mod rng;
+pub mod room;
 pub mod session;
 pub mod sim;
 pub mod smoothing;
@@ -48,6 +49,7 @@ pub use protocol::{
     PlayerId, ProtocolError, RosterEntry, ServerMessage, WireInput, MAX_FRAME_BYTES,
     MAX_INPUTS_PER_MESSAGE, PROTOCOL_VERSION,
 };
+pub use room::{Frame, Outbox, Room, RoomConfig};
 pub use session::{ClientSession, Controls, SessionConfig, Toggles};
 pub use sim::{
     angle_delta, replay, sanitize, simulate, substep, substeps, wrap_angle, MoveInput, Pose,

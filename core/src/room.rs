@@ -1,0 +1,465 @@
+//! One room, sans I/O: the authoritative [`World`] and its seats, deciding
+//! everything a client is told.
+//!
+//! A [`Room`] is driven by plain calls, in the manner of GGRS's sessions:
+//! [`Room::join`], [`Room::leave`], [`Room::receive`] (an already-decoded
+//! client message) and [`Room::tick`]. Each appends what must be sent to an
+//! [`Outbox`]: the distinct [`Frame`]s and who gets which. A frame many
+//! clients get (the JSON snapshot, a roster, a combat message) is encoded
+//! once and listed once, so the shell turns it into a socket message once
+//! and shares its bytes. The shells (the server's room task, the test
+//! stepper, unit tests) only carry frames and time: `welcome`, `roster`,
+//! `snapshot`, `combat` and `pong` are built here and nowhere else.
+//!
+//! Per tick, in order: the world steps ([`World::step`]); every client gets
+//! this tick's snapshot in the encoding it chose in `hello` (the JSON text
+//! encoded once for all JSON clients; for compact clients the shared tail
+//! encoded once and a per-recipient head with its exact own state); then,
+//! if anyone was hit, one `combat` message to every client.
+//!
+//! Joining sends the joiner `welcome`, then everyone (joiner included) the
+//! new `roster`; leaving sends the others the new `roster`.
+
+use std::collections::BTreeMap;
+
+use crate::compact;
+use crate::config::SimConfig;
+use crate::protocol::{
+    encode, ClientMessage, Encoding, ErrorCode, PlayerId, ProtocolError, RosterEntry,
+    ServerMessage, PROTOCOL_VERSION,
+};
+use crate::state::PlayerState;
+use crate::tick::Tick;
+use crate::world::{CombatRules, Received, World};
+
+/// One encoded message for the socket.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Frame {
+    /// A JSON text frame.
+    Text(String),
+    /// A binary frame (compact snapshots).
+    Binary(Vec<u8>),
+}
+
+impl Frame {
+    /// Its length in bytes.
+    pub fn len(&self) -> usize {
+        match self {
+            Frame::Text(text) => text.len(),
+            Frame::Binary(bytes) => bytes.len(),
+        }
+    }
+
+    /// Whether it has no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// What a room call decided to send: distinct frames, and which recipient
+/// gets which, in the order they must be sent.
+#[derive(Clone, Debug, Default)]
+pub struct Outbox {
+    frames: Vec<Frame>,
+    deliveries: Vec<(PlayerId, usize)>,
+}
+
+impl Outbox {
+    /// An empty outbox.
+    pub fn new() -> Outbox {
+        Outbox::default()
+    }
+
+    /// Whether nothing is to be sent.
+    pub fn is_empty(&self) -> bool {
+        self.deliveries.is_empty()
+    }
+
+    /// The distinct frames, each encoded once.
+    pub fn frames(&self) -> &[Frame] {
+        &self.frames
+    }
+
+    /// Every delivery in order: the recipient and an index into
+    /// [`Outbox::frames`].
+    pub fn deliveries(&self) -> &[(PlayerId, usize)] {
+        &self.deliveries
+    }
+
+    /// The frames `id` gets, in order.
+    pub fn to(&self, id: PlayerId) -> impl Iterator<Item = &Frame> {
+        self.deliveries
+            .iter()
+            .filter(move |(to, _)| *to == id)
+            .filter_map(|&(_, i)| self.frames.get(i))
+    }
+
+    /// Takes the frames and the deliveries out, leaving the outbox empty.
+    pub fn take(&mut self) -> (Vec<Frame>, Vec<(PlayerId, usize)>) {
+        (
+            std::mem::take(&mut self.frames),
+            std::mem::take(&mut self.deliveries),
+        )
+    }
+
+    /// Forgets everything (keeping the allocations).
+    pub fn clear(&mut self) {
+        self.frames.clear();
+        self.deliveries.clear();
+    }
+
+    fn push(&mut self, frame: Frame) -> usize {
+        self.frames.push(frame);
+        self.frames.len() - 1
+    }
+
+    fn send(&mut self, to: PlayerId, frame: Frame) {
+        let i = self.push(frame);
+        self.deliveries.push((to, i));
+    }
+
+    fn share(&mut self, to: impl IntoIterator<Item = PlayerId>, frame: Frame) {
+        let i = self.push(frame);
+        self.deliveries.extend(to.into_iter().map(|id| (id, i)));
+    }
+}
+
+/// How a room is set up.
+#[derive(Clone, Debug)]
+pub struct RoomConfig {
+    /// The room's name, sent in `welcome`.
+    pub name: String,
+    /// Seats in the room.
+    pub capacity: usize,
+    /// The movement constants, sent in `welcome`.
+    pub sim: SimConfig,
+    /// The rules of combat.
+    pub rules: CombatRules,
+    /// The seed of the world's randomness (spawn points).
+    pub seed: u64,
+}
+
+impl Default for RoomConfig {
+    fn default() -> Self {
+        RoomConfig {
+            name: "room".to_string(),
+            capacity: 64,
+            sim: SimConfig::default(),
+            rules: CombatRules::default(),
+            seed: 1,
+        }
+    }
+}
+
+/// Counters of a room.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RoomStats {
+    /// Inputs dropped because a player's queue was full.
+    pub dropped_inputs: u64,
+    /// Snapshot frames sent (one per recipient per tick).
+    pub snapshots: u64,
+    /// Combat events, each sent once to every client.
+    pub combat_events: u64,
+}
+
+/// One client's seat.
+#[derive(Clone, Copy, Debug)]
+struct Seat {
+    encoding: Encoding,
+}
+
+/// A room: the world, its seats, and what every client is told.
+#[derive(Clone, Debug)]
+pub struct Room {
+    name: String,
+    capacity: usize,
+    world: World,
+    seats: BTreeMap<PlayerId, Seat>,
+    stats: RoomStats,
+    /// Reused every tick: the snapshot's states and the compact tail.
+    states: Vec<PlayerState>,
+    tail: Vec<u8>,
+}
+
+impl Room {
+    /// An empty room at tick 0.
+    pub fn new(config: RoomConfig) -> Room {
+        Room {
+            name: config.name,
+            capacity: config.capacity.max(1),
+            world: World::with_rules(config.sim, config.rules, config.seed),
+            seats: BTreeMap::new(),
+            stats: RoomStats::default(),
+            states: Vec::new(),
+            tail: Vec::new(),
+        }
+    }
+
+    /// The room's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Seats in all.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Seats taken.
+    pub fn len(&self) -> usize {
+        self.seats.len()
+    }
+
+    /// Whether no seat is taken.
+    pub fn is_empty(&self) -> bool {
+        self.seats.is_empty()
+    }
+
+    /// Whether every seat is taken.
+    pub fn is_full(&self) -> bool {
+        self.seats.len() >= self.capacity
+    }
+
+    /// The last stepped tick.
+    pub fn server_tick(&self) -> Tick {
+        self.world.tick()
+    }
+
+    /// The authoritative world, to read.
+    pub fn world(&self) -> &World {
+        &self.world
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> RoomStats {
+        self.stats
+    }
+
+    /// Whether `id` has a seat here.
+    pub fn contains(&self, id: PlayerId) -> bool {
+        self.seats.contains_key(&id)
+    }
+
+    /// Seats `id` (named `name`, wanting snapshots in `encoding`): sends it
+    /// `welcome`, then everyone the new `roster`.
+    ///
+    /// # Errors
+    /// `server_full` if every seat is taken; `already_joined` if `id` is
+    /// already here (nothing changes either way).
+    pub fn join(
+        &mut self,
+        id: PlayerId,
+        name: &str,
+        encoding: Encoding,
+        out: &mut Outbox,
+    ) -> Result<(), ProtocolError> {
+        if self.seats.contains_key(&id) {
+            return Err(ProtocolError::new(
+                ErrorCode::AlreadyJoined,
+                format!("player {id} is already in room {}", self.name),
+            ));
+        }
+        if self.is_full() {
+            return Err(ProtocolError::new(
+                ErrorCode::ServerFull,
+                format!("room {} is full ({} players)", self.name, self.capacity),
+            ));
+        }
+        self.world
+            .join(id, name)
+            .map_err(|e| ProtocolError::new(ErrorCode::AlreadyJoined, e.to_string()))?;
+        self.seats.insert(id, Seat { encoding });
+        let welcome = ServerMessage::Welcome {
+            player_id: id,
+            protocol: PROTOCOL_VERSION,
+            server_tick: self.world.tick(),
+            tick_ms: self.world.sim_config().tick_ms,
+            room: self.name.clone(),
+            config: self.world.sim_config().clone(),
+        };
+        out.send(id, Frame::Text(encode(&welcome)));
+        self.share_roster(out);
+        Ok(())
+    }
+
+    /// Gives `id`'s seat back and sends the others the new `roster`;
+    /// `false` (and nothing sent) if it had no seat.
+    pub fn leave(&mut self, id: PlayerId, out: &mut Outbox) -> bool {
+        if self.seats.remove(&id).is_none() {
+            return false;
+        }
+        self.world.leave(id);
+        self.share_roster(out);
+        true
+    }
+
+    /// Handles one decoded message from `id`: inputs are queued for the
+    /// next ticks (at most [`crate::world::MAX_INPUTS_PER_TICK`] are applied
+    /// per tick, however they arrive), a `ping` is answered with `pong`.
+    ///
+    /// # Errors
+    /// `not_joined` if `id` has no seat; `already_joined` for a second
+    /// `hello`. Nothing changes and nothing is sent.
+    pub fn receive(
+        &mut self,
+        id: PlayerId,
+        message: &ClientMessage,
+        out: &mut Outbox,
+    ) -> Result<Received, ProtocolError> {
+        if !self.seats.contains_key(&id) {
+            return Err(ProtocolError::new(
+                ErrorCode::NotJoined,
+                format!("player {id} has no seat in room {}", self.name),
+            ));
+        }
+        match message {
+            ClientMessage::Input { inputs } => {
+                let received = self.world.receive(id, inputs);
+                self.stats.dropped_inputs += received.dropped as u64;
+                Ok(received)
+            }
+            ClientMessage::Ping { id: probe } => {
+                let pong = ServerMessage::Pong {
+                    id: *probe,
+                    server_tick: self.world.tick(),
+                };
+                out.send(id, Frame::Text(encode(&pong)));
+                Ok(Received::default())
+            }
+            ClientMessage::Hello { .. } => Err(ProtocolError::new(
+                ErrorCode::AlreadyJoined,
+                "hello was already accepted",
+            )),
+        }
+    }
+
+    /// Steps the world one tick and sends every client its snapshot, then
+    /// the tick's hits in one `combat` message; the new tick.
+    pub fn tick(&mut self, out: &mut Outbox) -> Tick {
+        self.world.step();
+        let tick = self.world.tick();
+        self.world.snapshot_into(&mut self.states);
+        self.share_snapshot(tick, out);
+        let events = self.world.events();
+        if !events.is_empty() {
+            self.stats.combat_events += events.len() as u64;
+            let combat = ServerMessage::Combat {
+                events: events.to_vec(),
+            };
+            out.share(self.seats.keys().copied(), Frame::Text(encode(&combat)));
+        }
+        tick
+    }
+
+    /// This tick's snapshot to every seat, each frame encoded once.
+    fn share_snapshot(&mut self, tick: Tick, out: &mut Outbox) {
+        let json = self.seats.values().any(|s| s.encoding == Encoding::Json);
+        if json {
+            let message = ServerMessage::Snapshot {
+                server_tick: tick,
+                players: std::mem::take(&mut self.states),
+            };
+            let text = encode(&message);
+            if let ServerMessage::Snapshot { players, .. } = message {
+                self.states = players;
+            }
+            let to = self
+                .seats
+                .iter()
+                .filter(|(_, s)| s.encoding == Encoding::Json)
+                .map(|(&id, _)| id);
+            let before = out.deliveries.len();
+            out.share(to, Frame::Text(text));
+            self.stats.snapshots += (out.deliveries.len() - before) as u64;
+        }
+        if self.seats.values().any(|s| s.encoding == Encoding::Compact) {
+            self.tail.clear();
+            compact::encode_tail(&self.states, self.world.sim_config(), &mut self.tail);
+            for (&id, seat) in &self.seats {
+                if seat.encoding != Encoding::Compact {
+                    continue;
+                }
+                let Ok(at) = self.states.binary_search_by_key(&id, |p| p.id) else {
+                    continue;
+                };
+                let mut frame = Vec::with_capacity(compact::HEAD_BYTES + self.tail.len());
+                compact::encode_head(tick, &self.states[at], &mut frame);
+                frame.extend_from_slice(&self.tail);
+                out.send(id, Frame::Binary(frame));
+                self.stats.snapshots += 1;
+            }
+        }
+    }
+
+    /// The `roster` message to every seat.
+    fn share_roster(&self, out: &mut Outbox) {
+        let roster = ServerMessage::Roster {
+            players: self
+                .world
+                .players()
+                .map(|(id, p)| RosterEntry {
+                    id,
+                    name: p.name().to_string(),
+                })
+                .collect(),
+        };
+        out.share(self.seats.keys().copied(), Frame::Text(encode(&roster)));
+    }
+}
+
+/// Where a joiner goes, as [`place`] decides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement<'a> {
+    /// Into this open room.
+    Existing(&'a str),
+    /// Into a new room (named as asked, or as the shell names new rooms).
+    New,
+}
+
+/// Places a joiner among open `rooms` (name and seats taken, each with
+/// `capacity` seats): into `wanted` if it is open, else a new room of that
+/// name; without a wish, into the fullest room with a free seat, else a new
+/// room. New rooms may be opened while fewer than `max_rooms` are open.
+///
+/// # Errors
+/// `server_full` when the wanted room is full, or when every room is full
+/// and no new one may be opened.
+pub fn place<'a>(
+    rooms: impl IntoIterator<Item = (&'a str, usize)>,
+    wanted: Option<&str>,
+    capacity: usize,
+    max_rooms: usize,
+) -> Result<Placement<'a>, ProtocolError> {
+    let mut open = 0;
+    let mut best: Option<(&'a str, usize)> = None;
+    for (name, taken) in rooms {
+        open += 1;
+        match wanted {
+            Some(w) if w == name => {
+                if taken >= capacity {
+                    return Err(ProtocolError::new(
+                        ErrorCode::ServerFull,
+                        format!("room {name} is full ({capacity} players)"),
+                    ));
+                }
+                return Ok(Placement::Existing(name));
+            }
+            Some(_) => {}
+            None => {
+                if taken < capacity && best.is_none_or(|(_, b)| taken >= b) {
+                    best = Some((name, taken));
+                }
+            }
+        }
+    }
+    if let Some((name, _)) = best {
+        return Ok(Placement::Existing(name));
+    }
+    if open >= max_rooms {
+        return Err(ProtocolError::new(
+            ErrorCode::ServerFull,
+            format!("every room is full and the server holds at most {max_rooms} rooms"),
+        ));
+    }
+    Ok(Placement::New)
+}
