@@ -224,86 +224,67 @@ pub enum ServerMessage {
     },
 }
 
-/// Stable error codes; see `docs/PROTOCOL.md`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorCode {
-    /// Not JSON, an unknown `type`, or a missing or mistyped field.
-    BadMessage,
-    /// A frame over [`MAX_FRAME_BYTES`].
-    TooLarge,
-    /// An `input` message with more than [`MAX_INPUTS_PER_MESSAGE`] inputs (or none).
-    TooManyInputs,
-    /// Input ticks not strictly increasing within a message.
-    TicksNotIncreasing,
-    /// A NaN or infinite number.
-    NonFinite,
-    /// A message other than `hello` before `hello`.
-    NotJoined,
-    /// A second `hello`.
-    AlreadyJoined,
-    /// A protocol version this server does not speak.
-    BadProtocol,
-    /// An empty or too long name or room name.
-    BadName,
-    /// A binary frame; the protocol is text only.
-    BinaryFrame,
-    /// More messages per second than allowed.
-    RateLimited,
-    /// Every room is full and no new one may be opened.
-    ServerFull,
-    /// The client did not read its messages fast enough and is disconnected.
-    SlowConsumer,
-    /// The client kept sending bad messages and is disconnected.
-    TooManyErrors,
-    /// The client did not send `hello` in time.
-    HelloTimeout,
-    /// The server is shutting down.
-    ShuttingDown,
+/// Declares [`ErrorCode`] from one list: each variant with its wire name,
+/// from which serde's names, [`ErrorCode::ALL`] and [`ErrorCode::as_str`]
+/// all follow, so a new code cannot be missing from any of them.
+macro_rules! error_codes {
+    ($($(#[$doc:meta])* $variant:ident = $wire:literal,)+) => {
+        /// Stable error codes; see `docs/PROTOCOL.md`.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        pub enum ErrorCode {
+            $($(#[$doc])* #[serde(rename = $wire)] $variant,)+
+        }
+
+        impl ErrorCode {
+            /// Every code, for metrics and docs.
+            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$variant,)+];
+
+            /// The code as it travels.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(ErrorCode::$variant => $wire,)+
+                }
+            }
+        }
+    };
 }
 
-impl ErrorCode {
-    /// Every code, for metrics and docs.
-    pub const ALL: [ErrorCode; 16] = [
-        ErrorCode::BadMessage,
-        ErrorCode::TooLarge,
-        ErrorCode::TooManyInputs,
-        ErrorCode::TicksNotIncreasing,
-        ErrorCode::NonFinite,
-        ErrorCode::NotJoined,
-        ErrorCode::AlreadyJoined,
-        ErrorCode::BadProtocol,
-        ErrorCode::BadName,
-        ErrorCode::BinaryFrame,
-        ErrorCode::RateLimited,
-        ErrorCode::ServerFull,
-        ErrorCode::SlowConsumer,
-        ErrorCode::TooManyErrors,
-        ErrorCode::HelloTimeout,
-        ErrorCode::ShuttingDown,
-    ];
-
-    /// The code as it travels.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::BadMessage => "bad_message",
-            ErrorCode::TooLarge => "too_large",
-            ErrorCode::TooManyInputs => "too_many_inputs",
-            ErrorCode::TicksNotIncreasing => "ticks_not_increasing",
-            ErrorCode::NonFinite => "non_finite",
-            ErrorCode::NotJoined => "not_joined",
-            ErrorCode::AlreadyJoined => "already_joined",
-            ErrorCode::BadProtocol => "bad_protocol",
-            ErrorCode::BadName => "bad_name",
-            ErrorCode::BinaryFrame => "binary_frame",
-            ErrorCode::RateLimited => "rate_limited",
-            ErrorCode::ServerFull => "server_full",
-            ErrorCode::SlowConsumer => "slow_consumer",
-            ErrorCode::TooManyErrors => "too_many_errors",
-            ErrorCode::HelloTimeout => "hello_timeout",
-            ErrorCode::ShuttingDown => "shutting_down",
-        }
-    }
+error_codes! {
+    /// Not JSON, an unknown `type`, or a missing or mistyped field.
+    BadMessage = "bad_message",
+    /// A frame over [`MAX_FRAME_BYTES`].
+    TooLarge = "too_large",
+    /// An `input` message with more than [`MAX_INPUTS_PER_MESSAGE`] inputs (or none).
+    TooManyInputs = "too_many_inputs",
+    /// Input ticks not strictly increasing within a message.
+    TicksNotIncreasing = "ticks_not_increasing",
+    /// A NaN or infinite number.
+    NonFinite = "non_finite",
+    /// A message other than `hello` before `hello`.
+    NotJoined = "not_joined",
+    /// A second `hello`.
+    AlreadyJoined = "already_joined",
+    /// A protocol version this server does not speak.
+    BadProtocol = "bad_protocol",
+    /// An empty or too long name or room name.
+    BadName = "bad_name",
+    /// A binary frame; the protocol is text only.
+    BinaryFrame = "binary_frame",
+    /// More messages per second than allowed.
+    RateLimited = "rate_limited",
+    /// Every room is full and no new one may be opened.
+    ServerFull = "server_full",
+    /// The client's address already holds as many seats, or has opened as
+    /// many rooms, as one address may.
+    AddressLimit = "address_limit",
+    /// The client did not read its messages fast enough and is disconnected.
+    SlowConsumer = "slow_consumer",
+    /// The client kept sending bad messages and is disconnected.
+    TooManyErrors = "too_many_errors",
+    /// The client did not send `hello` in time.
+    HelloTimeout = "hello_timeout",
+    /// The server is shutting down.
+    ShuttingDown = "shutting_down",
 }
 
 impl fmt::Display for ErrorCode {
@@ -555,9 +536,12 @@ mod tests {
 
     #[test]
     fn error_codes_travel_as_their_names() {
-        for code in ErrorCode::ALL {
+        for &code in ErrorCode::ALL {
             assert_eq!(encode(&code), format!("\"{}\"", code.as_str()));
+            let back: ErrorCode = serde_json::from_str(&encode(&code)).unwrap();
+            assert_eq!(back, code);
         }
+        assert_eq!(ErrorCode::ALL.len(), 17);
     }
 }
 

@@ -1,20 +1,27 @@
 //! The authoritative Skirmish server: the imperative shell around
-//! `skirmish-core`'s [`World`](skirmish_core::World).
+//! `skirmish-core`'s [`Room`](skirmish_core::room::Room).
 //!
 //! - `GET /` serves the `web/` folder (the page and the built wasm client).
 //! - `GET /ws` upgrades to the game (protocol v1, `docs/PROTOCOL.md`).
 //! - `GET /healthz` answers `ok`; `GET /rooms` lists rooms as JSON;
 //!   `GET /metrics` is Prometheus text.
 //!
+//! The server accepts connections itself rather than through `axum::serve`,
+//! so that limits apply before any HTTP work: each accepted socket first
+//! takes a permit from the [`AddressBook`] (refused with HTTP 503 or 429
+//! when the server or its address holds too many), and must send a complete
+//! HTTP request within the upgrade deadline.
+//!
 //! [`start`] binds, spawns the server and returns a [`RunningServer`]; tests
 //! start one on `127.0.0.1:0` and talk to it over real WebSockets.
 
+pub mod config;
+pub mod limits;
 pub mod metrics;
 pub mod rooms;
 pub mod ws;
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,64 +30,25 @@ use axum::extract::{State, WebSocketUpgrade};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::{Json, Router};
-use skirmish_core::{SimConfig, MAX_FRAME_BYTES};
-use tokio::net::TcpSocket;
+use axum::{Extension, Json, Router};
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use skirmish_core::MAX_FRAME_BYTES;
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tower_http::services::ServeDir;
 
-pub use metrics::{DisconnectReason, Metrics};
-pub use rooms::{RoomInfo, RoomSettings, Rooms};
+pub use config::{Limits, RoomSettings, ServerConfig};
+pub use limits::{AddressBook, Permit};
+pub use metrics::{DisconnectReason, Metrics, Refusal};
+pub use rooms::{RoomInfo, Rooms};
 
-/// Everything the server can be told.
-#[derive(Clone, Debug)]
-pub struct ServerConfig {
-    /// Where to listen.
-    pub addr: SocketAddr,
-    /// Players per room.
-    pub room_capacity: usize,
-    /// Rooms per process.
-    pub max_rooms: usize,
-    /// Seed of the rooms' randomness (spawn points).
-    pub seed: u64,
-    /// The movement constants.
-    pub sim: SimConfig,
-    /// The folder served at `/`.
-    pub web_dir: PathBuf,
-    /// A room without players for this long closes.
-    pub empty_room_timeout: Duration,
-    /// Time a new connection has to send `hello`.
-    pub hello_timeout: Duration,
-    /// Messages queued for one client before it counts as a slow consumer.
-    pub outbox_capacity: usize,
-    /// Longest one send to a client may take before it counts as a slow consumer.
-    pub send_timeout: Duration,
-    /// Messages per second one connection may send.
-    pub max_messages_per_sec: u32,
-    /// The socket send buffer of accepted connections, if set (tests use a
-    /// small one to find slow consumers quickly).
-    pub socket_send_buffer: Option<u32>,
-}
-
-impl Default for ServerConfig {
-    fn default() -> Self {
-        ServerConfig {
-            addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
-            room_capacity: 64,
-            max_rooms: 64,
-            seed: 1,
-            sim: SimConfig::default(),
-            web_dir: PathBuf::from("web"),
-            empty_room_timeout: Duration::from_secs(30),
-            hello_timeout: Duration::from_secs(10),
-            outbox_capacity: 64,
-            send_timeout: Duration::from_secs(2),
-            max_messages_per_sec: 60,
-            socket_send_buffer: None,
-        }
-    }
-}
+/// Bytes tungstenite reads per call (and zero-fills before each): inputs are
+/// about 100 bytes, so a small buffer saves a large `memset` per message.
+const READ_BUFFER_BYTES: usize = 4 * 1024;
 
 /// What every handler shares.
 #[derive(Debug)]
@@ -91,14 +59,17 @@ pub struct AppState {
     pub rooms: Arc<Rooms>,
     /// The counters.
     pub metrics: Arc<Metrics>,
+    /// What each address holds.
+    pub book: Arc<AddressBook>,
     /// The next player id; ids are unique within the process.
     pub next_player: AtomicU32,
     /// Becomes `true` when the server shuts down.
     pub shutdown: watch::Receiver<bool>,
 }
 
-/// The router, for a given state.
-pub fn app(state: Arc<AppState>) -> Router {
+/// The router, for a given state. Requests reaching `/ws` must carry the
+/// connection's [`Permit`] as an extension, as [`start`]'s accept loop adds.
+fn app(state: Arc<AppState>) -> Router {
     let web = ServeDir::new(&state.config.web_dir).append_index_html_on_directories(true);
     Router::new()
         .route("/ws", get(upgrade))
@@ -109,12 +80,18 @@ pub fn app(state: Arc<AppState>) -> Router {
         .with_state(state)
 }
 
-async fn upgrade(ws: WebSocketUpgrade, State(state): State<Arc<AppState>>) -> Response {
+async fn upgrade(
+    ws: WebSocketUpgrade,
+    State(state): State<Arc<AppState>>,
+    Extension(permit): Extension<Arc<Permit>>,
+) -> Response {
     // The transport limit is generous: frames between 8 KiB and this get a
-    // `too_large` error; larger ones end the connection.
+    // `too_large` error; larger ones end the connection before they are
+    // buffered whole.
     ws.max_message_size(8 * MAX_FRAME_BYTES)
         .max_frame_size(8 * MAX_FRAME_BYTES)
-        .on_upgrade(move |socket| ws::serve(socket, state))
+        .read_buffer_size(READ_BUFFER_BYTES)
+        .on_upgrade(move |socket| ws::serve(socket, state, permit))
 }
 
 async fn rooms(State(state): State<Arc<AppState>>) -> Json<Vec<RoomInfo>> {
@@ -136,18 +113,18 @@ pub struct RunningServer {
     /// Its shared state.
     pub state: Arc<AppState>,
     stop: watch::Sender<bool>,
-    task: JoinHandle<std::io::Result<()>>,
+    task: JoinHandle<()>,
 }
 
 impl RunningServer {
     /// Tells every client why, closes every connection and waits for the
-    /// server to stop.
+    /// server to stop accepting.
     ///
     /// # Errors
     /// The server task failed.
     pub async fn shutdown(self) -> anyhow::Result<()> {
         let _ = self.stop.send(true);
-        self.task.await??;
+        self.task.await?;
         Ok(())
     }
 }
@@ -172,37 +149,101 @@ pub fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
     let addr = listener.local_addr()?;
 
     let metrics = Arc::new(Metrics::default());
-    let rooms = Rooms::new(
-        RoomSettings {
-            capacity: config.room_capacity.max(1),
-            max_rooms: config.max_rooms.max(1),
-            sim: config.sim.clone(),
-            seed: config.seed,
-            empty_timeout: config.empty_room_timeout,
-        },
-        metrics.clone(),
-    );
+    let book = AddressBook::new(config.limits.clone());
+    let rooms = Rooms::new(config.rooms.clone(), metrics.clone(), book.clone());
     let (stop, shutdown) = watch::channel(false);
     let state = Arc::new(AppState {
         config,
         rooms,
         metrics,
+        book,
         next_player: AtomicU32::new(1),
-        shutdown: shutdown.clone(),
+        shutdown,
     });
-    let router = app(state.clone());
-    let mut stopped = shutdown;
-    let task = tokio::spawn(async move {
-        axum::serve(listener, router)
-            .with_graceful_shutdown(async move {
-                let _ = stopped.wait_for(|stop| *stop).await;
-            })
-            .await
-    });
+    let task = tokio::spawn(accept(listener, state.clone()));
     Ok(RunningServer {
         addr,
         state,
         stop,
         task,
     })
+}
+
+/// Accepts connections until shutdown; each gets a permit or a refusal
+/// before any HTTP work.
+async fn accept(listener: TcpListener, state: Arc<AppState>) {
+    let router = app(state.clone());
+    let mut http = http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(state.config.limits.upgrade_timeout);
+    let mut stop = state.shutdown.clone();
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => Some(accepted),
+            _ = stop.wait_for(|stop| *stop) => None,
+        };
+        let Some(accepted) = accepted else {
+            return;
+        };
+        let (tcp, peer) = match accepted {
+            Ok(accepted) => accepted,
+            Err(e) => {
+                // Out of file descriptors or similar: back off a little.
+                tracing::warn!("accept failed: {e}");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        let permit = match state.book.connect(peer.ip()) {
+            Ok(permit) => Arc::new(permit),
+            Err(refusal) => {
+                state.metrics.refused(refusal);
+                tokio::spawn(refuse(tcp, refusal));
+                continue;
+            }
+        };
+        let _ = tcp.set_nodelay(true);
+        let service = TowerToHyperService::new(router.clone().layer(Extension(permit)));
+        let connection = http
+            .serve_connection(TokioIo::new(tcp), service)
+            .with_upgrades();
+        let metrics = state.metrics.clone();
+        let mut stop = state.shutdown.clone();
+        tokio::spawn(async move {
+            tokio::pin!(connection);
+            let finished = tokio::select! {
+                ended = &mut connection => Some(ended),
+                _ = stop.wait_for(|stop| *stop) => None,
+            };
+            let ended = if let Some(ended) = finished {
+                ended
+            } else {
+                connection.as_mut().graceful_shutdown();
+                connection.await
+            };
+            if let Err(e) = ended {
+                if e.is_timeout() {
+                    metrics.refused(Refusal::UpgradeTimeout);
+                }
+            }
+        });
+    }
+}
+
+/// Answers a turned-away connection with its HTTP status and closes it.
+async fn refuse(mut tcp: TcpStream, refusal: Refusal) {
+    let status = match refusal {
+        Refusal::TooManyFromAddress => "429 Too Many Requests",
+        Refusal::TooManyConnections | Refusal::UpgradeTimeout => "503 Service Unavailable",
+    };
+    let body = refusal.as_str();
+    let response = format!(
+        "HTTP/1.1 {status}\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = tokio::time::timeout(Duration::from_secs(1), async {
+        tcp.write_all(response.as_bytes()).await?;
+        tcp.shutdown().await
+    })
+    .await;
 }

@@ -9,46 +9,60 @@ use std::time::Duration;
 
 use skirmish_core::ErrorCode;
 
-/// Why a connection ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DisconnectReason {
-    /// The client closed the connection or it dropped.
-    Closed,
-    /// The client did not read its messages in time.
-    SlowConsumer,
-    /// The client kept sending bad messages.
-    TooManyErrors,
-    /// No `hello` in time.
-    HelloTimeout,
-    /// The hello was refused (bad protocol, bad name, server full).
-    Refused,
-    /// A WebSocket protocol error (e.g. a frame over the transport limit).
-    ProtocolError,
-    /// The server shut down.
-    Shutdown,
+/// Declares a fieldless enum whose variants carry their metric label, with
+/// the list of every variant and the label of each derived from one place:
+/// a variant cannot be missing from `/metrics`.
+macro_rules! labelled {
+    ($(#[$meta:meta])* pub enum $name:ident { $($(#[$vmeta:meta])* $variant:ident = $label:literal,)+ }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum $name { $($(#[$vmeta])* $variant,)+ }
+
+        impl $name {
+            /// Every variant, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant,)+];
+
+            /// The label in `/metrics`.
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $label,)+ }
+            }
+
+            fn index(self) -> usize {
+                self as usize
+            }
+        }
+    };
 }
 
-impl DisconnectReason {
-    const ALL: [DisconnectReason; 7] = [
-        DisconnectReason::Closed,
-        DisconnectReason::SlowConsumer,
-        DisconnectReason::TooManyErrors,
-        DisconnectReason::HelloTimeout,
-        DisconnectReason::Refused,
-        DisconnectReason::ProtocolError,
-        DisconnectReason::Shutdown,
-    ];
+labelled! {
+    /// Why a connection ended.
+    pub enum DisconnectReason {
+        /// The client closed the connection or it dropped.
+        Closed = "closed",
+        /// The client did not read its messages in time.
+        SlowConsumer = "slow_consumer",
+        /// The client kept sending bad messages.
+        TooManyErrors = "too_many_errors",
+        /// No `hello` in time.
+        HelloTimeout = "hello_timeout",
+        /// The hello was refused (bad protocol, bad name, server full, address limit).
+        Refused = "refused",
+        /// A WebSocket protocol error (e.g. a frame over the transport limit).
+        ProtocolError = "protocol_error",
+        /// The server shut down.
+        Shutdown = "shutdown",
+    }
+}
 
-    fn as_str(self) -> &'static str {
-        match self {
-            DisconnectReason::Closed => "closed",
-            DisconnectReason::SlowConsumer => "slow_consumer",
-            DisconnectReason::TooManyErrors => "too_many_errors",
-            DisconnectReason::HelloTimeout => "hello_timeout",
-            DisconnectReason::Refused => "refused",
-            DisconnectReason::ProtocolError => "protocol_error",
-            DisconnectReason::Shutdown => "shutdown",
-        }
+labelled! {
+    /// Why a connection was turned away before any WebSocket or room work.
+    pub enum Refusal {
+        /// The server holds its maximum of open connections (HTTP 503).
+        TooManyConnections = "too_many_connections",
+        /// The source address holds its maximum of open connections (HTTP 429).
+        TooManyFromAddress = "too_many_from_address",
+        /// No complete HTTP request within the upgrade deadline.
+        UpgradeTimeout = "upgrade_timeout",
     }
 }
 
@@ -73,6 +87,7 @@ pub struct Metrics {
     tick_buckets: [AtomicU64; TICK_BUCKETS.len()],
     rejected: [AtomicU64; ErrorCode::ALL.len()],
     disconnects: [AtomicU64; DisconnectReason::ALL.len()],
+    refused: [AtomicU64; Refusal::ALL.len()],
 }
 
 fn add(counter: &AtomicU64, n: u64) {
@@ -123,11 +138,16 @@ impl Metrics {
         add(&self.bytes_out, bytes as u64);
     }
 
+    /// `count` messages of `bytes` in all were sent.
+    pub fn sent_many(&self, count: usize, bytes: usize) {
+        add(&self.messages_out, count as u64);
+        add(&self.bytes_out, bytes as u64);
+    }
+
     /// A message was refused with `code`.
     pub fn rejected(&self, code: ErrorCode) {
-        if let Some(i) = ErrorCode::ALL.iter().position(|c| *c == code) {
-            add(&self.rejected[i], 1);
-        }
+        // `ALL` lists the codes in declaration order.
+        add(&self.rejected[code as usize], 1);
     }
 
     /// Inputs were dropped (full queue, or a full room channel).
@@ -137,9 +157,17 @@ impl Metrics {
 
     /// A connection ended for `reason`.
     pub fn disconnected(&self, reason: DisconnectReason) {
-        if let Some(i) = DisconnectReason::ALL.iter().position(|r| *r == reason) {
-            add(&self.disconnects[i], 1);
-        }
+        add(&self.disconnects[reason.index()], 1);
+    }
+
+    /// A connection was turned away for `reason`.
+    pub fn refused(&self, reason: Refusal) {
+        add(&self.refused[reason.index()], 1);
+    }
+
+    /// How many connections were turned away for `reason`.
+    pub fn refused_count(&self, reason: Refusal) -> u64 {
+        get(&self.refused[reason.index()])
     }
 
     /// One room tick took `took`.
@@ -161,18 +189,12 @@ impl Metrics {
 
     /// How many messages were refused with `code`.
     pub fn rejected_count(&self, code: ErrorCode) -> u64 {
-        ErrorCode::ALL
-            .iter()
-            .position(|c| *c == code)
-            .map_or(0, |i| get(&self.rejected[i]))
+        get(&self.rejected[code as usize])
     }
 
     /// How many connections ended for `reason`.
     pub fn disconnect_count(&self, reason: DisconnectReason) -> u64 {
-        DisconnectReason::ALL
-            .iter()
-            .position(|r| *r == reason)
-            .map_or(0, |i| get(&self.disconnects[i]))
+        get(&self.disconnects[reason.index()])
     }
 
     /// The Prometheus text exposition of every counter.
@@ -228,29 +250,33 @@ impl Metrics {
             get(&self.dropped_inputs),
         );
 
-        let _ = writeln!(
-            out,
-            "# HELP skirmish_rejected_messages_total Messages refused, by error code.\n# TYPE skirmish_rejected_messages_total counter"
+        labelled_family(
+            &mut out,
+            "skirmish_rejected_messages_total",
+            "Messages refused, by error code.",
+            "code",
+            ErrorCode::ALL
+                .iter()
+                .map(|c| c.as_str())
+                .zip(&self.rejected),
         );
-        for (code, counter) in ErrorCode::ALL.iter().zip(&self.rejected) {
-            let _ = writeln!(
-                out,
-                "skirmish_rejected_messages_total{{code=\"{code}\"}} {}",
-                get(counter)
-            );
-        }
-        let _ = writeln!(
-            out,
-            "# HELP skirmish_disconnects_total Connections ended, by reason.\n# TYPE skirmish_disconnects_total counter"
+        labelled_family(
+            &mut out,
+            "skirmish_disconnects_total",
+            "Connections ended, by reason.",
+            "reason",
+            DisconnectReason::ALL
+                .iter()
+                .map(|r| r.as_str())
+                .zip(&self.disconnects),
         );
-        for (reason, counter) in DisconnectReason::ALL.iter().zip(&self.disconnects) {
-            let _ = writeln!(
-                out,
-                "skirmish_disconnects_total{{reason=\"{}\"}} {}",
-                reason.as_str(),
-                get(counter)
-            );
-        }
+        labelled_family(
+            &mut out,
+            "skirmish_refused_connections_total",
+            "Connections turned away before any WebSocket work, by reason.",
+            "reason",
+            Refusal::ALL.iter().map(|r| r.as_str()).zip(&self.refused),
+        );
         let _ = writeln!(
             out,
             "# HELP skirmish_tick_duration_seconds Time one room tick took.\n# TYPE skirmish_tick_duration_seconds histogram"
@@ -272,6 +298,20 @@ impl Metrics {
     }
 }
 
+/// One counter family with a label, every value of the label listed.
+fn labelled_family<'a>(
+    out: &mut String,
+    name: &str,
+    help: &str,
+    label: &str,
+    values: impl Iterator<Item = (&'a str, &'a AtomicU64)>,
+) {
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
+    for (value, counter) in values {
+        let _ = writeln!(out, "{name}{{{label}=\"{value}\"}} {}", get(counter));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -283,12 +323,35 @@ mod tests {
         m.rejected(ErrorCode::TooLarge);
         m.tick(Duration::from_micros(300));
         m.disconnected(DisconnectReason::SlowConsumer);
+        m.refused(Refusal::UpgradeTimeout);
         let text = m.render();
+        assert!(text.contains("skirmish_refused_connections_total{reason=\"upgrade_timeout\"} 1\n"));
         assert!(text.contains("skirmish_players 1\n"));
         assert!(text.contains("skirmish_rejected_messages_total{code=\"too_large\"} 1\n"));
         assert!(text.contains("skirmish_disconnects_total{reason=\"slow_consumer\"} 1\n"));
         assert!(text.contains("skirmish_tick_duration_seconds_bucket{le=\"0.0005\"} 1\n"));
         assert!(text.contains("skirmish_tick_duration_seconds_bucket{le=\"0.00025\"} 0\n"));
         assert!(text.contains("skirmish_tick_duration_seconds_count 1\n"));
+    }
+
+    #[test]
+    fn error_codes_index_their_counters_in_order() {
+        for (i, code) in ErrorCode::ALL.iter().enumerate() {
+            assert_eq!(*code as usize, i, "{code}");
+        }
+    }
+
+    #[test]
+    fn every_label_is_rendered() {
+        let text = Metrics::default().render();
+        for code in ErrorCode::ALL {
+            assert!(text.contains(&format!("{{code=\"{code}\"}} 0\n")), "{code}");
+        }
+        for reason in DisconnectReason::ALL {
+            assert!(text.contains(&format!("{{reason=\"{}\"}} 0\n", reason.as_str())));
+        }
+        for reason in Refusal::ALL {
+            assert!(text.contains(&format!("{{reason=\"{}\"}} 0\n", reason.as_str())));
+        }
     }
 }

@@ -1,132 +1,45 @@
-//! Rooms: one process hosts many arenas, each with its own [`World`] and its
-//! own tick task.
+//! Rooms: the registry that places joiners, and the task that gives each
+//! [`Room`] its time.
 //!
-//! The registry ([`Rooms`]) places joiners: into the named room, or into the
-//! fullest room with space, or into a new one, up to `max_rooms`. A seat is
-//! reserved under the registry lock before the joiner reaches the room, and a
-//! room closes itself (after `empty_room_timeout` without players) only under
-//! the same lock when no seat is taken, so a joiner never races a closing room.
+//! Everything a client is told is decided by core's [`Room`]; this module
+//! only carries it out. A room lives behind one mutex with the links to its
+//! clients: a connection calls [`RoomHandle::receive`] with each decoded
+//! message (inputs are queued into the world there and then, without waking
+//! the room's task), and the room's task wakes once per tick to step it.
+//! Frames the room returns are turned into socket messages once each and
+//! offered to each recipient's bounded outbox with `try_send`: a client
+//! whose outbox is full is dropped as a slow consumer, so no client can
+//! stall a tick or grow memory without bound.
 //!
-//! Each room task owns its world and its clients' outboxes. Every tick it
-//! steps the world, encodes one snapshot (and one `combat` message if there
-//! were hits) and offers the same bytes to every client with `try_send`: a
-//! client whose bounded outbox is full is disconnected as a slow consumer, so
-//! no client can stall the tick or grow memory without bound. Missed ticks
-//! are skipped, not bunched: if a tick overruns, the next one starts at the
-//! next 50 ms boundary and the world's tick counter simply advances once.
+//! Lock order: the registry, then a room. Joining happens under the
+//! registry lock and a room closes itself (after `empty_timeout` without
+//! players) only under the same lock, so a joiner never races a closing room.
+//! Missed ticks are skipped, not bunched.
 
 use std::collections::BTreeMap;
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use axum::body::Bytes;
 use axum::extract::ws::{Message, Utf8Bytes};
 use serde::Serialize;
-use skirmish_core::{
-    compact, encode, ErrorCode, PlayerId, PlayerState, ProtocolError, RosterEntry, ServerMessage,
-    SimConfig, Tick, WireInput, World, PROTOCOL_VERSION,
-};
+use skirmish_core::room::{place, Frame, Outbox, Placement, Room, RoomConfig};
+use skirmish_core::{ClientMessage, Encoding, ErrorCode, PlayerId, ProtocolError, Received, Tick};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::{Instant, MissedTickBehavior};
 
+use crate::config::RoomSettings;
+use crate::limits::{AddressBook, Permit};
 use crate::metrics::Metrics;
 
-/// How a room is set up.
-#[derive(Clone, Debug)]
-pub struct RoomSettings {
-    /// Players per room.
-    pub capacity: usize,
-    /// Rooms per process.
-    pub max_rooms: usize,
-    /// The movement constants every room uses.
-    pub sim: SimConfig,
-    /// The seed of the first room; room `n` uses `seed + n`.
-    pub seed: u64,
-    /// A room without players for this long closes.
-    pub empty_timeout: Duration,
-}
-
-/// What a connection holds to talk to its client: the bounded outbox the
-/// room fills, and the signal the room fires to disconnect it.
+/// What the room holds to reach one client.
 #[derive(Debug)]
 pub struct ClientLink {
-    /// Encoded frames for this client.
+    /// Messages for the client's connection to write.
     pub outbox: mpsc::Sender<Message>,
-    /// Whether snapshots go as compact binary frames.
-    pub compact: bool,
     /// Fired with the reason when the room drops the client.
     pub kick: oneshot::Sender<ErrorCode>,
-}
-
-/// What a connection sends its room.
-#[derive(Debug)]
-pub enum Command {
-    /// Take the reserved seat.
-    Join {
-        /// The new player's id.
-        id: PlayerId,
-        /// Display name.
-        name: String,
-        /// Where the room sends this player's messages.
-        link: ClientLink,
-    },
-    /// The connection ended.
-    Leave {
-        /// Who left.
-        id: PlayerId,
-    },
-    /// Inputs, already checked by the protocol decoder.
-    Inputs {
-        /// Whose.
-        id: PlayerId,
-        /// The inputs.
-        inputs: Vec<WireInput>,
-    },
-}
-
-/// A connection's way into a room.
-#[derive(Clone, Debug)]
-pub struct RoomHandle {
-    name: Arc<str>,
-    commands: mpsc::Sender<Command>,
-    seats: Arc<AtomicUsize>,
-    tick: Arc<AtomicU32>,
-}
-
-impl RoomHandle {
-    /// The room's name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The room's last stepped tick.
-    pub fn tick(&self) -> Tick {
-        Tick(self.tick.load(Ordering::Relaxed))
-    }
-
-    /// Takes the reserved seat; the room answers with `welcome` in `link`.
-    ///
-    /// # Errors
-    /// The room is gone (cannot happen while the seat is reserved).
-    pub async fn join(&self, id: PlayerId, name: String, link: ClientLink) -> Result<(), ()> {
-        self.commands
-            .send(Command::Join { id, name, link })
-            .await
-            .map_err(|_| ())
-    }
-
-    /// Gives the seat back. Never fails: a gone room has no seat to give.
-    pub async fn leave(&self, id: PlayerId) {
-        let _ = self.commands.send(Command::Leave { id }).await;
-    }
-
-    /// Offers inputs without waiting; `false` if the room is too busy and
-    /// they were dropped.
-    pub fn inputs(&self, id: PlayerId, inputs: Vec<WireInput>) -> bool {
-        self.commands
-            .try_send(Command::Inputs { id, inputs })
-            .is_ok()
-    }
 }
 
 /// One row of `GET /rooms`.
@@ -140,11 +53,153 @@ pub struct RoomInfo {
     pub capacity: usize,
 }
 
+/// A client of a room, as the shell keeps it.
+#[derive(Debug)]
+struct Client {
+    link: ClientLink,
+    /// The address's seat, given back when the client goes.
+    _seat: Permit,
+}
+
+/// A room and the links to its clients, behind the room's mutex.
+#[derive(Debug)]
+struct Shared {
+    room: Room,
+    clients: BTreeMap<PlayerId, Client>,
+    out: Outbox,
+    /// The address that opened the room holds this until the room closes.
+    opener: Option<Permit>,
+}
+
+/// A connection's way into its room.
+#[derive(Clone, Debug)]
+pub struct RoomHandle {
+    inner: Arc<RoomInner>,
+}
+
+#[derive(Debug)]
+struct RoomInner {
+    name: Arc<str>,
+    shared: Mutex<Shared>,
+    seats: AtomicUsize,
+    tick: AtomicU32,
+    metrics: Arc<Metrics>,
+}
+
+impl RoomHandle {
+    /// The room's name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// The room's last stepped tick.
+    pub fn tick(&self) -> Tick {
+        Tick(self.inner.tick.load(Ordering::Relaxed))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Shared> {
+        // A panic inside the room would be a bug in core; the room's state
+        // is still the last consistent one, so carry on rather than cascade.
+        self.inner
+            .shared
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Hands the room one decoded message from `id`; what it answers goes
+    /// to the outboxes.
+    ///
+    /// # Errors
+    /// The room refused the message (see [`Room::receive`]).
+    pub fn receive(
+        &self,
+        id: PlayerId,
+        message: &ClientMessage,
+    ) -> Result<Received, ProtocolError> {
+        let mut shared = self.lock();
+        let Shared { room, out, .. } = &mut *shared;
+        let received = room.receive(id, message, out);
+        self.deliver(&mut shared);
+        if let Ok(r) = &received {
+            if r.dropped > 0 {
+                self.inner.metrics.dropped_inputs(r.dropped as u64);
+            }
+        }
+        received
+    }
+
+    /// Gives `id`'s seat back (nothing if it has none).
+    pub fn leave(&self, id: PlayerId) {
+        let mut shared = self.lock();
+        if shared.clients.remove(&id).is_some() {
+            self.inner.metrics.players_changed(false);
+        }
+        let Shared { room, out, .. } = &mut *shared;
+        if room.leave(id, out) {
+            self.deliver(&mut shared);
+        }
+        self.inner.seats.store(shared.room.len(), Ordering::Relaxed);
+    }
+
+    /// Steps the room one tick and sends what it decided.
+    fn step(&self) -> bool {
+        let mut shared = self.lock();
+        let Shared { room, out, .. } = &mut *shared;
+        let tick = room.tick(out);
+        self.inner.tick.store(tick.0, Ordering::Relaxed);
+        self.deliver(&mut shared);
+        shared.room.is_empty()
+    }
+
+    /// Turns each frame of the outbox into a message once and offers it to
+    /// every recipient; drops whoever's outbox is full (and tells the rest).
+    fn deliver(&self, shared: &mut Shared) {
+        loop {
+            let (frames, deliveries) = shared.out.take();
+            if deliveries.is_empty() {
+                return;
+            }
+            let messages: Vec<Message> = frames.into_iter().map(message).collect();
+            let mut slow = Vec::new();
+            for (to, i) in deliveries {
+                let (Some(client), Some(m)) = (shared.clients.get(&to), messages.get(i)) else {
+                    continue;
+                };
+                if let Err(mpsc::error::TrySendError::Full(_)) =
+                    client.link.outbox.try_send(m.clone())
+                {
+                    slow.push(to);
+                }
+            }
+            for id in slow {
+                let Some(client) = shared.clients.remove(&id) else {
+                    continue;
+                };
+                tracing::info!(room = %self.inner.name, %id, "slow consumer dropped");
+                self.inner.metrics.players_changed(false);
+                let _ = client.link.kick.send(ErrorCode::SlowConsumer);
+                let Shared { room, out, .. } = &mut *shared;
+                room.leave(id, out);
+            }
+            self.inner.seats.store(shared.room.len(), Ordering::Relaxed);
+        }
+    }
+}
+
+/// A frame as a WebSocket message, without copying its bytes.
+fn message(frame: Frame) -> Message {
+    match frame {
+        Frame::Text(text) => Message::Text(Utf8Bytes::from(text)),
+        Frame::Binary(bytes) => Message::Binary(Bytes::from(bytes)),
+    }
+}
+
 /// The registry of open rooms.
 #[derive(Debug)]
 pub struct Rooms {
     settings: RoomSettings,
     metrics: Arc<Metrics>,
+    book: Arc<AddressBook>,
     inner: Mutex<Registry>,
 }
 
@@ -154,15 +209,32 @@ struct Registry {
     opened: u64,
 }
 
-/// Commands a room buffers; a connection's inputs beyond this are dropped.
-const COMMAND_QUEUE: usize = 4096;
+/// Who is joining, as the connection knows it.
+#[derive(Debug)]
+pub struct Joiner<'a> {
+    /// The new player's id.
+    pub id: PlayerId,
+    /// Display name.
+    pub name: &'a str,
+    /// A room asked for by name.
+    pub room: Option<&'a str>,
+    /// How it wants snapshots.
+    pub encoding: Encoding,
+    /// Its source address.
+    pub address: IpAddr,
+}
 
 impl Rooms {
     /// An empty registry.
-    pub fn new(settings: RoomSettings, metrics: Arc<Metrics>) -> Arc<Rooms> {
+    pub fn new(
+        settings: RoomSettings,
+        metrics: Arc<Metrics>,
+        book: Arc<AddressBook>,
+    ) -> Arc<Rooms> {
         Arc::new(Rooms {
             settings,
             metrics,
+            book,
             inner: Mutex::new(Registry::default()),
         })
     }
@@ -172,7 +244,7 @@ impl Rooms {
         &self.settings
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Registry> {
+    fn lock(&self) -> MutexGuard<'_, Registry> {
         // The registry holds no invariant a panicking holder could break.
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -183,285 +255,131 @@ impl Rooms {
             .rooms
             .values()
             .map(|r| RoomInfo {
-                name: r.name.to_string(),
-                players: r.seats.load(Ordering::Relaxed),
+                name: r.name().to_string(),
+                players: r.inner.seats.load(Ordering::Relaxed),
                 capacity: self.settings.capacity,
             })
             .collect()
     }
 
-    /// Reserves a seat: in `wanted` if given, else in the fullest room with
-    /// space, else in a new room.
+    /// Seats `joiner` in the room [`place`] chooses, opening it if needed;
+    /// the room sends `welcome` and `roster` through `link`.
     ///
     /// # Errors
-    /// `server_full` when the room (or every room) is full and no new room
-    /// may be opened.
-    pub fn reserve(self: &Arc<Self>, wanted: Option<&str>) -> Result<RoomHandle, ProtocolError> {
-        let capacity = self.settings.capacity;
+    /// `server_full` when no seat can be found, `address_limit` when the
+    /// joiner's address holds its maximum of seats or opened rooms.
+    pub fn join(
+        self: &Arc<Self>,
+        joiner: &Joiner<'_>,
+        link: ClientLink,
+    ) -> Result<RoomHandle, ProtocolError> {
         let mut registry = self.lock();
-        let found = match wanted {
-            Some(name) => registry.rooms.get(name).cloned(),
-            None => registry
+        let seat = self.book.seat(joiner.address)?;
+        let placement = place(
+            registry
                 .rooms
-                .values()
-                .filter(|r| r.seats.load(Ordering::Relaxed) < capacity)
-                .max_by_key(|r| r.seats.load(Ordering::Relaxed))
-                .cloned(),
-        };
-        if let Some(room) = found {
-            if room.seats.load(Ordering::Relaxed) >= capacity {
-                return Err(ProtocolError::new(
-                    ErrorCode::ServerFull,
-                    format!("room {} is full ({capacity} players)", room.name),
-                ));
+                .iter()
+                .map(|(name, r)| (&**name, r.inner.seats.load(Ordering::Relaxed))),
+            joiner.room,
+            self.settings.capacity,
+            self.settings.max_rooms,
+        )?;
+        let handle = match placement {
+            Placement::Existing(name) => registry
+                .rooms
+                .get(name)
+                .cloned()
+                .ok_or_else(|| ProtocolError::new(ErrorCode::ServerFull, "the room closed"))?,
+            Placement::New => {
+                let opener = self.book.room(joiner.address)?;
+                self.open(&mut registry, joiner.room, opener)
             }
-            room.seats.fetch_add(1, Ordering::Relaxed);
-            return Ok(room);
-        }
-        if registry.rooms.len() >= self.settings.max_rooms {
-            return Err(ProtocolError::new(
-                ErrorCode::ServerFull,
-                format!(
-                    "every room is full and the server holds at most {} rooms",
-                    self.settings.max_rooms
-                ),
-            ));
-        }
+        };
+        let mut shared = handle.lock();
+        let Shared { room, out, .. } = &mut *shared;
+        room.join(joiner.id, joiner.name, joiner.encoding, out)?;
+        shared
+            .clients
+            .insert(joiner.id, Client { link, _seat: seat });
+        self.metrics.players_changed(true);
+        handle.deliver(&mut shared);
+        drop(shared);
+        tracing::debug!(room = %handle.name(), id = %joiner.id, name = joiner.name, "player joined");
+        Ok(handle)
+    }
+
+    fn open(
+        self: &Arc<Self>,
+        registry: &mut Registry,
+        wanted: Option<&str>,
+        opener: Permit,
+    ) -> RoomHandle {
         registry.opened += 1;
         let number = registry.opened;
         let name: Arc<str> = match wanted {
             Some(name) => name.into(),
             None => format!("room-{number}").into(),
         };
-        let (commands, receiver) = mpsc::channel(COMMAND_QUEUE);
+        let room = Room::new(RoomConfig {
+            name: name.to_string(),
+            capacity: self.settings.capacity,
+            sim: self.settings.sim.clone(),
+            seed: self.settings.seed.wrapping_add(number),
+            ..RoomConfig::default()
+        });
         let handle = RoomHandle {
-            name: name.clone(),
-            commands,
-            seats: Arc::new(AtomicUsize::new(1)),
-            tick: Arc::new(AtomicU32::new(0)),
+            inner: Arc::new(RoomInner {
+                name: name.clone(),
+                shared: Mutex::new(Shared {
+                    room,
+                    clients: BTreeMap::new(),
+                    out: Outbox::new(),
+                    opener: Some(opener),
+                }),
+                seats: AtomicUsize::new(0),
+                tick: AtomicU32::new(0),
+                metrics: self.metrics.clone(),
+            }),
         };
         registry.rooms.insert(name, handle.clone());
         self.metrics.rooms_changed(true);
-        let world = World::new(
-            self.settings.sim.clone(),
-            self.settings.seed.wrapping_add(number),
-        );
-        tokio::spawn(run_room(self.clone(), handle.clone(), receiver, world));
-        tracing::info!(room = %handle.name, "room opened");
-        Ok(handle)
+        tokio::spawn(run_room(self.clone(), handle.clone()));
+        tracing::info!(room = %handle.name(), "room opened");
+        handle
     }
 
     /// Closes `room` if no seat is taken; `true` if it closed.
     fn close_if_empty(&self, room: &RoomHandle) -> bool {
         let mut registry = self.lock();
-        if room.seats.load(Ordering::Relaxed) > 0 {
+        let mut shared = room.lock();
+        if !shared.room.is_empty() {
             return false;
         }
-        registry.rooms.remove(&room.name);
+        shared.opener = None;
+        registry.rooms.remove(room.name());
         self.metrics.rooms_changed(false);
-        tracing::info!(room = %room.name, "room closed after being empty");
+        tracing::info!(room = %room.name(), "room closed after being empty");
         true
     }
 }
 
-/// A room's clients, in id order.
-type Clients = BTreeMap<PlayerId, ClientLink>;
-
-async fn run_room(
-    rooms: Arc<Rooms>,
-    handle: RoomHandle,
-    mut commands: mpsc::Receiver<Command>,
-    mut world: World,
-) {
-    let metrics = rooms.metrics.clone();
-    let cadence = world.sim_config().cadence();
+/// Gives a room its time: one step per tick until it closes.
+async fn run_room(rooms: Arc<Rooms>, handle: RoomHandle) {
+    let cadence = rooms.settings.sim.cadence();
     let mut interval = tokio::time::interval(cadence);
     interval.set_missed_tick_behavior(MissedTickBehavior::Skip);
-    let mut clients = Clients::new();
     let mut empty_since = Instant::now();
-    let mut snapshot = Vec::new();
     loop {
-        tokio::select! {
-            _ = interval.tick() => {
-                let started = std::time::Instant::now();
-                world.step();
-                handle.tick.store(world.tick().0, Ordering::Relaxed);
-                world.snapshot_into(&mut snapshot);
-                let mut slow = broadcast_snapshot(&clients, world.tick(), &mut snapshot, world.sim_config());
-                if !world.events().is_empty() {
-                    let combat = ServerMessage::Combat { events: world.events().to_vec() };
-                    slow.extend(broadcast(&clients, &encode(&combat)));
-                }
-                drop_slow(&mut world, &mut clients, &handle, &metrics, slow);
-                metrics.tick(started.elapsed());
-                if clients.is_empty() {
-                    if empty_since.elapsed() >= rooms.settings.empty_timeout && rooms.close_if_empty(&handle) {
-                        return;
-                    }
-                } else {
-                    empty_since = Instant::now();
-                }
-            }
-            command = commands.recv() => match command {
-                Some(Command::Join { id, name, link }) => {
-                    if let Err(e) = world.join(id, &name) {
-                        tracing::warn!(%id, "join refused: {e}");
-                        handle.seats.fetch_sub(1, Ordering::Relaxed);
-                        continue;
-                    }
-                    let welcome = ServerMessage::Welcome {
-                        player_id: id,
-                        protocol: PROTOCOL_VERSION,
-                        server_tick: world.tick(),
-                        tick_ms: world.sim_config().tick_ms,
-                        room: handle.name.to_string(),
-                        config: world.sim_config().clone(),
-                    };
-                    // A fresh outbox always has room for the welcome.
-                    let _ = link.outbox.try_send(Message::Text(encode(&welcome).into()));
-                    clients.insert(id, link);
-                    metrics.players_changed(true);
-                    let slow = broadcast(&clients, &roster(&world));
-                    drop_slow(&mut world, &mut clients, &handle, &metrics, slow);
-                    tracing::debug!(room = %handle.name, %id, %name, "player joined");
-                }
-                Some(Command::Leave { id }) => {
-                    if drop_client(&mut world, &mut clients, &handle, &metrics, id, None) {
-                        let slow = broadcast(&clients, &roster(&world));
-                    drop_slow(&mut world, &mut clients, &handle, &metrics, slow);
-                    }
-                }
-                Some(Command::Inputs { id, inputs }) => {
-                    let received = world.receive(id, &inputs);
-                    if received.dropped > 0 {
-                        metrics.dropped_inputs(received.dropped as u64);
-                    }
-                }
-                // The registry keeps a sender while the room is open.
-                None => return,
-            },
+        interval.tick().await;
+        let started = std::time::Instant::now();
+        let empty = handle.step();
+        rooms.metrics.tick(started.elapsed());
+        if !empty {
+            empty_since = Instant::now();
+        } else if empty_since.elapsed() >= rooms.settings.empty_timeout
+            && rooms.close_if_empty(&handle)
+        {
+            return;
         }
     }
-}
-
-/// Offers `text` to every client; returns those whose outbox is full.
-fn broadcast(clients: &Clients, text: &str) -> Vec<PlayerId> {
-    let text = Utf8Bytes::from(text);
-    clients
-        .iter()
-        .filter(|(_, link)| !offer(link, Message::Text(text.clone())))
-        .map(|(&id, _)| id)
-        .collect()
-}
-
-/// Offers a message without waiting; `false` if the outbox is full.
-fn offer(link: &ClientLink, message: Message) -> bool {
-    !matches!(
-        link.outbox.try_send(message),
-        Err(mpsc::error::TrySendError::Full(_))
-    )
-}
-
-/// Sends this tick's snapshot to every client in its encoding: the JSON text
-/// and the compact tail are each encoded once; a compact frame adds only the
-/// recipient's exact own state. Returns the clients whose outbox is full.
-fn broadcast_snapshot(
-    clients: &Clients,
-    tick: Tick,
-    players: &mut Vec<PlayerState>,
-    config: &SimConfig,
-) -> Vec<PlayerId> {
-    let message = ServerMessage::Snapshot {
-        server_tick: tick,
-        players: std::mem::take(players),
-    };
-    let json = clients
-        .values()
-        .any(|l| !l.compact)
-        .then(|| Utf8Bytes::from(encode(&message)));
-    if let ServerMessage::Snapshot { players: back, .. } = message {
-        *players = back;
-    }
-    let mut tail = Vec::new();
-    if clients.values().any(|l| l.compact) {
-        compact::encode_tail(players, config, &mut tail);
-    }
-    let mut slow = Vec::new();
-    for (&id, link) in clients {
-        let message = if let (Some(text), false) = (&json, link.compact) {
-            Message::Text(text.clone())
-        } else {
-            let Ok(at) = players.binary_search_by_key(&id, |p| p.id) else {
-                continue;
-            };
-            let mut frame = Vec::with_capacity(compact::HEAD_BYTES + tail.len());
-            compact::encode_head(tick, &players[at], &mut frame);
-            frame.extend_from_slice(&tail);
-            Message::Binary(frame.into())
-        };
-        if !offer(link, message) {
-            slow.push(id);
-        }
-    }
-    slow
-}
-
-/// The room's `roster` message, encoded.
-fn roster(world: &World) -> String {
-    encode(&ServerMessage::Roster {
-        players: world
-            .players()
-            .map(|(id, p)| RosterEntry {
-                id,
-                name: p.name().to_string(),
-            })
-            .collect(),
-    })
-}
-
-/// Disconnects the slow consumers among `ids`, and tells the others who left.
-fn drop_slow(
-    world: &mut World,
-    clients: &mut Clients,
-    handle: &RoomHandle,
-    metrics: &Metrics,
-    ids: Vec<PlayerId>,
-) {
-    let mut dropped = false;
-    for id in ids {
-        dropped |= drop_client(
-            world,
-            clients,
-            handle,
-            metrics,
-            id,
-            Some(ErrorCode::SlowConsumer),
-        );
-    }
-    if dropped {
-        // Whoever is slow now is dropped on the next tick's broadcast.
-        broadcast(clients, &roster(world));
-    }
-}
-
-/// Removes a player; `true` if it was a client of this room.
-fn drop_client(
-    world: &mut World,
-    clients: &mut Clients,
-    handle: &RoomHandle,
-    metrics: &Metrics,
-    id: PlayerId,
-    reason: Option<ErrorCode>,
-) -> bool {
-    world.leave(id);
-    let Some(link) = clients.remove(&id) else {
-        return false;
-    };
-    handle.seats.fetch_sub(1, Ordering::Relaxed);
-    metrics.players_changed(false);
-    if let Some(code) = reason {
-        tracing::info!(room = %handle.name, %id, %code, "player dropped");
-        let _ = link.kick.send(code);
-    }
-    true
 }

@@ -5,7 +5,7 @@
 //! the socket and a 60 Hz frame timer, and measures what a player would
 //! notice: corrections and snaps, RTT, the gaps between snapshots, bytes.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -40,6 +40,9 @@ pub struct BotOptions {
     pub frame: Duration,
     /// How the server should send snapshots.
     pub encoding: Encoding,
+    /// The loopback address to connect from (a server on 127.0.0.1 then
+    /// sees each bot as its own host); `None` lets the system choose.
+    pub source: Option<IpAddr>,
 }
 
 /// What one bot saw.
@@ -109,9 +112,18 @@ pub fn percentile(values: &[f64], p: f64) -> f64 {
 /// # Errors
 /// The connection fails or the server closes it.
 pub async fn run_bot(addr: SocketAddr, mut options: BotOptions) -> Result<BotReport> {
-    let (socket, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
-        .await
-        .context("connecting")?;
+    let socket = match options.source {
+        Some(source) => {
+            let tcp = crate::tcp_from(addr, source).await.context("connecting")?;
+            crate::websocket_over(addr, tcp).await?
+        }
+        None => {
+            tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
+                .await
+                .context("connecting")?
+                .0
+        }
+    };
     let (mut sink, mut stream) = socket.split();
     let mut session = ClientSession::new(SessionConfig {
         name: options.name.clone(),

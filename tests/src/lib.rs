@@ -9,7 +9,8 @@ pub mod bot;
 pub mod script;
 pub mod stepper;
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -27,12 +28,51 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 /// How long any single wait may take before the test fails.
 pub const DEADLINE: Duration = Duration::from_secs(10);
 
-/// A server config for tests: a free port on 127.0.0.1.
+/// A server config for tests: a free port on 127.0.0.1, every other
+/// setting as in production.
 pub fn test_config() -> ServerConfig {
     ServerConfig {
         addr: SocketAddr::from(([127, 0, 0, 1], 0)),
         ..ServerConfig::default()
     }
+}
+
+/// [`test_config`] changed by `change`.
+pub fn config_with(change: impl FnOnce(&mut ServerConfig)) -> ServerConfig {
+    let mut config = test_config();
+    change(&mut config);
+    config
+}
+
+/// A fresh loopback source address (`127.2.0.1`, `127.2.0.2`, ...): every
+/// address in 127.0.0.0/8 reaches a server on 127.0.0.1, which sees each
+/// client as its own host, as players on their own machines would be.
+pub fn next_source() -> IpAddr {
+    static NEXT: AtomicU32 = AtomicU32::new(1);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    IpAddr::from([127, 2 + (n >> 16) as u8, (n >> 8) as u8, n as u8])
+}
+
+/// A TCP connection to `addr` from the loopback address `source`.
+///
+/// # Errors
+/// The socket cannot be bound or connected.
+pub async fn tcp_from(addr: SocketAddr, source: IpAddr) -> Result<TcpStream> {
+    let socket = TcpSocket::new_v4()?;
+    socket.bind(SocketAddr::new(source, 0))?;
+    Ok(socket.connect(addr).await?)
+}
+
+/// A WebSocket to `/ws` of `addr` over `tcp`.
+///
+/// # Errors
+/// The handshake fails.
+pub async fn websocket_over(addr: SocketAddr, tcp: TcpStream) -> Result<Socket> {
+    let (socket, _) =
+        tokio_tungstenite::client_async(format!("ws://{addr}/ws"), MaybeTlsStream::Plain(tcp))
+            .await
+            .context("handshake")?;
+    Ok(socket)
 }
 
 /// An open arena without obstacles, `w` x `h`.
@@ -119,7 +159,8 @@ impl Drop for SeparateServer {
     }
 }
 
-type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
+/// A client WebSocket.
+pub type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
 /// A protocol client over a real WebSocket.
 pub struct Client {
@@ -133,15 +174,21 @@ pub struct Client {
 }
 
 impl Client {
-    /// Connects to `/ws` without saying hello.
+    /// Connects to `/ws` from a fresh loopback address, without saying hello.
     ///
     /// # Errors
     /// The connection fails.
     pub async fn connect(addr: SocketAddr) -> Result<Client> {
-        let (socket, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
-            .await
-            .context("connecting")?;
-        Ok(Client::over(socket))
+        Client::connect_from(addr, next_source()).await
+    }
+
+    /// Connects to `/ws` from `source`, without saying hello.
+    ///
+    /// # Errors
+    /// The connection fails.
+    pub async fn connect_from(addr: SocketAddr, source: IpAddr) -> Result<Client> {
+        let tcp = tcp_from(addr, source).await.context("connecting")?;
+        Ok(Client::over(websocket_over(addr, tcp).await?))
     }
 
     /// Connects with a small receive buffer, so that a client that never
@@ -152,6 +199,7 @@ impl Client {
     pub async fn connect_small_buffer(addr: SocketAddr) -> Result<Client> {
         let tcp = TcpSocket::new_v4()?;
         tcp.set_recv_buffer_size(4096)?;
+        tcp.bind(SocketAddr::new(next_source(), 0))?;
         let stream = tcp.connect(addr).await?;
         let (socket, _) = tokio_tungstenite::client_async(
             format!("ws://{addr}/ws"),

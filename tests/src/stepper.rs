@@ -1,21 +1,19 @@
-//! A deterministic client/server stepper: the real [`World`] and real
-//! [`ClientSession`]s connected by an in-memory link, on a simulated clock.
+//! A deterministic client/server stepper: the real [`Room`] (the code the
+//! server drives) and real [`ClientSession`]s connected by an in-memory link, on a simulated clock.
 //!
-//! Every message takes the same path as over a socket: the world's messages
-//! are encoded to JSON text and handed to `ClientSession::receive` (through
+//! Every message takes the same path as over a socket: the room's frames
+//! (JSON text or compact binary) are handed to `ClientSession::receive` (through
 //! the session's seeded down-conditioner); the session's messages come out of
-//! `on_frame` (through its up-conditioner) and are fed to the world. Time is
+//! `on_frame` (through its up-conditioner) and are fed to the room. Time is
 //! simulated, so a run is exactly reproducible: the same seeds and scripts
 //! give the same counters, bit for bit, on every run and every machine.
 
 use std::time::Duration;
 
 use skirmish_core::conditioner::LinkConditions;
+use skirmish_core::room::{Frame, Outbox, Room, RoomConfig};
 use skirmish_core::session::{ClientSession, SessionConfig};
-use skirmish_core::{
-    compact, encode, ClientMessage, Encoding, PlayerId, RosterEntry, ServerMessage, SimConfig,
-    World, PROTOCOL_VERSION,
-};
+use skirmish_core::{ClientMessage, Encoding, PlayerId, SimConfig, World};
 
 use crate::script::Script;
 
@@ -56,10 +54,11 @@ pub struct ClientCounters {
 
 /// The in-memory match.
 pub struct Stepper {
-    /// The authoritative world.
-    pub world: World,
+    /// The authoritative room, the same code the server drives.
+    pub room: Room,
     /// The clients, in join order.
     pub clients: Vec<SimClient>,
+    out: Outbox,
     now: Duration,
     next_tick: Duration,
     frame: Duration,
@@ -70,18 +69,30 @@ impl Stepper {
     /// render at 100 frames per second of simulated time.
     pub fn new(sim: SimConfig, seed: u64) -> Stepper {
         Stepper {
-            world: World::new(sim, seed),
+            room: Room::new(RoomConfig {
+                name: "stepper".into(),
+                capacity: usize::MAX,
+                sim,
+                seed,
+                ..RoomConfig::default()
+            }),
             clients: Vec::new(),
+            out: Outbox::new(),
             now: Duration::ZERO,
             next_tick: Duration::ZERO,
             frame: Duration::from_millis(10),
         }
     }
 
+    /// The authoritative world.
+    pub fn world(&self) -> &World {
+        self.room.world()
+    }
+
     /// Joins a client whose link has `up` and `down` conditions.
     ///
     /// # Panics
-    /// If the id is taken (a test bug).
+    /// If the room refuses (a test bug).
     pub fn join(&mut self, script: Script, up: LinkConditions, down: LinkConditions, seed: u64) {
         self.join_with(script, up, down, seed, Encoding::Json);
     }
@@ -89,7 +100,7 @@ impl Stepper {
     /// Like [`Stepper::join`], with snapshots in `encoding`.
     ///
     /// # Panics
-    /// If the id is taken (a test bug).
+    /// If the room refuses (a test bug).
     pub fn join_with(
         &mut self,
         script: Script,
@@ -99,103 +110,65 @@ impl Stepper {
         encoding: Encoding,
     ) {
         let id = PlayerId(self.clients.len() as u32 + 1);
-        self.world
-            .join(id, &format!("bot{}", id.0))
-            .expect("fresh ids");
-        let mut session = ClientSession::new(SessionConfig {
+        let session = ClientSession::new(SessionConfig {
             up,
             down,
             seed,
             encoding,
             ..SessionConfig::default()
         });
-        session.receive(&encode(&ServerMessage::Welcome {
-            player_id: id,
-            protocol: PROTOCOL_VERSION,
-            server_tick: self.world.tick(),
-            tick_ms: self.world.sim_config().tick_ms,
-            room: "stepper".into(),
-            config: self.world.sim_config().clone(),
-        }));
         self.clients.push(SimClient {
             id,
             session,
             script,
             encoding,
         });
-        let roster = encode(&ServerMessage::Roster {
-            players: self
-                .world
-                .players()
-                .map(|(id, p)| RosterEntry {
-                    id,
-                    name: p.name().to_string(),
-                })
-                .collect(),
-        });
-        for client in &mut self.clients {
-            client.session.receive(&roster);
+        self.room
+            .join(id, &format!("bot{}", id.0), encoding, &mut self.out)
+            .expect("the stepper's room has a seat for everyone");
+        self.deliver();
+    }
+
+    /// Hands every frame in the outbox to its recipient's session.
+    fn deliver(&mut self) {
+        let (frames, deliveries) = self.out.take();
+        for (to, i) in deliveries {
+            let (Some(client), Some(frame)) =
+                (self.clients.iter_mut().find(|c| c.id == to), frames.get(i))
+            else {
+                continue;
+            };
+            match frame {
+                Frame::Text(text) => client.session.receive(text),
+                Frame::Binary(bytes) => client.session.receive_binary(bytes),
+            }
         }
     }
 
     /// Runs `duration` of simulated time.
     pub fn run(&mut self, duration: Duration) {
         let end = self.now + duration;
-        let arena = self.world.sim_config().arena;
-        let cadence = self.world.sim_config().cadence();
+        let arena = self.room.world().sim_config().arena;
+        let cadence = self.room.world().sim_config().cadence();
         while self.now < end {
             self.now += self.frame;
             while self.next_tick <= self.now {
                 self.next_tick += cadence;
-                self.world.step();
-                let players = self.world.snapshot();
-                let snapshot = encode(&ServerMessage::Snapshot {
-                    server_tick: self.world.tick(),
-                    players: players.clone(),
-                });
-                let combat = (!self.world.events().is_empty()).then(|| {
-                    encode(&ServerMessage::Combat {
-                        events: self.world.events().to_vec(),
-                    })
-                });
-                for client in &mut self.clients {
-                    match client.encoding {
-                        Encoding::Json => client.session.receive(&snapshot),
-                        Encoding::Compact => {
-                            let own = players.iter().find(|p| p.id == client.id);
-                            if let Some(own) = own {
-                                let frame = compact::encode(
-                                    self.world.tick(),
-                                    own,
-                                    &players,
-                                    self.world.sim_config(),
-                                );
-                                client.session.receive_binary(&frame);
-                            }
-                        }
-                    }
-                    if let Some(combat) = &combat {
-                        client.session.receive(combat);
-                    }
-                }
+                self.room.tick(&mut self.out);
+                self.deliver();
             }
-            for client in &mut self.clients {
+            for i in 0..self.clients.len() {
+                let client = &mut self.clients[i];
                 let controls = client.script.controls(&client.session, arena);
                 client.session.set_controls(controls);
+                let id = client.id;
                 for message in client.session.on_frame(self.frame) {
-                    match message {
-                        ClientMessage::Input { inputs } => {
-                            self.world.receive(client.id, &inputs);
-                        }
-                        ClientMessage::Ping { id } => {
-                            let pong = encode(&ServerMessage::Pong {
-                                id,
-                                server_tick: self.world.tick(),
-                            });
-                            client.session.receive(&pong);
-                        }
-                        ClientMessage::Hello { .. } => {}
+                    if matches!(message, ClientMessage::Hello { .. }) {
+                        continue;
                     }
+                    // The session only sends well-formed messages.
+                    let _ = self.room.receive(id, &message, &mut self.out);
+                    self.deliver();
                 }
             }
         }

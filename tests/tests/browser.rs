@@ -15,7 +15,7 @@ use fantoccini::actions::{InputSource, KeyAction, KeyActions};
 use fantoccini::{Client, ClientBuilder};
 use serde_json::{json, Value};
 use skirmish_server::{RunningServer, ServerConfig};
-use skirmish_tests::{open_arena, server, test_config};
+use skirmish_tests::{config_with, open_arena, server, test_config};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -359,10 +359,7 @@ async fn two_pages(shooter: &Client, target: &Client) -> Result<()> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_pages_one_shoots_the_other_and_both_huds_show_the_hp_drop() -> Result<()> {
-    let srv = web_server(ServerConfig {
-        sim: open_arena(600.0, 400.0),
-        ..test_config()
-    })?;
+    let srv = web_server(config_with(|c| c.rooms.sim = open_arena(600.0, 400.0)))?;
     let driver = start_driver()?;
     let target = browser(&driver).await?;
     let shooter = browser(&driver).await?;

@@ -10,10 +10,9 @@ use std::time::Duration;
 use futures_util::future::join_all;
 use skirmish_core::conditioner::LinkConditions;
 use skirmish_core::ClientMessage;
-use skirmish_server::ServerConfig;
 use skirmish_tests::bot::{run_bot, BotOptions, BotReport};
 use skirmish_tests::script::{Script, Wander};
-use skirmish_tests::{input, open_arena, test_config, Client, SeparateServer};
+use skirmish_tests::{config_with, input, next_source, open_arena, Client, SeparateServer};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tokio::sync::watch;
@@ -35,6 +34,7 @@ async fn good_bots(addr: SocketAddr, conditions: LinkConditions) -> Vec<BotRepor
                 duration: PLAY,
                 frame: Duration::from_millis(16),
                 encoding: skirmish_core::Encoding::Json,
+                source: Some(next_source()),
             },
         )
     });
@@ -78,10 +78,7 @@ where
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sixteen_bots_keep_their_rate_and_counters_through_chaos() -> anyhow::Result<()> {
-    let srv = SeparateServer::start(ServerConfig {
-        sim: open_arena(6000.0, 6000.0),
-        ..test_config()
-    })?;
+    let srv = SeparateServer::start(config_with(|c| c.rooms.sim = open_arena(6000.0, 6000.0)))?;
     let addr = srv.addr;
     let (stop_tx, stop) = watch::channel(false);
     let mut chaos_tasks = vec![

@@ -3,8 +3,7 @@
 //! never reads is dropped while the others keep their 20 Hz.
 
 use skirmish_core::{ClientMessage, ErrorCode, Tick, MAX_FRAME_BYTES};
-use skirmish_server::ServerConfig;
-use skirmish_tests::{input, metric, server, test_config, Client};
+use skirmish_tests::{config_with, input, metric, server, test_config, Client};
 
 type Result = anyhow::Result<()>;
 
@@ -124,11 +123,10 @@ async fn hello_with_a_wrong_protocol_or_name_is_refused() -> Result {
 /// keep receiving every tick.
 #[tokio::test]
 async fn a_client_that_never_reads_is_dropped_and_others_keep_twenty_hz() -> Result {
-    let srv = server(ServerConfig {
-        outbox_capacity: 8,
-        socket_send_buffer: Some(4096),
-        ..test_config()
-    })?;
+    let srv = server(config_with(|c| {
+        c.limits.outbox_capacity = 8;
+        c.socket_send_buffer = Some(4096);
+    }))?;
     let addr = srv.addr;
     let mut good = Client::join(addr, "good", None).await?;
     let mut sleeper = Client::connect_small_buffer(addr).await?;

@@ -4,8 +4,9 @@
 use skirmish_core::{
     angle_delta, simulate, ClientMessage, PlayerId, PlayerState, ServerMessage, Tick,
 };
-use skirmish_server::ServerConfig;
-use skirmish_tests::{http_get, input, metric, open_arena, server, test_config, Client};
+use skirmish_tests::{
+    config_with, http_get, input, metric, open_arena, server, test_config, Client,
+};
 
 type Result = anyhow::Result<()>;
 
@@ -63,10 +64,9 @@ async fn rs6_ack_advances_once_per_input_in_every_snapshot() -> Result {
 /// the server's result equals core's `simulate` bit for bit.
 #[tokio::test]
 async fn twenty_full_throttle_inputs_move_exactly_one_second_of_speed() -> Result {
-    let srv = server(ServerConfig {
-        sim: open_arena(20_000.0, 20_000.0),
-        ..test_config()
-    })?;
+    let srv = server(config_with(|c| {
+        c.rooms.sim = open_arena(20_000.0, 20_000.0);
+    }))?;
     let mut client = Client::join(srv.addr, "ana", None).await?;
     let start = client.own_state().await?.pose();
     let inputs: Vec<_> = (1..=20).map(|t| input(t, 0.0, 1.0, false)).collect();
@@ -135,11 +135,10 @@ async fn two_rooms_never_see_each_other() -> Result {
 
 #[tokio::test]
 async fn past_capacity_and_max_rooms_a_joiner_gets_server_full() -> Result {
-    let srv = server(ServerConfig {
-        room_capacity: 1,
-        max_rooms: 1,
-        ..test_config()
-    })?;
+    let srv = server(config_with(|c| {
+        c.rooms.capacity = 1;
+        c.rooms.max_rooms = 1;
+    }))?;
     let _a = Client::join(srv.addr, "ana", None).await?;
     let mut b = Client::connect(srv.addr).await?;
     b.hello("ben", None).await?;
@@ -179,10 +178,7 @@ async fn aim(shooter: &mut Client, target: PlayerId, mut tick: u32) -> anyhow::R
 
 /// Two players in a small open arena, within range of each other.
 async fn duel() -> anyhow::Result<(skirmish_server::RunningServer, Client, Client)> {
-    let srv = server(ServerConfig {
-        sim: open_arena(600.0, 400.0),
-        ..test_config()
-    })?;
+    let srv = server(config_with(|c| c.rooms.sim = open_arena(600.0, 400.0)))?;
     let shooter = Client::join(srv.addr, "shooter", None).await?;
     let target = Client::join(srv.addr, "target", None).await?;
     Ok((srv, shooter, target))
@@ -377,10 +373,9 @@ async fn compact_snapshots_carry_the_own_state_exactly() -> Result {
 /// A room without players closes after the timeout (30 s by default).
 #[tokio::test]
 async fn an_empty_room_closes_after_its_timeout() -> Result {
-    let srv = server(ServerConfig {
-        empty_room_timeout: std::time::Duration::from_millis(200),
-        ..test_config()
-    })?;
+    let srv = server(config_with(|c| {
+        c.rooms.empty_timeout = std::time::Duration::from_millis(200);
+    }))?;
     let mut clock = Client::join(srv.addr, "clock", Some("lobby")).await?;
     let leaver = Client::join(srv.addr, "leaver", Some("brief")).await?;
     assert!(http_get(srv.addr, "/rooms").await?.contains("\"brief\""));
@@ -401,10 +396,9 @@ async fn an_empty_room_closes_after_its_timeout() -> Result {
 
 #[tokio::test]
 async fn a_client_without_hello_is_closed_in_time() -> Result {
-    let srv = server(ServerConfig {
-        hello_timeout: std::time::Duration::from_millis(200),
-        ..test_config()
-    })?;
+    let srv = server(config_with(|c| {
+        c.limits.hello_timeout = std::time::Duration::from_millis(200);
+    }))?;
     let mut silent = Client::connect(srv.addr).await?;
     assert_eq!(
         silent.error().await?,

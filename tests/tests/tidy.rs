@@ -145,3 +145,39 @@ fn spec_coverage_names_tests_that_exist() {
         );
     }
 }
+
+/// What a client is told is decided by core's `Room` only: the server and
+/// the stepper carry its frames and never build `welcome`, `roster` or
+/// `snapshot` messages (or compact snapshot frames) themselves.
+#[test]
+fn only_the_room_builds_what_clients_are_told() {
+    let built_elsewhere = [
+        ["ServerMessage::", "Welcome {"].concat(),
+        ["ServerMessage::", "Roster {"].concat(),
+        ["ServerMessage::", "Snapshot {"].concat(),
+        ["ServerMessage::", "Pong {"].concat(),
+        ["ServerMessage::", "Combat {"].concat(),
+        ["compact::", "encode"].concat(),
+    ];
+    let shells: Vec<_> = rust_files()
+        .into_iter()
+        .filter(|(path, _)| path.starts_with("server/") || path == "tests/src/stepper.rs")
+        .collect();
+    assert!(
+        shells.iter().any(|(path, _)| path == "server/src/rooms.rs"),
+        "the walk finds the server"
+    );
+    let offenders: Vec<_> = shells
+        .iter()
+        .flat_map(|(path, text)| {
+            built_elsewhere
+                .iter()
+                .filter(|pattern| text.contains(pattern.as_str()))
+                .map(move |pattern| format!("{path}: {pattern}"))
+        })
+        .collect();
+    assert!(
+        offenders.is_empty(),
+        "take these from skirmish_core::room::Room instead: {offenders:?}"
+    );
+}

@@ -7,10 +7,9 @@ use std::time::Duration;
 use futures_util::future::join_all;
 use skirmish_core::conditioner::LinkConditions;
 use skirmish_core::Encoding;
-use skirmish_server::ServerConfig;
 use skirmish_tests::bot::{run_bot, BotOptions};
 use skirmish_tests::script::{Script, Wander};
-use skirmish_tests::{open_arena, test_config, SeparateServer};
+use skirmish_tests::{config_with, next_source, open_arena, SeparateServer};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sixteen_bots_over_websockets_hide_loss_completely() -> anyhow::Result<()> {
@@ -30,10 +29,7 @@ async fn sixteen_bots_with_compact_snapshots_hide_loss_and_use_few_bytes() -> an
 }
 
 async fn sixteen_bots(encoding: Encoding) -> anyhow::Result<f64> {
-    let srv = SeparateServer::start(ServerConfig {
-        sim: open_arena(6000.0, 6000.0),
-        ..test_config()
-    })?;
+    let srv = SeparateServer::start(config_with(|c| c.rooms.sim = open_arena(6000.0, 6000.0)))?;
     let link = LinkConditions {
         latency_ms: 75.0,
         jitter_ms: 30.0,
@@ -53,6 +49,7 @@ async fn sixteen_bots(encoding: Encoding) -> anyhow::Result<f64> {
                 duration: Duration::from_secs(4),
                 frame: Duration::from_millis(16),
                 encoding,
+                source: Some(next_source()),
             },
         )
     });

@@ -96,6 +96,11 @@ async fn main() -> Result<()> {
             } else {
                 Encoding::Json
             },
+            source: args
+                .addr
+                .ip()
+                .is_loopback()
+                .then(skirmish_tests::next_source),
         };
         let addr = args.addr;
         tasks.push(tokio::spawn(run_bot(addr, options)));

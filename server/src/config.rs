@@ -1,0 +1,147 @@
+//! Everything the server can be told, with each default written once: the
+//! command line is derived from these structs, and [`ServerConfig::default`]
+//! is what an empty command line gives.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser};
+use skirmish_core::SimConfig;
+
+/// How the server runs.
+#[derive(Clone, Debug, Parser)]
+#[command(
+    name = "skirmish-server",
+    version,
+    about = "The authoritative Skirmish game server"
+)]
+pub struct ServerConfig {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub addr: SocketAddr,
+    /// Folder served at `/` (the page and the built client).
+    #[arg(long, default_value = "web")]
+    pub web_dir: PathBuf,
+    /// Worker threads; 1 runs everything on one thread, which is cheapest
+    /// per player (no cross-thread wake-ups).
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// How rooms are set up.
+    #[command(flatten)]
+    pub rooms: RoomSettings,
+    /// What one connection, and one address, may do.
+    #[command(flatten)]
+    pub limits: Limits,
+    /// The socket send buffer of accepted connections, if set (tests use a
+    /// small one to find slow consumers quickly).
+    #[arg(skip)]
+    pub socket_send_buffer: Option<u32>,
+}
+
+/// How rooms are set up.
+#[derive(Clone, Debug, Args)]
+pub struct RoomSettings {
+    /// Players per room.
+    #[arg(long = "room-capacity", default_value_t = 64)]
+    pub capacity: usize,
+    /// Rooms per process; past both limits a joiner gets `server_full`.
+    #[arg(long, default_value_t = 64)]
+    pub max_rooms: usize,
+    /// Seed of the rooms' randomness (spawn points); room `n` uses `seed + n`.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Seconds a room without players stays open.
+    #[arg(long = "empty-room-timeout", default_value = "30", value_parser = seconds)]
+    pub empty_timeout: Duration,
+    /// The movement constants every room uses.
+    #[arg(skip = SimConfig::default())]
+    pub sim: SimConfig,
+}
+
+/// What one connection, and one source address, may do. Every refusal is
+/// counted in `/metrics`.
+#[derive(Clone, Debug, Args)]
+pub struct Limits {
+    /// Open connections in all (HTTP and WebSocket); more get HTTP 503.
+    #[arg(long, default_value_t = 10_000)]
+    pub max_connections: usize,
+    /// Open connections from one source address; more get HTTP 429.
+    #[arg(long, default_value_t = 16)]
+    pub max_connections_per_address: usize,
+    /// Seats one source address may hold at once, over all rooms.
+    #[arg(long, default_value_t = 8)]
+    pub max_seats_per_address: usize,
+    /// Open rooms one source address may have opened.
+    #[arg(long, default_value_t = 4)]
+    pub max_rooms_per_address: usize,
+    /// Seconds a new connection has to send a complete HTTP request (the
+    /// WebSocket upgrade); an idle keep-alive connection has as long.
+    #[arg(long, default_value = "5", value_parser = seconds)]
+    pub upgrade_timeout: Duration,
+    /// Seconds an upgraded connection has to send `hello`.
+    #[arg(long, default_value = "10", value_parser = seconds)]
+    pub hello_timeout: Duration,
+    /// Messages queued for one client before it counts as a slow consumer.
+    #[arg(long, default_value_t = 64)]
+    pub outbox_capacity: usize,
+    /// Seconds one write to a client may take before it counts as a slow consumer.
+    #[arg(long, default_value = "2", value_parser = seconds)]
+    pub send_timeout: Duration,
+    /// Messages per second one connection may send; more are dropped.
+    #[arg(long, default_value_t = 60)]
+    pub max_messages_per_sec: u32,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        // Every field has a default, so an empty command line always parses.
+        ServerConfig::try_parse_from(["skirmish-server"])
+            .unwrap_or_else(|e| unreachable!("the defaults parse: {e}"))
+    }
+}
+
+/// Parses a number of seconds (fractions allowed) into a duration.
+fn seconds(text: &str) -> Result<Duration, String> {
+    let secs: f64 = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of seconds"))?;
+    Duration::try_from_secs_f64(secs).map_err(|_| format!("`{text}` is not a duration"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_come_from_the_command_line_definition() {
+        let config = ServerConfig::default();
+        assert_eq!(config.addr, SocketAddr::from(([127, 0, 0, 1], 8080)));
+        assert_eq!(config.rooms.capacity, 64);
+        assert_eq!(config.rooms.empty_timeout, Duration::from_secs(30));
+        assert_eq!(config.limits.hello_timeout, Duration::from_secs(10));
+        assert_eq!(config.limits.upgrade_timeout, Duration::from_secs(5));
+        assert_eq!(config.threads, 1);
+    }
+
+    #[test]
+    fn flags_override_and_bad_durations_are_refused() {
+        let config = ServerConfig::try_parse_from([
+            "skirmish-server",
+            "--room-capacity",
+            "1000",
+            "--upgrade-timeout",
+            "0.5",
+            "--max-seats-per-address",
+            "2",
+        ])
+        .expect("valid flags");
+        assert_eq!(config.rooms.capacity, 1000);
+        assert_eq!(config.limits.upgrade_timeout, Duration::from_millis(500));
+        assert_eq!(config.limits.max_seats_per_address, 2);
+        assert!(
+            ServerConfig::try_parse_from(["skirmish-server", "--hello-timeout", "-1"]).is_err()
+        );
+        assert!(ServerConfig::try_parse_from(["skirmish-server", "--hello-timeout", "x"]).is_err());
+    }
+}
