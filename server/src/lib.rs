@@ -47,8 +47,9 @@ pub use metrics::{DisconnectReason, Metrics, Refusal};
 pub use rooms::{RoomInfo, Rooms};
 
 /// Bytes tungstenite reads per call (and zero-fills before each): inputs are
-/// about 100 bytes, so a small buffer saves a large `memset` per message.
-const READ_BUFFER_BYTES: usize = 4 * 1024;
+/// about 100 bytes, so a small buffer saves a large `memset` per message
+/// (128 KiB by default); larger frames simply take more reads.
+const READ_BUFFER_BYTES: usize = 1024;
 
 /// What every handler shares.
 #[derive(Debug)]

@@ -3,8 +3,14 @@
 //! gracefully on Ctrl-C or SIGTERM.
 
 use clap::Parser;
+use mimalloc::MiMalloc;
 use skirmish_server::{start, ServerConfig};
 use tracing_subscriber::EnvFilter;
+
+/// Frames are allocated and freed per client per tick; mimalloc keeps the
+/// pages instead of returning them to the kernel and faulting them back.
+#[global_allocator]
+static ALLOCATOR: MiMalloc = MiMalloc;
 
 fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()

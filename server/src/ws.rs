@@ -151,10 +151,13 @@ impl Connection<'_> {
             }
         };
         let mut batch = Vec::with_capacity(BATCH);
+        // Made once, polled by reference: no new waiter per wake-up.
+        let stop = stopped(&mut shutdown);
+        tokio::pin!(stop);
         let (reason, farewell): Ending = loop {
             tokio::select! {
                 biased;
-                () = stopped(&mut shutdown) => break (
+                () = &mut stop => break (
                     DisconnectReason::Shutdown,
                     Some((ErrorCode::ShuttingDown, "the server is shutting down".into())),
                 ),

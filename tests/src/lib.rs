@@ -6,6 +6,7 @@
 //! hanging it.
 
 pub mod bot;
+pub mod light;
 pub mod script;
 pub mod stepper;
 

@@ -1,56 +1,131 @@
-//! `cargo xtask bench`: the criterion benchmarks, then load runs of headless
+//! `cargo xtask bench`: the criterion benchmarks, then load runs of light
 //! bots against the real server, written into `docs/BENCHMARKS.md`.
 //!
-//! Each load run starts the release server as its own process, runs the
-//! release `bots` binary against it, and reads the server's CPU time and RSS
-//! from `/proc` and its tick-duration histogram from `/metrics`. Bots run on
-//! the same 2-core machine, so their cost is included in what the server
-//! gets.
+//! Each load run starts the release server as its own process and runs the
+//! release `bots` binary in light mode (`--light --compact`: raw clients that
+//! send one input per tick and only count bytes) against it. The server is
+//! measured only over the bots' measured window: once the bots print that
+//! every bot joined (`light bots: ...` on stderr), the run sleeps the bots'
+//! warmup, samples the server's CPU times and RSS from `/proc` and its tick
+//! histogram from `/metrics`, sleeps the window and samples again.
+//!
+//! Flags: `--quick` (10 s windows instead of 20 s, a 30 s soak) and
+//! `--soak SECONDS` (the soak's window; 0 skips it).
 
 use std::fmt::Write as _;
 use std::fs;
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use super::{cargo, root, sh, Result};
+use super::{cargo, probe, root, sh, Result};
 
 const START: &str = "<!-- load-runs:start -->";
 const END: &str = "<!-- load-runs:end -->";
 
+/// The seconds the light bots play after all joined before they measure.
+const WARMUP_SECS: u64 = 3;
+/// Threads of the light bots.
+const BOT_THREADS: u64 = 2;
+/// Kept clear at both ends of the bots' window, so that the server samples
+/// fall inside it.
+const MARGIN: Duration = Duration::from_millis(250);
+/// How long every bot may take to join.
+const JOIN_TIMEOUT: Duration = Duration::from_secs(180);
+/// How long the bots may take to exit after their window.
+const EXIT_TIMEOUT: Duration = Duration::from_secs(60);
+/// Clock ticks per second of `/proc/<pid>/stat` (`USER_HZ`, 100 on Linux).
+const CLOCK_TICKS: f64 = 100.0;
+
+/// The snapshot-rate target: at least this many snapshots a second per client...
+const MIN_SNAPSHOTS_PER_SEC: f64 = 19.9;
+/// ...with a 99th-percentile gap between snapshots of at most this many ms.
+const MAX_GAP_P99_MS: f64 = 60.0;
+/// The tick-time target: tick p99 of at most this many seconds.
+const MAX_TICK_P99: f64 = 0.000_5;
+
+/// The head of the load table.
+const HEADER: &str = "| run | players | rooms | seconds | server CPU | **CPU per 100 players** | user | system | snapshots/s per client | snapshot gap p99 | bytes per player per snapshot | tick p50 | tick p99 | RSS | verdict |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
+";
+
+/// What a load run is held to: nothing, the snapshot rate and gap, the tick
+/// p99, or the snapshot rate and gap with no RSS growth over the window.
+#[derive(Clone, Copy, PartialEq)]
+enum Target {
+    None,
+    Rate,
+    Tick,
+    RateNoGrowth,
+}
+
 /// One load scenario.
 struct Scenario {
     name: &'static str,
-    bots: usize,
+    players: usize,
     rooms: usize,
     seconds: u64,
-    compact: bool,
+    target: Target,
 }
 
 /// What one load run measured.
-#[derive(Default)]
 struct Measured {
-    cpu_percent: f64,
+    /// Server CPU over the window, % of one core.
+    user_percent: f64,
+    system_percent: f64,
     rss_start_mib: f64,
     rss_end_mib: f64,
-    tick_p50: String,
-    tick_p99: String,
-    gap_p99_ms: f64,
+    /// Upper bounds of the histogram buckets holding the quantiles over the
+    /// window, in seconds (infinite past the last bucket); `None` without ticks.
+    tick_p50: Option<f64>,
+    tick_p99: Option<f64>,
+    /// From the bots' summary line: bots that failed, and per client:
+    /// snapshots/s, bytes/s and the snapshot gap p99 in ms.
+    failed: f64,
     snapshots_per_sec: f64,
-    bytes_per_client: f64,
-    bytes_per_player_snapshot: f64,
-    failed_bots: String,
+    bytes_per_sec: f64,
+    gap_p99_ms: f64,
+}
+
+/// How `cargo xtask bench` was asked to run.
+struct Options {
+    quick: bool,
+    soak: u64,
+}
+
+fn parse_options(args: &[String]) -> Result<Options> {
+    let mut quick = false;
+    let mut soak = None;
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--quick" => quick = true,
+            "--soak" => {
+                let value = args.next().ok_or("`--soak` needs a number of seconds")?;
+                let secs = value
+                    .parse::<u64>()
+                    .map_err(|_| format!("`--soak {value}`: expected a whole number of seconds"))?;
+                soak = Some(secs);
+            }
+            "--" => {}
+            other => {
+                return Err(format!(
+                    "bench: unknown argument `{other}` (expected `--quick` or `--soak SECONDS`)"
+                ))
+            }
+        }
+    }
+    Ok(Options {
+        quick,
+        soak: soak.unwrap_or(if quick { 30 } else { 300 }),
+    })
 }
 
 pub fn run(args: &[String]) -> Result {
-    let quick = args.iter().any(|a| a == "--quick");
-    let soak = args
-        .iter()
-        .position(|a| a == "--soak")
-        .and_then(|i| args.get(i + 1))
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(if quick { 30 } else { 300 });
+    let options = parse_options(args)?;
     let cargo = cargo();
     let criterion_args = ["--", "--warm-up-time", "1", "--measurement-time", "3"];
     for bench in ["reconcile", "world"] {
@@ -59,308 +134,486 @@ pub fn run(args: &[String]) -> Result {
         sh(&cargo, &a, &[])?;
     }
     println!("==> building the release server and bots");
-    sh(
-        &cargo,
-        &[
-            "build",
-            "--release",
-            "-p",
-            "skirmish-server",
-            "-p",
-            "skirmish-tests",
-            "--bin",
-            "skirmish-server",
-            "--bin",
-            "bots",
-        ],
-        &[],
-    )?;
-    let secs = if quick { 10 } else { 30 };
-    let scenarios = [
-        Scenario {
-            name: "1 room of 16",
-            bots: 16,
-            rooms: 1,
-            seconds: secs,
-            compact: false,
-        },
-        Scenario {
-            name: "1 room of 64",
-            bots: 64,
-            rooms: 1,
-            seconds: secs,
-            compact: false,
-        },
-        Scenario {
-            name: "1 room of 64, compact",
-            bots: 64,
-            rooms: 1,
-            seconds: secs,
-            compact: true,
-        },
-        Scenario {
-            name: "16 rooms of 64 (1024 players)",
-            bots: 1024,
-            rooms: 16,
-            seconds: secs,
-            compact: false,
-        },
-        Scenario {
-            name: "16 rooms of 64, compact",
-            bots: 1024,
-            rooms: 16,
-            seconds: secs,
-            compact: true,
-        },
-        Scenario {
-            name: "soak: 16 rooms of 64, compact",
-            bots: 1024,
-            rooms: 16,
-            seconds: soak,
-            compact: true,
-        },
-    ];
+    let build =
+        "build --release -p skirmish-server -p skirmish-tests --bin skirmish-server --bin bots";
+    sh(&cargo, &build.split(' ').collect::<Vec<_>>(), &[])?;
+    let scenarios = scenarios(&options);
     let mut rows = Vec::new();
     for scenario in &scenarios {
         println!(
-            "==> load run: {} for {} s (bots at 20 frames/s)",
-            scenario.name, scenario.seconds
+            "==> load run: {} ({} light bots, {} room(s)), {} s warmup then {} s measured",
+            scenario.name, scenario.players, scenario.rooms, WARMUP_SECS, scenario.seconds
         );
-        let measured = load_run(scenario)?;
+        let measured = load_run(scenario);
+        if let Err(e) = &measured {
+            eprintln!("xtask: load run `{}` failed: {e}", scenario.name);
+        }
         rows.push((scenario, measured));
     }
-    write_table(&rows, quick, soak)
+    write_table(&rows, &options)?;
+    let failed = rows.iter().filter(|(_, m)| m.is_err()).count();
+    if failed > 0 {
+        return Err(format!(
+            "{failed} load run(s) failed (marked in the table); see the errors above"
+        ));
+    }
+    Ok(())
 }
 
-fn free_port() -> Result<u16> {
-    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free port: {e}"))?;
-    listener
-        .local_addr()
-        .map(|a| a.port())
-        .map_err(|e| format!("no free port: {e}"))
+fn scenarios(options: &Options) -> Vec<Scenario> {
+    let secs = if options.quick { 10 } else { 20 };
+    let soak = (
+        "soak: 16 rooms of 64",
+        1024,
+        16,
+        options.soak,
+        Target::RateNoGrowth,
+    );
+    [
+        ("tick time: 1 room of 64", 64, 1, secs, Target::Tick),
+        ("1 room of 100", 100, 1, secs, Target::None),
+        ("1 room of 400", 400, 1, secs, Target::None),
+        ("1 room of 800", 800, 1, secs, Target::Rate),
+        ("16 rooms of 64", 1024, 16, secs, Target::Rate),
+    ]
+    .into_iter()
+    .chain((options.soak > 0).then_some(soak))
+    .map(|(name, players, rooms, seconds, target)| Scenario {
+        name,
+        players,
+        rooms,
+        seconds,
+        target,
+    })
+    .collect()
 }
 
-/// Kills the server when the run ends, however it ends.
-struct ServerProcess(Child);
+/// A child process that is killed when the run ends, however it ends.
+struct Reaped(Child);
 
-impl Drop for ServerProcess {
+impl Drop for Reaped {
     fn drop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
 }
 
-fn http_get(addr: &str, path: &str) -> Result<String> {
-    let mut stream = TcpStream::connect(addr).map_err(|e| format!("GET {path}: {e}"))?;
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .map_err(|e| e.to_string())?;
-    write!(stream, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").map_err(|e| e.to_string())?;
-    let mut response = String::new();
-    stream
-        .read_to_string(&mut response)
-        .map_err(|e| format!("GET {path}: {e}"))?;
-    Ok(response
-        .split_once("\r\n\r\n")
-        .map(|(_, body)| body.to_string())
-        .unwrap_or_default())
-}
-
-/// CPU seconds (user + system) of a process.
-fn cpu_seconds(pid: u32) -> f64 {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // Fields after the command name, which is in parentheses.
-    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-    let fields: Vec<&str> = after.split_whitespace().collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    // utime and stime are fields 14 and 15 of stat, 11 and 12 after the name.
-    (ticks(11) + ticks(12)) / 100.0
-}
-
-fn rss_mib(pid: u32) -> f64 {
-    fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(0.0, |kib| kib / 1024.0)
-}
-
-/// The upper bound of the histogram bucket holding quantile `q`.
-fn quantile(metrics: &str, q: f64) -> String {
-    let mut buckets = Vec::new();
-    for line in metrics.lines() {
-        if let Some(rest) = line.strip_prefix("skirmish_tick_duration_seconds_bucket{le=\"") {
-            if let Some((le, count)) = rest.split_once("\"} ") {
-                buckets.push((le.to_string(), count.trim().parse::<f64>().unwrap_or(0.0)));
-            }
+impl Reaped {
+    /// An error if the process has exited.
+    fn check_running(&mut self, what: &str) -> Result {
+        match self.0.try_wait() {
+            Ok(None) => Ok(()),
+            Ok(Some(status)) => Err(format!("{what} exited during the run ({status})")),
+            Err(e) => Err(format!("cannot check on {what}: {e}")),
         }
     }
-    let total = buckets.last().map_or(0.0, |b| b.1);
-    if total == 0.0 {
-        return "-".to_string();
-    }
-    buckets
-        .iter()
-        .find(|(_, count)| *count >= q * total)
-        .map_or_else(
-            || "-".to_string(),
-            |(le, _)| {
-                le.parse::<f64>()
-                    .map_or_else(|_| "> 50 ms".to_string(), |s| format!("≤ {} µs", s * 1e6))
-            },
-        )
 }
 
-fn load_run(scenario: &Scenario) -> Result<Measured> {
-    let port = free_port()?;
+/// A binary of the release build.
+fn release_bin(name: &str) -> std::path::PathBuf {
+    root().join("target").join("release").join(name)
+}
+
+/// Starts the server on a free port; one room is big enough for every run,
+/// more rooms are exactly full.
+fn start_server(scenario: &Scenario) -> Result<(Reaped, String)> {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map_err(|e| format!("no free port: {e}"))?
+        .port();
     let addr = format!("127.0.0.1:{port}");
-    let target = root().join("target").join("release");
-    let server = Command::new(target.join("skirmish-server"))
-        .args([
-            "--addr",
-            &addr,
-            "--room-capacity",
-            "64",
-            "--max-rooms",
-            "64",
-        ])
+    let capacity = match scenario.rooms {
+        0 | 1 => 1000,
+        rooms => scenario.players.div_ceil(rooms),
+    }
+    .to_string();
+    let server = Command::new(release_bin("skirmish-server"))
+        .args(["--addr", &addr, "--room-capacity", &capacity])
+        .args(["--max-rooms", "64"])
         .env("RUST_LOG", "warn")
         .stdout(Stdio::null())
         .spawn()
-        .map_err(|e| format!("cannot start the server: {e}"))?;
-    let server = ServerProcess(server);
-    let pid = server.0.id();
+        .map_err(|e| format!("cannot start target/release/skirmish-server: {e}"))?;
+    let mut server = Reaped(server);
     let started = Instant::now();
     while TcpStream::connect(&addr).is_err() {
+        server.check_running("the server")?;
         if started.elapsed() > Duration::from_secs(10) {
-            return Err("the server did not start listening".to_string());
+            return Err(format!("the server did not listen on {addr} within 10 s"));
         }
-        std::thread::yield_now();
+        thread::sleep(Duration::from_millis(50));
     }
-    let cpu_before = cpu_seconds(pid);
-    let wall = Instant::now();
-    let bots = bots_command(scenario, &addr)
-        .spawn()
-        .map_err(|e| format!("cannot run the bots: {e}"))?;
-    // Memory while every bot plays: once a quarter in, once near the end
-    // (after the bots exit, their connections' memory is gone).
-    let quarter = Duration::from_secs(scenario.seconds) / 4 + Duration::from_secs(1);
-    std::thread::sleep(quarter);
-    let rss_start = rss_mib(pid);
-    std::thread::sleep((Duration::from_secs(scenario.seconds) * 9 / 10).saturating_sub(quarter));
-    let rss_end = rss_mib(pid);
-    let output = bots
-        .wait_with_output()
-        .map_err(|e| format!("cannot run the bots: {e}"))?;
-    let elapsed = wall.elapsed().as_secs_f64();
-    let cpu = cpu_seconds(pid) - cpu_before;
-    let metrics = http_get(&addr, "/metrics").unwrap_or_default();
-    drop(server);
+    Ok((server, addr))
+}
 
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let summary = stdout
+/// The running light bots, their output read on threads.
+struct Bots {
+    child: Reaped,
+    joined: Receiver<()>,
+    stdout: JoinHandle<String>,
+}
+
+impl Bots {
+    fn start(scenario: &Scenario, addr: &str) -> Result<Bots> {
+        let json = root().join("artifacts").join(format!(
+            "light-{}x{}-{}s.json",
+            scenario.players, scenario.rooms, scenario.seconds
+        ));
+        let child = Command::new(release_bin("bots"))
+            .args(["--light", "--compact", "--addr", addr])
+            .args(["--bots", &scenario.players.to_string()])
+            .args(["--rooms", &scenario.rooms.to_string()])
+            .args(["--seconds", &scenario.seconds.to_string()])
+            .args(["--warmup", &WARMUP_SECS.to_string()])
+            .args(["--threads", &BOT_THREADS.to_string()])
+            .arg("--json")
+            .arg(&json)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot start target/release/bots: {e}"))?;
+        let mut child = Reaped(child);
+        let (Some(stdout), Some(stderr)) = (child.0.stdout.take(), child.0.stderr.take()) else {
+            return Err("the bots' output is not piped".to_string());
+        };
+        let (tx, joined) = mpsc::channel();
+        // Forwards the bots' stderr and tells when every bot joined.
+        thread::spawn(move || {
+            for line in BufReader::new(stderr)
+                .lines()
+                .map_while(std::io::Result::ok)
+            {
+                eprintln!("    {line}");
+                if line.starts_with("light bots:") {
+                    let _ = tx.send(());
+                }
+            }
+        });
+        // Unread output shows up as a missing summary line.
+        let stdout = thread::spawn(move || {
+            let mut text = String::new();
+            let _ = { stdout }.read_to_string(&mut text);
+            text
+        });
+        Ok(Bots {
+            child,
+            joined,
+            stdout,
+        })
+    }
+
+    /// Waits until the bots say every bot joined and the warmup began.
+    fn wait_joined(&mut self) -> Result {
+        match self.joined.recv_timeout(JOIN_TIMEOUT) {
+            Ok(()) => Ok(()),
+            Err(RecvTimeoutError::Timeout) => Err(format!(
+                "the bots did not all join within {} s",
+                JOIN_TIMEOUT.as_secs()
+            )),
+            Err(RecvTimeoutError::Disconnected) => match self.child.0.wait() {
+                Ok(status) => Err(format!("the bots exited before all joined ({status})")),
+                Err(e) => Err(format!("the bots stopped talking before all joined: {e}")),
+            },
+        }
+    }
+
+    /// Waits for the bots to exit; returns their status and stdout.
+    fn finish(mut self) -> Result<(ExitStatus, String)> {
+        let deadline = Instant::now() + EXIT_TIMEOUT;
+        let status = loop {
+            match self.child.0.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(100)),
+                Ok(None) => {
+                    return Err(format!(
+                        "the bots did not exit within {} s of their window's end",
+                        EXIT_TIMEOUT.as_secs()
+                    ))
+                }
+                Err(e) => return Err(format!("cannot wait for the bots: {e}")),
+            }
+        };
+        let stdout = self
+            .stdout
+            .join()
+            .map_err(|_| "the thread reading the bots' output panicked")?;
+        Ok((status, stdout))
+    }
+}
+
+fn http_get(addr: &str, path: &str) -> Result<String> {
+    let fail = |e: std::io::Error| format!("GET http://{addr}{path}: {e}");
+    let mut stream = TcpStream::connect(addr).map_err(fail)?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .map_err(fail)?;
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").map_err(fail)?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).map_err(fail)?;
+    let (head, body) = response
+        .split_once("\r\n\r\n")
+        .ok_or_else(|| format!("GET http://{addr}{path}: no complete HTTP response"))?;
+    let status = head.lines().next().unwrap_or_default();
+    if status.split_whitespace().nth(1) != Some("200") {
+        return Err(format!("GET http://{addr}{path}: `{status}`"));
+    }
+    Ok(body.to_string())
+}
+
+/// The server at one instant: CPU seconds in user and in system mode since
+/// it started, RSS, and the tick histogram (upper bound in seconds,
+/// cumulative count).
+struct Sample {
+    at: Instant,
+    user: f64,
+    system: f64,
+    rss_mib: f64,
+    ticks: Vec<(f64, f64)>,
+}
+
+impl Sample {
+    fn take(server: &mut Reaped, addr: &str) -> Result<Sample> {
+        server.check_running("the server")?;
+        let pid = server.0.id();
+        let at = Instant::now();
+        let read = |path: String| {
+            fs::read_to_string(&path).map_err(|e| format!("cannot read {path}: {e}"))
+        };
+        let stat = read(format!("/proc/{pid}/stat"))?;
+        // utime and stime are fields 14 and 15 of stat: 11 and 12 after the
+        // command name, which is in parentheses.
+        let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+        let fields: Vec<&str> = after_name.split_whitespace().collect();
+        let cpu = |i: usize| {
+            let ticks = fields.get(i).and_then(|v| v.parse::<f64>().ok());
+            ticks
+                .map(|t| t / CLOCK_TICKS)
+                .ok_or_else(|| format!("/proc/{pid}/stat has no CPU times: {stat}"))
+        };
+        let rss_mib = read(format!("/proc/{pid}/status"))?
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+            .ok_or_else(|| format!("/proc/{pid}/status has no VmRSS line"))?
+            / 1024.0;
+        Ok(Sample {
+            at,
+            user: cpu(11)?,
+            system: cpu(12)?,
+            rss_mib,
+            ticks: tick_histogram(&http_get(addr, "/metrics")?)?,
+        })
+    }
+}
+
+/// The cumulative tick-duration buckets in a `/metrics` page.
+fn tick_histogram(metrics: &str) -> Result<Vec<(f64, f64)>> {
+    let mut buckets = Vec::new();
+    for line in metrics.lines() {
+        let Some(rest) = line.strip_prefix("skirmish_tick_duration_seconds_bucket{le=\"") else {
+            continue;
+        };
+        let parsed = rest.split_once("\"} ").and_then(|(le, count)| {
+            let bound = if le == "+Inf" {
+                f64::INFINITY
+            } else {
+                le.parse().ok()?
+            };
+            Some((bound, count.trim().parse().ok()?))
+        });
+        buckets.push(parsed.ok_or_else(|| format!("/metrics: unreadable bucket `{line}`"))?);
+    }
+    if buckets.is_empty() {
+        return Err("/metrics has no skirmish_tick_duration_seconds histogram".to_string());
+    }
+    Ok(buckets)
+}
+
+/// The upper bound of the bucket holding quantile `q` of the ticks between
+/// two histograms; `None` if there were none.
+fn quantile(before: &[(f64, f64)], after: &[(f64, f64)], q: f64) -> Option<f64> {
+    let window: Vec<(f64, f64)> = after
+        .iter()
+        .zip(before)
+        .map(|(&(bound, a), &(_, b))| (bound, a - b))
+        .collect();
+    let total = window.last()?.1;
+    if total <= 0.0 {
+        return None;
+    }
+    window
+        .iter()
+        .find(|(_, count)| *count >= q * total)
+        .map(|&(bound, _)| bound)
+}
+
+fn load_run(scenario: &Scenario) -> Result<Measured> {
+    let (mut server, addr) = start_server(scenario)?;
+    let mut bots = Bots::start(scenario, &addr)?;
+    bots.wait_joined()?;
+    thread::sleep(Duration::from_secs(WARMUP_SECS) + MARGIN);
+    let before = Sample::take(&mut server, &addr)?;
+    thread::sleep(Duration::from_secs(scenario.seconds).saturating_sub(MARGIN * 2));
+    let after = Sample::take(&mut server, &addr)?;
+    let (status, stdout) = bots.finish()?;
+    drop(server);
+    let line = stdout
         .lines()
         .find_map(|l| l.strip_prefix("summary "))
-        .unwrap_or_default();
+        .ok_or_else(|| format!("the bots printed no `summary` line (they exited with {status})"))?;
     let field = |name: &str| {
-        summary
-            .split_whitespace()
+        line.split_whitespace()
             .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
             .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(0.0)
+            .ok_or_else(|| format!("no number `{name}` in the bots' summary line: {line}"))
     };
-    let players_per_room = (scenario.bots / scenario.rooms.max(1)).max(1) as f64;
-    let snapshots_per_sec = field("snapshots_per_sec");
-    let bytes_per_client = field("bytes_per_client_per_sec");
+    let failed = field("failed")?;
+    if failed == 0.0 && !status.success() {
+        return Err(format!("the bots exited with {status}"));
+    }
+    let window = after.at.duration_since(before.at).as_secs_f64().max(1e-9);
     Ok(Measured {
-        cpu_percent: cpu / elapsed * 100.0,
-        rss_start_mib: rss_start,
-        rss_end_mib: rss_end,
-        tick_p50: quantile(&metrics, 0.5),
-        tick_p99: quantile(&metrics, 0.99),
-        gap_p99_ms: field("snapshot_gap_p99_ms"),
-        snapshots_per_sec,
-        bytes_per_client,
-        bytes_per_player_snapshot: if snapshots_per_sec > 0.0 {
-            bytes_per_client / snapshots_per_sec / players_per_room
-        } else {
-            0.0
-        },
-        failed_bots: if output.status.success() {
-            String::new()
-        } else {
-            format!(" (bots exited with {})", output.status)
-        },
+        user_percent: (after.user - before.user) / window * 100.0,
+        system_percent: (after.system - before.system) / window * 100.0,
+        rss_start_mib: before.rss_mib,
+        rss_end_mib: after.rss_mib,
+        tick_p50: quantile(&before.ticks, &after.ticks, 0.5),
+        tick_p99: quantile(&before.ticks, &after.ticks, 0.99),
+        failed,
+        snapshots_per_sec: field("snapshots_per_sec")?,
+        bytes_per_sec: field("bytes_per_client_per_sec")?,
+        gap_p99_ms: field("snapshot_gap_p99_ms")?,
     })
 }
 
-/// The `bots` command line of a scenario.
-fn bots_command(scenario: &Scenario, addr: &str) -> Command {
-    let json = root().join("artifacts").join(format!(
-        "load-{}x{}{}.json",
-        scenario.bots,
-        scenario.seconds,
-        if scenario.compact { "-compact" } else { "" }
-    ));
-    let mut bots = Command::new(root().join("target").join("release").join("bots"));
-    if scenario.compact {
-        bots.arg("--compact");
+fn format_tick(bound: Option<f64>) -> String {
+    match bound {
+        None => "–".to_string(),
+        Some(b) if b.is_infinite() => "> 50 ms".to_string(),
+        Some(b) => format!("≤ {:.0} µs", b * 1e6),
     }
-    bots.args([
-        "--addr",
-        addr,
-        "--bots",
-        &scenario.bots.to_string(),
-        "--rooms",
-        &scenario.rooms.to_string(),
-        "--seconds",
-        &scenario.seconds.to_string(),
-        "--frame-ms",
-        "50",
-        "--json",
-        &json.to_string_lossy(),
-    ])
-    .stderr(Stdio::inherit())
-    .stdout(Stdio::piped());
-    bots
 }
 
-fn write_table(rows: &[(&Scenario, Measured)], quick: bool, soak: u64) -> Result {
+/// "meets", "misses (...)" or "no target" for one run.
+fn verdict(scenario: &Scenario, m: &Measured) -> String {
+    let mut misses = Vec::new();
+    if m.failed > 0.0 {
+        let players = scenario.players;
+        misses.push(format!("{:.0} of {players} bots failed", m.failed));
+    }
+    if matches!(scenario.target, Target::Rate | Target::RateNoGrowth) {
+        let (rate, gap) = (m.snapshots_per_sec, m.gap_p99_ms);
+        if rate < MIN_SNAPSHOTS_PER_SEC {
+            misses.push(format!("{rate:.2} snapshots/s < {MIN_SNAPSHOTS_PER_SEC}"));
+        }
+        if gap > MAX_GAP_P99_MS {
+            misses.push(format!("gap p99 {gap:.1} ms > {MAX_GAP_P99_MS} ms"));
+        }
+    }
+    if scenario.target == Target::Tick && m.tick_p99.is_none_or(|b| b > MAX_TICK_P99) {
+        let p99 = format_tick(m.tick_p99);
+        misses.push(format!(
+            "tick p99 {p99}, target ≤ {:.0} µs",
+            MAX_TICK_P99 * 1e6
+        ));
+    }
+    let growth = m.rss_end_mib - m.rss_start_mib;
+    if scenario.target == Target::RateNoGrowth && growth > (m.rss_start_mib / 100.0).max(1.0) {
+        misses.push(format!("RSS grew {growth:.1} MiB"));
+    }
+    if !misses.is_empty() {
+        format!("misses ({})", misses.join("; "))
+    } else if scenario.target == Target::None {
+        "no target".to_string()
+    } else {
+        "meets".to_string()
+    }
+}
+
+fn table_row(scenario: &Scenario, measured: &Result<Measured>) -> String {
+    let head = format!(
+        "| {} | {} | {} | {} |",
+        scenario.name, scenario.players, scenario.rooms, scenario.seconds
+    );
+    let m = match measured {
+        Ok(m) => m,
+        Err(e) => {
+            let dashes = " – |".repeat(10);
+            return format!(
+                "{head}{dashes} misses (the run failed: {}) |",
+                e.replace('|', "/")
+            );
+        }
+    };
+    let players_per_room = (scenario.players / scenario.rooms.max(1)).max(1) as f64;
+    let per_snapshot = if m.snapshots_per_sec > 0.0 {
+        let bytes = m.bytes_per_sec / m.snapshots_per_sec / players_per_room;
+        format!("{bytes:.1}")
+    } else {
+        "–".to_string()
+    };
+    let cpu = m.user_percent + m.system_percent;
+    format!(
+        "{head} {cpu:.1} % | **{:.2} %** | {:.1} % | {:.1} % | {:.2} | {:.1} ms | {per_snapshot} | {} | {} | {:.1} → {:.1} MiB | {} |",
+        cpu / scenario.players as f64 * 100.0,
+        m.user_percent,
+        m.system_percent,
+        m.snapshots_per_sec,
+        m.gap_p99_ms,
+        format_tick(m.tick_p50),
+        format_tick(m.tick_p99),
+        m.rss_start_mib,
+        m.rss_end_mib,
+        verdict(scenario, m),
+    )
+}
+
+/// Today's date (UTC) as `YYYY-MM-DD`.
+fn today_utc() -> String {
+    probe("date", &["-u", "+%F"]).unwrap_or_else(|| "an unknown date".to_string())
+}
+
+/// The machine note: cores and, if known, the CPU model.
+fn machine() -> String {
+    let cores = thread::available_parallelism().map_or(0, std::num::NonZero::get);
+    let model = fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find_map(|l| l.strip_prefix("model name")?.split_once(':'))
+                .map(|(_, m)| format!(" ({})", m.trim()))
+        })
+        .unwrap_or_default();
+    format!("{cores} cores{model}")
+}
+
+fn write_table(rows: &[(&Scenario, Result<Measured>)], options: &Options) -> Result {
     let mut table = String::new();
+    let command = match (options.quick, options.soak) {
+        (true, 30) => " --quick".to_string(),
+        (false, 300) => String::new(),
+        (quick, soak) => format!("{} --soak {soak}", if quick { " --quick" } else { "" }),
+    };
     let _ = writeln!(table, "{START}");
     let _ = writeln!(
         table,
-        "Produced by `cargo xtask bench{}` (soak {soak} s); the JSON of every bot is in `artifacts/`.\n",
-        if quick { " --quick" } else { "" }
+        "Produced by `cargo xtask bench{command}` on {} (UTC). Machine: {}, shared by the server (one worker thread) and the bots ({BOT_THREADS} threads).\n",
+        today_utc(),
+        machine(),
     );
     let _ = writeln!(
         table,
-        "| run | seconds | server CPU | server RSS at 1/4 → 9/10 of the run | tick p50 | tick p99 | snapshots/s per client | snapshot gap p99 | bytes/s per client | bytes per player per snapshot |"
+        "Every run uses light bots (`bots --light --compact`: one input per 50 ms, bytes counted, nothing decoded), each from its own loopback address. \
+         The server is measured over the bots' measured window only ({WARMUP_SECS} s after every bot joined, then the seconds shown): \
+         CPU is utime + stime from `/proc` in % of one core, also per 100 players and split into user and system; \
+         tick p50/p99 are upper bounds of the `/metrics` histogram buckets over the window; RSS is at the window's start → end. \
+         Targets: 800 players in one room, and 1,024 in 16 rooms, keep ≥ {MIN_SNAPSHOTS_PER_SEC} snapshots/s per client with a snapshot gap p99 ≤ {MAX_GAP_P99_MS} ms; \
+         a room of 64 ticks in ≤ {:.0} µs at p99; the soak must also not grow its RSS by more than 1 % (at least 1 MiB). The bots' JSON is in `artifacts/light-*.json`.\n",
+        MAX_TICK_P99 * 1e6
     );
-    let _ = writeln!(table, "|---|---|---|---|---|---|---|---|---|---|");
-    for (s, m) in rows {
-        let _ = writeln!(
-            table,
-            "| {}{} | {} | {:.0} % | {:.1} → {:.1} MiB | {} | {} | {:.1} | {:.1} ms | {:.0} | {:.0} |",
-            s.name,
-            m.failed_bots,
-            s.seconds,
-            m.cpu_percent,
-            m.rss_start_mib,
-            m.rss_end_mib,
-            m.tick_p50,
-            m.tick_p99,
-            m.snapshots_per_sec,
-            m.gap_p99_ms,
-            m.bytes_per_client,
-            m.bytes_per_player_snapshot,
-        );
+    table.push_str(HEADER);
+    for (scenario, measured) in rows {
+        let _ = writeln!(table, "{}", table_row(scenario, measured));
     }
     let _ = writeln!(table, "{END}");
     let path = root().join("docs").join("BENCHMARKS.md");
@@ -370,11 +623,7 @@ fn write_table(rows: &[(&Scenario, Measured)], quick: bool, soak: u64) -> Result
         (Some(a), Some(b)) if b > a => {
             format!("{}{}{}", &doc[..a], table.trim_end(), &doc[b + END.len()..])
         }
-        _ => format!(
-            "{}\n## Load runs\n\n{}",
-            doc.trim_end_matches('\n').to_string() + "\n",
-            table
-        ),
+        _ => format!("{}\n\n## Load runs\n\n{table}", doc.trim_end()),
     };
     fs::write(&path, doc).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     println!("{table}");

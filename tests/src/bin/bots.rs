@@ -1,5 +1,7 @@
 //! `bots`: N headless bot clients against a running server, each a
-//! `ClientSession` over a real WebSocket with the network conditioner.
+//! `ClientSession` over a real WebSocket with the network conditioner; or,
+//! with `--light`, raw clients that only send inputs on time and count what
+//! arrives, many per thread, to measure the server rather than the bots.
 //!
 //! `cargo run --release -p skirmish-tests --bin bots -- --help`
 //!
@@ -14,9 +16,12 @@ use clap::Parser;
 use skirmish_core::conditioner::LinkConditions;
 use skirmish_core::Encoding;
 use skirmish_tests::bot::{percentile, run_bot, BotOptions, BotReport};
+use skirmish_tests::light::LightOptions;
 use skirmish_tests::script::{Script, Wander};
 
 /// Headless bots for load and netcode-quality runs.
+// Each bool is an independent command-line switch, not a state machine.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Parser)]
 #[command(about)]
 struct Args {
@@ -56,14 +61,62 @@ struct Args {
     /// Ask for compact binary snapshots instead of JSON.
     #[arg(long)]
     compact: bool,
+    /// Light bots: send inputs on time and count received bytes without
+    /// decoding them (the figures are the server's, not the bots').
+    #[arg(long)]
+    light: bool,
+    /// Light bots: threads, each running its share of the bots.
+    #[arg(long, default_value_t = 2)]
+    threads: usize,
+    /// Light bots: seconds after everyone joined before measuring.
+    #[arg(long, default_value_t = 3.0)]
+    warmup: f64,
     /// Where to write the JSON report.
     #[arg(long, default_value = "artifacts/bots.json")]
     json: PathBuf,
 }
 
-#[tokio::main]
-async fn main() -> Result<()> {
+fn main() -> Result<()> {
     let args = Args::parse();
+    if args.light {
+        return light(&args);
+    }
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?
+        .block_on(full(args))
+}
+
+/// Light bots: the server's figures, with the bots as cheap as they can be.
+fn light(args: &Args) -> Result<()> {
+    eprintln!(
+        "bots: {} light bots in {} room(s) against {} for {} s...",
+        args.bots, args.rooms, args.addr, args.seconds
+    );
+    let report = skirmish_tests::light::run(&LightOptions {
+        addr: args.addr,
+        bots: args.bots,
+        rooms: args.rooms,
+        threads: args.threads,
+        warmup: Duration::from_secs_f64(args.warmup.max(0.0)),
+        duration: Duration::from_secs_f64(args.seconds.max(0.1)),
+        compact: args.compact,
+        tick: Duration::from_millis(50),
+    })?;
+    println!("{}", serde_json::to_string_pretty(&report)?);
+    println!("{}", skirmish_tests::light::summary_line(&report));
+    if let Some(dir) = args.json.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(&args.json, serde_json::to_string_pretty(&report)?)?;
+    if report.failed > 0 {
+        anyhow::bail!("{} light bot(s) failed: {:?}", report.failed, report.errors);
+    }
+    Ok(())
+}
+
+/// Full bots: each a `ClientSession`, measuring what a player would notice.
+async fn full(args: Args) -> Result<()> {
     let link = LinkConditions {
         latency_ms: args.latency_ms,
         jitter_ms: args.jitter_ms,
