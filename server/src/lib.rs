@@ -19,6 +19,7 @@ pub mod config;
 pub mod limits;
 pub mod metrics;
 pub mod rooms;
+pub mod socket;
 pub mod ws;
 
 use std::net::SocketAddr;
@@ -26,15 +27,15 @@ use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::{State, WebSocketUpgrade};
-use axum::http::header;
+use axum::extract::{Request, State};
+use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Extension, Json, Router};
 use hyper::server::conn::http1;
+use hyper::upgrade::OnUpgrade;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
-use skirmish_core::MAX_FRAME_BYTES;
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio::sync::watch;
@@ -45,11 +46,6 @@ pub use config::{Limits, RoomSettings, ServerConfig};
 pub use limits::{AddressBook, Permit};
 pub use metrics::{DisconnectReason, Metrics, Refusal};
 pub use rooms::{RoomInfo, Rooms};
-
-/// Bytes tungstenite reads per call (and zero-fills before each): inputs are
-/// about 100 bytes, so a small buffer saves a large `memset` per message
-/// (128 KiB by default); larger frames simply take more reads.
-const READ_BUFFER_BYTES: usize = 1024;
 
 /// What every handler shares.
 #[derive(Debug)]
@@ -81,18 +77,45 @@ fn app(state: Arc<AppState>) -> Router {
         .with_state(state)
 }
 
+/// `GET /ws`: answers a valid WebSocket upgrade with 101 and hands the raw
+/// socket to [`ws::serve`] once hyper lets go of it.
 async fn upgrade(
-    ws: WebSocketUpgrade,
     State(state): State<Arc<AppState>>,
     Extension(permit): Extension<Arc<Permit>>,
+    mut request: Request,
 ) -> Response {
-    // The transport limit is generous: frames between 8 KiB and this get a
-    // `too_large` error; larger ones end the connection before they are
-    // buffered whole.
-    ws.max_message_size(8 * MAX_FRAME_BYTES)
-        .max_frame_size(8 * MAX_FRAME_BYTES)
-        .read_buffer_size(READ_BUFFER_BYTES)
-        .on_upgrade(move |socket| ws::serve(socket, state, permit))
+    let accept = match ws::accept_key(request.headers()) {
+        Ok(accept) => accept,
+        Err(why) => return (StatusCode::BAD_REQUEST, why).into_response(),
+    };
+    let Some(on_upgrade) = request.extensions_mut().remove::<OnUpgrade>() else {
+        return (
+            StatusCode::BAD_REQUEST,
+            "this connection cannot be upgraded",
+        )
+            .into_response();
+    };
+    tokio::spawn(async move {
+        let Ok(upgraded) = on_upgrade.await else {
+            return;
+        };
+        // The accept loop serves every connection as `TokioIo<TcpStream>`.
+        if let Ok(parts) = upgraded.downcast::<TokioIo<TcpStream>>() {
+            let read = parts.read_buf.to_vec();
+            ws::serve(parts.io.into_inner(), read, state, permit).await;
+        } else {
+            tracing::error!("an upgraded connection is not a TCP stream");
+        }
+    });
+    (
+        StatusCode::SWITCHING_PROTOCOLS,
+        [
+            (header::UPGRADE, "websocket".to_string()),
+            (header::CONNECTION, "upgrade".to_string()),
+            (header::SEC_WEBSOCKET_ACCEPT, accept),
+        ],
+    )
+        .into_response()
 }
 
 async fn rooms(State(state): State<Arc<AppState>>) -> Json<Vec<RoomInfo>> {

@@ -2,14 +2,15 @@
 //! [`Room`] its time.
 //!
 //! Everything a client is told is decided by core's [`Room`]; this module
-//! only carries it out. A room lives behind one mutex with the links to its
-//! clients: a connection calls [`RoomHandle::receive`] with each decoded
+//! only carries it out. A room lives behind one mutex with the writers of
+//! its clients: a connection calls [`RoomHandle::receive`] with each decoded
 //! message (inputs are queued into the world there and then, without waking
 //! the room's task), and the room's task wakes once per tick to step it.
-//! Frames the room returns are turned into socket messages once each and
-//! offered to each recipient's bounded outbox with `try_send`: a client
-//! whose outbox is full is dropped as a slow consumer, so no client can
-//! stall a tick or grow memory without bound.
+//! Each frame the room returns is written to each recipient's socket from
+//! here, one vectored write per client, its bytes shared and never copied
+//! unless the socket is full ([`Writer`]); a client whose backlog is over
+//! budget is dropped as a slow consumer, so no client can stall a tick or
+//! grow memory without bound.
 //!
 //! Lock order: the registry, then a room. Joining happens under the
 //! registry lock and a room closes itself (after `empty_timeout` without
@@ -21,26 +22,15 @@ use std::net::IpAddr;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use axum::body::Bytes;
-use axum::extract::ws::{Message, Utf8Bytes};
 use serde::Serialize;
 use skirmish_core::room::{place, Frame, Outbox, Placement, Room, RoomConfig};
 use skirmish_core::{ClientMessage, Encoding, ErrorCode, PlayerId, ProtocolError, Received, Tick};
-use tokio::sync::{mpsc, oneshot};
 use tokio::time::{Instant, MissedTickBehavior};
 
 use crate::config::RoomSettings;
 use crate::limits::{AddressBook, Permit};
 use crate::metrics::Metrics;
-
-/// What the room holds to reach one client.
-#[derive(Debug)]
-pub struct ClientLink {
-    /// Messages for the client's connection to write.
-    pub outbox: mpsc::Sender<Message>,
-    /// Fired with the reason when the room drops the client.
-    pub kick: oneshot::Sender<ErrorCode>,
-}
+use crate::socket::{SendError, Writer};
 
 /// One row of `GET /rooms`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -56,12 +46,12 @@ pub struct RoomInfo {
 /// A client of a room, as the shell keeps it.
 #[derive(Debug)]
 struct Client {
-    link: ClientLink,
+    writer: Arc<Writer>,
     /// The address's seat, given back when the client goes.
     _seat: Permit,
 }
 
-/// A room and the links to its clients, behind the room's mutex.
+/// A room and the writers of its clients, behind the room's mutex.
 #[derive(Debug)]
 struct Shared {
     room: Room,
@@ -151,46 +141,47 @@ impl RoomHandle {
         shared.room.is_empty()
     }
 
-    /// Turns each frame of the outbox into a message once and offers it to
-    /// every recipient; drops whoever's outbox is full (and tells the rest).
+    /// Writes each frame of the outbox to each recipient's socket; drops
+    /// whoever is not keeping up (and tells the rest).
     fn deliver(&self, shared: &mut Shared) {
         loop {
             let (frames, deliveries) = shared.out.take();
             if deliveries.is_empty() {
                 return;
             }
-            let messages: Vec<Message> = frames.into_iter().map(message).collect();
-            let mut slow = Vec::new();
+            let mut gone = Vec::new();
+            let (mut count, mut bytes) = (0, 0);
             for (to, i) in deliveries {
-                let (Some(client), Some(m)) = (shared.clients.get(&to), messages.get(i)) else {
+                let (Some(client), Some(frame)) = (shared.clients.get(&to), frames.get(i)) else {
                     continue;
                 };
-                if let Err(mpsc::error::TrySendError::Full(_)) =
-                    client.link.outbox.try_send(m.clone())
-                {
-                    slow.push(to);
+                let (text, payload) = match frame {
+                    Frame::Text(text) => (true, text.as_bytes()),
+                    Frame::Binary(bytes) => (false, bytes.as_slice()),
+                };
+                match client.writer.send(text, payload) {
+                    Ok(()) => {
+                        count += 1;
+                        bytes += payload.len();
+                    }
+                    Err(e) => gone.push((to, e)),
                 }
             }
-            for id in slow {
+            self.inner.metrics.sent_many(count, bytes);
+            for (id, why) in gone {
                 let Some(client) = shared.clients.remove(&id) else {
                     continue;
                 };
-                tracing::info!(room = %self.inner.name, %id, "slow consumer dropped");
                 self.inner.metrics.players_changed(false);
-                let _ = client.link.kick.send(ErrorCode::SlowConsumer);
+                if why == SendError::Slow {
+                    tracing::info!(room = %self.inner.name, %id, "slow consumer dropped");
+                    client.writer.kick(ErrorCode::SlowConsumer);
+                }
                 let Shared { room, out, .. } = &mut *shared;
                 room.leave(id, out);
             }
             self.inner.seats.store(shared.room.len(), Ordering::Relaxed);
         }
-    }
-}
-
-/// A frame as a WebSocket message, without copying its bytes.
-fn message(frame: Frame) -> Message {
-    match frame {
-        Frame::Text(text) => Message::Text(Utf8Bytes::from(text)),
-        Frame::Binary(bytes) => Message::Binary(Bytes::from(bytes)),
     }
 }
 
@@ -263,7 +254,7 @@ impl Rooms {
     }
 
     /// Seats `joiner` in the room [`place`] chooses, opening it if needed;
-    /// the room sends `welcome` and `roster` through `link`.
+    /// the room writes `welcome` and `roster` through `writer`.
     ///
     /// # Errors
     /// `server_full` when no seat can be found, `address_limit` when the
@@ -271,7 +262,7 @@ impl Rooms {
     pub fn join(
         self: &Arc<Self>,
         joiner: &Joiner<'_>,
-        link: ClientLink,
+        writer: Arc<Writer>,
     ) -> Result<RoomHandle, ProtocolError> {
         let mut registry = self.lock();
         let seat = self.book.seat(joiner.address)?;
@@ -298,9 +289,13 @@ impl Rooms {
         let mut shared = handle.lock();
         let Shared { room, out, .. } = &mut *shared;
         room.join(joiner.id, joiner.name, joiner.encoding, out)?;
-        shared
-            .clients
-            .insert(joiner.id, Client { link, _seat: seat });
+        shared.clients.insert(
+            joiner.id,
+            Client {
+                writer,
+                _seat: seat,
+            },
+        );
         self.metrics.players_changed(true);
         handle.deliver(&mut shared);
         drop(shared);

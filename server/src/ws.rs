@@ -1,7 +1,7 @@
-//! One WebSocket connection, in one task: `hello`, then a loop that reads
-//! the client's frames and writes what its room queued, one flush per batch.
+//! One WebSocket connection, in one task: the upgrade, `hello`, then a loop
+//! that reads the client's frames into its room.
 //!
-//! Every frame, before and after `hello`, goes through [`Connection::read`]:
+//! Every frame, before and after `hello`, goes through `Connection::read`:
 //! the per-second rate limit comes first (a flood costs no parsing), then
 //! [`decode_client`], which never panics. A refused message gets an `error`
 //! with its code, is counted, and changes nothing else; more than
@@ -9,28 +9,34 @@
 //! (`too_many_errors`). A connection only ever names its own player: the id
 //! comes from the server, never from the client.
 //!
-//! What the room queued for the client is written in batches: every
-//! message waiting in the outbox is fed to the socket and flushed once, so a
-//! tick's snapshot and combat message cost one write. A write that takes
-//! longer than `send_timeout`, or an outbox the room finds full, ends the
-//! connection as a slow consumer.
+//! The room writes its frames to the client's socket itself, through the
+//! connection's [`Writer`]; this task only drains what the socket did not
+//! take at once, and hears the room's verdict when it drops the client (a
+//! backlog over budget or older than `send_timeout`: a slow consumer).
 
 use std::net::IpAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::ws::{close_code, CloseFrame, Message, Utf8Bytes, WebSocket};
+use std::future::poll_fn;
+
 use futures_util::{SinkExt, StreamExt};
 use skirmish_core::{
     decode_client, encode, ClientMessage, Encoding, ErrorCode, PlayerId, ProtocolError,
 };
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::net::TcpStream;
+use tokio::sync::watch;
 use tokio::time::{timeout, Instant};
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
+use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
+use tokio_tungstenite::WebSocketStream;
 
 use crate::limits::Permit;
 use crate::metrics::DisconnectReason;
-use crate::rooms::{ClientLink, Joiner, RoomHandle};
+use crate::rooms::{Joiner, RoomHandle};
+use crate::socket::{SendError, Stream, Writer};
 use crate::AppState;
 
 /// Errors tolerated within [`ERROR_WINDOW`] before the connection is closed.
@@ -39,15 +45,38 @@ pub const ERROR_BUDGET: u32 = 10;
 pub const ERROR_WINDOW: Duration = Duration::from_secs(10);
 /// How long a closing message may take to send.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(1);
-/// Most messages written in one batch (one flush).
-const BATCH: usize = 64;
+/// The largest message or frame a client may send; frames announcing more
+/// end the connection from their header, before they are buffered. Between
+/// [`skirmish_core::MAX_FRAME_BYTES`] and this, a message gets `too_large`.
+pub const TRANSPORT_LIMIT: usize = 8 * skirmish_core::MAX_FRAME_BYTES;
+/// Bytes read per call (and zero-filled before each by tungstenite): inputs
+/// are about 100 bytes; larger frames simply take more reads.
+const READ_BUFFER_BYTES: usize = 1024;
+
+type Socket = WebSocketStream<Stream>;
 
 /// Serves one upgraded connection to its end, and counts how it ended. The
-/// connection's permit is held until then.
-pub async fn serve(socket: WebSocket, state: Arc<AppState>, permit: Arc<Permit>) {
+/// connection's permit is held until then. `read` holds bytes the client
+/// sent right behind its upgrade request.
+pub async fn serve(tcp: TcpStream, read: Vec<u8>, state: Arc<AppState>, permit: Arc<Permit>) {
     state.metrics.connections_changed(true);
+    let limits = &state.config.limits;
+    let writer = Writer::new(Arc::new(tcp), limits.outbox_capacity, limits.send_timeout);
+    let config = WebSocketConfig::default()
+        .read_buffer_size(READ_BUFFER_BYTES)
+        .write_buffer_size(0)
+        .max_message_size(Some(TRANSPORT_LIMIT))
+        .max_frame_size(Some(TRANSPORT_LIMIT));
+    let socket = WebSocketStream::from_partially_read(
+        Stream::new(writer.clone()),
+        read,
+        Role::Server,
+        Some(config),
+    )
+    .await;
     let mut connection = Connection {
         socket,
+        writer,
         state: &state,
         budget: Window::new(ERROR_WINDOW),
         rate: Window::new(Duration::from_secs(1)),
@@ -104,7 +133,8 @@ enum Read {
 type Ending = (DisconnectReason, Option<(ErrorCode, String)>);
 
 struct Connection<'a> {
-    socket: WebSocket,
+    socket: Socket,
+    writer: Arc<Writer>,
     state: &'a AppState,
     budget: Window,
     rate: Window,
@@ -133,8 +163,6 @@ impl Connection<'_> {
             }
         };
         let id = PlayerId(self.state.next_player.fetch_add(1, Ordering::Relaxed));
-        let (outbox, mut queued) = mpsc::channel(limits.outbox_capacity.max(1));
-        let (kick, mut kicked) = oneshot::channel();
         let joiner = Joiner {
             id,
             name: &name,
@@ -142,7 +170,7 @@ impl Connection<'_> {
             encoding,
             address,
         };
-        let room = match self.state.rooms.join(&joiner, ClientLink { outbox, kick }) {
+        let room = match self.state.rooms.join(&joiner, self.writer.clone()) {
             Ok(room) => room,
             Err(e) => {
                 self.state.metrics.rejected(e.code);
@@ -150,7 +178,7 @@ impl Connection<'_> {
                 return DisconnectReason::Refused;
             }
         };
-        let mut batch = Vec::with_capacity(BATCH);
+        let writer = self.writer.clone();
         // Made once, polled by reference: no new waiter per wake-up.
         let stop = stopped(&mut shutdown);
         tokio::pin!(stop);
@@ -161,20 +189,11 @@ impl Connection<'_> {
                     DisconnectReason::Shutdown,
                     Some((ErrorCode::ShuttingDown, "the server is shutting down".into())),
                 ),
-                code = &mut kicked => break kick_ending(code.ok()),
-                n = queued.recv_many(&mut batch, BATCH) => {
-                    if n == 0 {
-                        break (DisconnectReason::Closed, None);
-                    }
-                    // A write to a client that does not read may block until
-                    // `send_timeout`; the room's verdict ends it sooner.
-                    tokio::select! {
-                        written = self.write(&mut batch) => if let Err(reason) = written {
-                            break (reason, None);
-                        },
-                        code = &mut kicked => break kick_ending(code.ok()),
-                    }
-                }
+                drained = poll_fn(|cx| writer.poll_drain(cx)) => break match drained {
+                    Ok(code) => kick_ending(code),
+                    Err(SendError::Slow) => (DisconnectReason::SlowConsumer, None),
+                    Err(SendError::Closed) => (DisconnectReason::Closed, None),
+                },
                 read = self.read() => {
                     if let Some(ending) = self.on_read(read, &room, id).await {
                         break ending;
@@ -250,7 +269,8 @@ impl Connection<'_> {
                 });
             }
             Some(Ok(Message::Close(_))) | None => return Read::Ended(DisconnectReason::Closed),
-            Some(Ok(_)) => return Read::Nothing,
+            // WebSocket pings count against the rate limit too.
+            Some(Ok(_)) => return self.limited().unwrap_or(Read::Nothing),
             Some(Err(_)) => return Read::Ended(DisconnectReason::ProtocolError),
         };
         self.state.metrics.received(text.len());
@@ -308,35 +328,14 @@ impl Connection<'_> {
         }
     }
 
-    /// Writes a batch of queued messages with one flush.
-    async fn write(&mut self, batch: &mut Vec<Message>) -> Result<(), DisconnectReason> {
-        let bytes: usize = batch.iter().map(payload_len).sum();
-        let count = batch.len();
-        let socket = &mut self.socket;
-        let send = async {
-            for message in batch.drain(..) {
-                socket.feed(message).await?;
-            }
-            socket.flush().await
-        };
-        match timeout(self.state.config.limits.send_timeout, send).await {
-            Ok(Ok(())) => {
-                self.state.metrics.sent_many(count, bytes);
-                Ok(())
-            }
-            Ok(Err(_)) => Err(DisconnectReason::Closed),
-            Err(_) => Err(DisconnectReason::SlowConsumer),
-        }
-    }
-
     /// Sends an `error` and a close frame, waiting at most a second.
     async fn close(&mut self, code: ErrorCode, message: &str) {
         let text = encode(&ProtocolError::new(code, message).to_message());
         let frame = CloseFrame {
             code: match code {
-                ErrorCode::ShuttingDown => close_code::AWAY,
-                ErrorCode::ServerFull => close_code::AGAIN,
-                _ => close_code::POLICY,
+                ErrorCode::ShuttingDown => CloseCode::Away,
+                ErrorCode::ServerFull => CloseCode::Again,
+                _ => CloseCode::Policy,
             },
             reason: Utf8Bytes::from(code.as_str()),
         };
@@ -350,23 +349,45 @@ impl Connection<'_> {
 }
 
 /// How a connection the room dropped ends.
-fn kick_ending(code: Option<ErrorCode>) -> Ending {
+fn kick_ending(code: ErrorCode) -> Ending {
     match code {
-        Some(ErrorCode::SlowConsumer) | None => (DisconnectReason::SlowConsumer, None),
-        Some(code) => (
+        ErrorCode::SlowConsumer => (DisconnectReason::SlowConsumer, None),
+        code => (
             DisconnectReason::Closed,
             Some((code, "disconnected by the room".into())),
         ),
     }
 }
 
-/// The payload bytes of a data message.
-fn payload_len(message: &Message) -> usize {
-    match message {
-        Message::Text(text) => text.len(),
-        Message::Binary(bytes) => bytes.len(),
-        _ => 0,
+/// The `Sec-WebSocket-Accept` value for a valid upgrade request, or what is
+/// wrong with it.
+///
+/// # Errors
+/// The request is not a version 13 WebSocket upgrade.
+pub fn accept_key(headers: &axum::http::HeaderMap) -> Result<String, &'static str> {
+    use axum::http::header;
+    let has_token = |name: header::HeaderName, token: &str| {
+        headers
+            .get_all(name)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .any(|t| t.trim().eq_ignore_ascii_case(token))
+    };
+    if !has_token(header::CONNECTION, "upgrade") || !has_token(header::UPGRADE, "websocket") {
+        return Err("expected a WebSocket upgrade (Connection: upgrade, Upgrade: websocket)");
     }
+    if headers
+        .get(header::SEC_WEBSOCKET_VERSION)
+        .map(axum::http::HeaderValue::as_bytes)
+        != Some(b"13")
+    {
+        return Err("only WebSocket version 13 is spoken");
+    }
+    let key = headers
+        .get(header::SEC_WEBSOCKET_KEY)
+        .ok_or("Sec-WebSocket-Key is missing")?;
+    Ok(tokio_tungstenite::tungstenite::handshake::derive_accept_key(key.as_bytes()))
 }
 
 /// Resolves once the server shuts down (or its state is gone).

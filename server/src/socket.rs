@@ -1,0 +1,385 @@
+//! A client's TCP socket after the WebSocket upgrade, shared by two writers:
+//! its room, which writes each tick's frames straight to the socket, and its
+//! connection task, which reads (through tungstenite) and writes errors and
+//! close frames.
+//!
+//! Every byte for the client goes through one [`Writer`]: a frame is written
+//! with one vectored `write` (header and payload, no copy) when nothing is
+//! waiting; what the socket does not take goes into a bounded backlog that
+//! the connection task drains when the socket is writable. Frames are only
+//! ever appended whole, under the writer's lock, so the room's frames and
+//! tungstenite's never interleave inside a frame. The room therefore needs
+//! no channel and wakes no task to send a snapshot: per client per tick it
+//! costs one system call.
+//!
+//! A client whose backlog holds more than its frame budget, or has not
+//! drained within the send timeout, is a slow consumer: the room drops it.
+
+use std::collections::VecDeque;
+use std::io::{self, IoSlice};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
+use tokio_tungstenite::tungstenite::protocol::frame::FrameHeader;
+
+use skirmish_core::ErrorCode;
+
+/// Why a frame could not be queued.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendError {
+    /// The client does not read: its backlog is over budget or too old.
+    Slow,
+    /// The socket failed or the connection is over.
+    Closed,
+}
+
+/// The single way bytes reach one client.
+#[derive(Debug)]
+pub struct Writer {
+    stream: Arc<TcpStream>,
+    max_frames: usize,
+    max_age: Duration,
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// Bytes the socket has not taken yet, from `start` on.
+    backlog: Vec<u8>,
+    start: usize,
+    /// Where each waiting frame ends in `backlog`.
+    ends: VecDeque<usize>,
+    /// Since when something has been waiting.
+    waiting_since: Option<Instant>,
+    /// The connection task, parked until there is something to drain or a
+    /// verdict to hear.
+    drainer: Option<Waker>,
+    /// Set when the room drops the client.
+    kicked: Option<ErrorCode>,
+    closed: bool,
+}
+
+impl State {
+    fn waiting(&self) -> bool {
+        self.start < self.backlog.len()
+    }
+
+    /// Forgets the `n` bytes the socket took.
+    fn consumed(&mut self, n: usize) {
+        self.start += n;
+        while self.ends.front().is_some_and(|&end| end <= self.start) {
+            self.ends.pop_front();
+        }
+        if !self.waiting() {
+            self.backlog.clear();
+            self.start = 0;
+            self.ends.clear();
+            self.waiting_since = None;
+        }
+    }
+
+    fn wake(&mut self) {
+        if let Some(waker) = self.drainer.take() {
+            waker.wake();
+        }
+    }
+}
+
+impl Writer {
+    /// A writer for `stream` that tolerates at most `max_frames` waiting
+    /// frames, none older than `max_age`.
+    pub fn new(stream: Arc<TcpStream>, max_frames: usize, max_age: Duration) -> Arc<Writer> {
+        Arc::new(Writer {
+            stream,
+            max_frames: max_frames.max(1),
+            max_age,
+            state: Mutex::new(State::default()),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // Plain bytes and counters: a panicking holder leaves them usable.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Sends one WebSocket data frame (`text` or binary) carrying `payload`.
+    ///
+    /// # Errors
+    /// [`SendError::Slow`] if the client is not keeping up (nothing is
+    /// queued then), [`SendError::Closed`] if the socket is gone.
+    pub fn send(&self, text: bool, payload: &[u8]) -> Result<(), SendError> {
+        let header = FrameHeader {
+            opcode: OpCode::Data(if text { Data::Text } else { Data::Binary }),
+            ..FrameHeader::default()
+        };
+        let mut head = [0u8; 14];
+        let mut cursor = io::Cursor::new(&mut head[..]);
+        header
+            .format(payload.len() as u64, &mut cursor)
+            .map_err(|_| SendError::Closed)?;
+        let head_len = cursor.position() as usize;
+        self.write_frame(&[&head[..head_len], payload])
+    }
+
+    /// Writes one whole frame given in parts, or queues what the socket
+    /// does not take.
+    fn write_frame(&self, parts: &[&[u8]]) -> Result<(), SendError> {
+        let mut state = self.lock();
+        if state.closed {
+            return Err(SendError::Closed);
+        }
+        if state.waiting() {
+            let too_old = state
+                .waiting_since
+                .is_some_and(|since| since.elapsed() > self.max_age);
+            if state.ends.len() >= self.max_frames || too_old {
+                return Err(SendError::Slow);
+            }
+            queue(&mut state, parts, 0);
+            return Ok(());
+        }
+        let slices: Vec<IoSlice<'_>> = parts.iter().map(|p| IoSlice::new(p)).collect();
+        let total: usize = parts.iter().map(|p| p.len()).sum();
+        let written = match self.stream.try_write_vectored(&slices) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => 0,
+            Err(_) => {
+                state.closed = true;
+                state.wake();
+                return Err(SendError::Closed);
+            }
+        };
+        if written < total {
+            queue(&mut state, parts, written);
+            state.waiting_since = Some(Instant::now());
+            state.wake();
+        }
+        Ok(())
+    }
+
+    /// Tells the connection task that the room dropped its client.
+    pub fn kick(&self, code: ErrorCode) {
+        let mut state = self.lock();
+        state.kicked = Some(code);
+        state.wake();
+    }
+
+    /// Writes what waits while the socket takes it; resolves only with the
+    /// room's verdict or a failure, so the connection task can poll it in
+    /// its loop for as long as the connection lives.
+    pub fn poll_drain(&self, cx: &mut Context<'_>) -> Poll<Result<ErrorCode, SendError>> {
+        loop {
+            let mut state = self.lock();
+            if let Some(code) = state.kicked {
+                return Poll::Ready(Ok(code));
+            }
+            if state.closed {
+                return Poll::Ready(Err(SendError::Closed));
+            }
+            if !state.waiting() {
+                state.drainer = Some(cx.waker().clone());
+                return Poll::Pending;
+            }
+            match self.stream.try_write(&state.backlog[state.start..]) {
+                Ok(n) => state.consumed(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    state.drainer = Some(cx.waker().clone());
+                    drop(state);
+                    match self.stream.poll_write_ready(cx) {
+                        Poll::Ready(Ok(())) => {}
+                        Poll::Ready(Err(_)) => {
+                            self.lock().closed = true;
+                            return Poll::Ready(Err(SendError::Closed));
+                        }
+                        Poll::Pending => return Poll::Pending,
+                    }
+                }
+                Err(_) => {
+                    state.closed = true;
+                    return Poll::Ready(Err(SendError::Closed));
+                }
+            }
+        }
+    }
+
+    /// Writes what waits; ready once nothing waits (or the socket failed).
+    fn poll_flushed(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        loop {
+            let mut state = self.lock();
+            if state.closed {
+                return Poll::Ready(Err(io::ErrorKind::BrokenPipe.into()));
+            }
+            if !state.waiting() {
+                return Poll::Ready(Ok(()));
+            }
+            match self.stream.try_write(&state.backlog[state.start..]) {
+                Ok(n) => state.consumed(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    drop(state);
+                    if self.stream.poll_write_ready(cx)?.is_pending() {
+                        return Poll::Pending;
+                    }
+                }
+                Err(e) => {
+                    state.closed = true;
+                    return Poll::Ready(Err(e));
+                }
+            }
+        }
+    }
+}
+
+/// Appends the parts of a frame, from byte `skip` on, to the backlog.
+fn queue(state: &mut State, parts: &[&[u8]], mut skip: usize) {
+    for part in parts {
+        let from = skip.min(part.len());
+        state.backlog.extend_from_slice(&part[from..]);
+        skip -= from;
+    }
+    let end = state.backlog.len();
+    state.ends.push_back(end);
+}
+
+/// The socket as tungstenite's stream: reads come straight from the
+/// socket, writes go through the [`Writer`] (whole frames, as tungstenite
+/// writes them).
+#[derive(Debug)]
+pub struct Stream {
+    stream: Arc<TcpStream>,
+    writer: Arc<Writer>,
+}
+
+impl Stream {
+    /// The stream over `writer`'s socket.
+    pub fn new(writer: Arc<Writer>) -> Stream {
+        Stream {
+            stream: writer.stream.clone(),
+            writer,
+        }
+    }
+}
+
+impl AsyncRead for Stream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        loop {
+            if self.stream.poll_read_ready(cx)?.is_pending() {
+                return Poll::Pending;
+            }
+            match self.stream.try_read(buf.initialize_unfilled()) {
+                Ok(n) => {
+                    buf.advance(n);
+                    return Poll::Ready(Ok(()));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Poll::Ready(Err(e)),
+            }
+        }
+    }
+}
+
+impl AsyncWrite for Stream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        // tungstenite hands over whole frames (its write buffer is off), so
+        // this never splits one. These are the connection's own messages
+        // (errors, close, answers to WebSocket pings); a client that sends
+        // pings without reading the answers ends when twice the frame budget
+        // waits.
+        let mut state = self.writer.lock();
+        if state.closed || state.ends.len() >= 2 * self.writer.max_frames {
+            return Poll::Ready(Err(io::ErrorKind::BrokenPipe.into()));
+        }
+        if state.waiting() {
+            queue(&mut state, &[buf], 0);
+            return Poll::Ready(Ok(buf.len()));
+        }
+        drop(state);
+        match self.writer.write_frame(&[buf]) {
+            Ok(()) => Poll::Ready(Ok(buf.len())),
+            Err(_) => Poll::Ready(Err(io::ErrorKind::BrokenPipe.into())),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.writer.poll_flushed(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.poll_flush(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncReadExt;
+    use tokio::net::TcpListener;
+    use tokio_tungstenite::tungstenite::protocol::frame::FrameHeader;
+
+    async fn pair() -> io::Result<(Arc<TcpStream>, TcpStream)> {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let client = TcpStream::connect(listener.local_addr()?).await?;
+        let (server, _) = listener.accept().await?;
+        Ok((Arc::new(server), client))
+    }
+
+    #[tokio::test]
+    async fn frames_arrive_whole_with_headers_tungstenite_parses() -> io::Result<()> {
+        let (server, mut client) = pair().await?;
+        let writer = Writer::new(server, 8, Duration::from_secs(2));
+        for len in [0usize, 125, 126, 65_535, 65_536] {
+            let payload = vec![7u8; len];
+            writer
+                .send(false, &payload)
+                .map_err(|e| io::Error::other(format!("{e:?}")))?;
+            let mut got = Vec::new();
+            let (header, length) = loop {
+                let mut byte = [0u8; 1];
+                client.read_exact(&mut byte).await?;
+                got.push(byte[0]);
+                let mut cursor = io::Cursor::new(&got);
+                if let Some(parsed) = FrameHeader::parse(&mut cursor).map_err(io::Error::other)? {
+                    break parsed;
+                }
+            };
+            assert_eq!(header.opcode, OpCode::Data(Data::Binary));
+            assert!(header.is_final && header.mask.is_none());
+            assert_eq!(length, len as u64);
+            let mut body = vec![0u8; len];
+            client.read_exact(&mut body).await?;
+            assert_eq!(body, payload);
+        }
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_client_that_does_not_read_becomes_slow_and_memory_stays_bounded() -> io::Result<()> {
+        let (server, _client) = pair().await?;
+        let writer = Writer::new(server, 4, Duration::from_secs(60));
+        let frame = vec![1u8; 64 * 1024];
+        let mut sent = 0;
+        let verdict = loop {
+            match writer.send(false, &frame) {
+                Ok(()) => sent += 1,
+                Err(e) => break e,
+            }
+            assert!(sent < 10_000, "never slow");
+        };
+        assert_eq!(verdict, SendError::Slow);
+        let waiting = writer.lock().ends.len();
+        assert_eq!(waiting, 4, "at most the budget waits");
+        Ok(())
+    }
+}
