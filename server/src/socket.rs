@@ -22,6 +22,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
+use tokio::io::Interest;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
@@ -274,9 +275,20 @@ impl AsyncRead for Stream {
             if self.stream.poll_read_ready(cx)?.is_pending() {
                 return Poll::Pending;
             }
+            let room = buf.remaining();
             match self.stream.try_read(buf.initialize_unfilled()) {
                 Ok(n) => {
                     buf.advance(n);
+                    if n > 0 && n < room {
+                        // A short read drained the socket: forget its
+                        // readiness now rather than learn it from one more
+                        // `recv` that fails with `EAGAIN` (as tokio's own
+                        // `TcpStream` does). Data arriving meanwhile raises a
+                        // new readiness event, so nothing is missed.
+                        let _ = self.stream.try_io(Interest::READABLE, || {
+                            Err::<(), _>(io::ErrorKind::WouldBlock.into())
+                        });
+                    }
                     return Poll::Ready(Ok(()));
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
