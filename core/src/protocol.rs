@@ -196,8 +196,8 @@ pub enum ServerMessage {
         /// One state per player, in id order.
         players: Vec<PlayerState>,
     },
-    /// Who is in the room, sent after `welcome` and whenever someone joins
-    /// or leaves.
+    /// Who is in the room, sent to everyone with the first tick after
+    /// anyone joined or left (once per tick).
     Roster {
         /// Every player of the room, in id order.
         players: Vec<RosterEntry>,

@@ -11,14 +11,17 @@
 //! stepper, unit tests) only carry frames and time: `welcome`, `roster`,
 //! `snapshot`, `combat` and `pong` are built here and nowhere else.
 //!
-//! Per tick, in order: the world steps ([`World::step`]); every client gets
-//! this tick's snapshot in the encoding it chose in `hello` (the JSON text
+//! Per tick, in order: the world steps ([`World::step`]); if anyone joined
+//! or left since the last tick, every client gets the new `roster` (once per
+//! tick however many joined: a room of 800 filling up would otherwise send
+//! each of its joins' full roster to everyone, quadratic in bytes); every
+//! client gets this tick's snapshot in the encoding it chose in `hello` (the JSON text
 //! encoded once for all JSON clients; for compact clients the shared tail
 //! encoded once and a per-recipient head with its exact own state); then,
 //! if anyone was hit, one `combat` message to every client.
 //!
-//! Joining sends the joiner `welcome`, then everyone (joiner included) the
-//! new `roster`; leaving sends the others the new `roster`.
+//! Joining sends the joiner `welcome` at once; the roster follows with the
+//! next tick.
 
 use std::collections::BTreeMap;
 
@@ -176,6 +179,8 @@ pub struct Room {
     world: World,
     seats: BTreeMap<PlayerId, Seat>,
     stats: RoomStats,
+    /// Someone joined or left since the last roster.
+    roster_changed: bool,
     /// Reused every tick: the snapshot's states and the compact tail.
     states: Vec<PlayerState>,
     tail: Vec<u8>,
@@ -190,6 +195,7 @@ impl Room {
             world: World::with_rules(config.sim, config.rules, config.seed),
             seats: BTreeMap::new(),
             stats: RoomStats::default(),
+            roster_changed: false,
             states: Vec::new(),
             tail: Vec::new(),
         }
@@ -241,7 +247,7 @@ impl Room {
     }
 
     /// Seats `id` (named `name`, wanting snapshots in `encoding`): sends it
-    /// `welcome`, then everyone the new `roster`.
+    /// `welcome`; everyone gets the new `roster` with the next tick.
     ///
     /// # Errors
     /// `server_full` if every seat is taken; `already_joined` if `id` is
@@ -278,18 +284,18 @@ impl Room {
             config: self.world.sim_config().clone(),
         };
         out.send(id, Frame::Text(encode(&welcome)));
-        self.share_roster(out);
+        self.roster_changed = true;
         Ok(())
     }
 
-    /// Gives `id`'s seat back and sends the others the new `roster`;
-    /// `false` (and nothing sent) if it had no seat.
-    pub fn leave(&mut self, id: PlayerId, out: &mut Outbox) -> bool {
+    /// Gives `id`'s seat back (the others get the new `roster` with the
+    /// next tick); `false` if it had no seat. Nothing is sent at once.
+    pub fn leave(&mut self, id: PlayerId) -> bool {
         if self.seats.remove(&id).is_none() {
             return false;
         }
         self.world.leave(id);
-        self.share_roster(out);
+        self.roster_changed = true;
         true
     }
 
@@ -333,11 +339,15 @@ impl Room {
         }
     }
 
-    /// Steps the world one tick and sends every client its snapshot, then
-    /// the tick's hits in one `combat` message; the new tick.
+    /// Steps the world one tick and sends every client the new roster (if
+    /// anyone joined or left), its snapshot, then the tick's hits in one
+    /// `combat` message; the new tick.
     pub fn tick(&mut self, out: &mut Outbox) -> Tick {
         self.world.step();
         let tick = self.world.tick();
+        if std::mem::take(&mut self.roster_changed) {
+            self.share_roster(out);
+        }
         self.world.snapshot_into(&mut self.states);
         self.share_snapshot(tick, out);
         let events = self.world.events();

@@ -68,47 +68,68 @@ fn welcome_tells_the_joiner_who_it_is_and_the_rules() {
     room.tick(&mut out);
     room.tick(&mut out);
     let out = join(&mut room, A, Encoding::Json);
-    let got = texts(&out, A);
     assert_eq!(
-        got[0],
-        ServerMessage::Welcome {
+        texts(&out, A),
+        vec![ServerMessage::Welcome {
             player_id: A,
             protocol: PROTOCOL_VERSION,
             server_tick: Tick(2),
             tick_ms: 50,
             room: "arena".into(),
             config: sim,
-        }
+        }],
+        "welcome at once, nothing else"
     );
-    assert_eq!(roster_ids(&got[1]), vec![A], "then the roster");
-    assert_eq!(got.len(), 2);
+}
+
+/// The rosters of one tick's frames, per recipient.
+fn rosters(out: &Outbox, id: PlayerId) -> Vec<Vec<PlayerId>> {
+    texts(out, id)
+        .iter()
+        .filter(|m| matches!(m, ServerMessage::Roster { .. }))
+        .map(roster_ids)
+        .collect()
 }
 
 #[test]
-fn roster_goes_to_everyone_on_join_and_to_the_rest_on_leave() {
+fn the_roster_goes_to_everyone_once_per_tick_after_joins_and_leaves() {
     let mut room = room(4, common::open());
     join(&mut room, A, Encoding::Json);
-    let out = join(&mut room, B, Encoding::Compact);
-    let to_a = texts(&out, A);
-    assert_eq!(to_a.len(), 1, "A gets the roster only");
-    assert_eq!(roster_ids(&to_a[0]), vec![A, B]);
-    let to_b = texts(&out, B);
-    assert!(matches!(
-        to_b[0],
-        ServerMessage::Welcome { player_id: B, .. }
-    ));
-    assert_eq!(roster_ids(&to_b[1]), vec![A, B]);
-    assert_eq!(out.frames().len(), 2, "one welcome, one shared roster");
+    join(&mut room, B, Encoding::Compact);
+    join(&mut room, C, Encoding::Json);
+    let mut out = Outbox::new();
+    room.tick(&mut out);
+    for id in [A, B, C] {
+        assert_eq!(
+            rosters(&out, id),
+            vec![vec![A, B, C]],
+            "one roster for three joins"
+        );
+        let first = texts(&out, id).into_iter().next();
+        assert!(
+            matches!(first, Some(ServerMessage::Roster { .. })),
+            "the roster comes before the snapshot"
+        );
+    }
+    let shared = out
+        .frames()
+        .iter()
+        .filter(|f| matches!(f, Frame::Text(t) if t.starts_with(r#"{"type":"roster""#)))
+        .count();
+    assert_eq!(shared, 1, "encoded once for everyone");
 
     let mut out = Outbox::new();
-    assert!(room.leave(A, &mut out));
-    assert_eq!(out.to(A).count(), 0, "the leaver is told nothing");
-    assert_eq!(roster_ids(&texts(&out, B)[0]), vec![B]);
+    room.tick(&mut out);
+    assert!(rosters(&out, A).is_empty(), "nothing changed, no roster");
+
+    assert!(room.leave(A));
+    assert!(!room.leave(A), "a second leave does nothing");
     assert!(room.world().player(A).is_none(), "gone from the world");
-
     let mut out = Outbox::new();
-    assert!(!room.leave(A, &mut out), "a second leave does nothing");
-    assert!(out.is_empty());
+    room.tick(&mut out);
+    assert_eq!(out.to(A).count(), 0, "the leaver is told nothing");
+    assert_eq!(rosters(&out, B), vec![vec![B, C]]);
+    assert_eq!(rosters(&out, C), vec![vec![B, C]]);
 }
 
 #[test]
@@ -130,7 +151,7 @@ fn a_full_room_refuses_and_sends_nothing() {
         .expect_err("already seated");
     assert_eq!(again.code, ErrorCode::AlreadyJoined);
     // A seat given back can be taken again.
-    room.leave(B, &mut out);
+    room.leave(B);
     join(&mut room, C, Encoding::Json);
     assert_eq!(room.len(), 2);
 }
@@ -163,8 +184,10 @@ fn each_client_gets_its_snapshot_in_its_encoding_encoded_once() {
     join(&mut room, B, Encoding::Json);
     join(&mut room, C, Encoding::Compact);
     let mut out = Outbox::new();
+    room.tick(&mut out);
+    out.clear();
     let tick = room.tick(&mut out);
-    assert_eq!(tick, Tick(1));
+    assert_eq!(tick, Tick(2));
     // One JSON text shared by A and B, one binary frame for C.
     assert_eq!(out.frames().len(), 2);
     assert_eq!(out.deliveries().len(), 3);
@@ -192,7 +215,7 @@ fn each_client_gets_its_snapshot_in_its_encoding_encoded_once() {
         assert_eq!(got.id, want.id);
         assert!(got.position.distance(want.position) < 0.05);
     }
-    assert_eq!(room.stats().snapshots, 3);
+    assert_eq!(room.stats().snapshots, 6, "three a tick");
 }
 
 #[test]

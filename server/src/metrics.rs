@@ -85,6 +85,9 @@ pub struct Metrics {
     ticks: AtomicU64,
     tick_micros_sum: AtomicU64,
     tick_buckets: [AtomicU64; TICK_BUCKETS.len()],
+    sends: AtomicU64,
+    send_micros_sum: AtomicU64,
+    send_buckets: [AtomicU64; TICK_BUCKETS.len()],
     rejected: [AtomicU64; ErrorCode::ALL.len()],
     disconnects: [AtomicU64; DisconnectReason::ALL.len()],
     refused: [AtomicU64; Refusal::ALL.len()],
@@ -170,16 +173,14 @@ impl Metrics {
         get(&self.refused[reason.index()])
     }
 
-    /// One room tick took `took`.
+    /// One room tick (the room's decision: step, encode) took `took`.
     pub fn tick(&self, took: Duration) {
-        add(&self.ticks, 1);
-        add(&self.tick_micros_sum, took.as_micros() as u64);
-        let secs = took.as_secs_f64();
-        for (bound, counter) in TICK_BUCKETS.iter().zip(&self.tick_buckets) {
-            if secs <= *bound {
-                add(counter, 1);
-            }
-        }
+        observe(&self.ticks, &self.tick_micros_sum, &self.tick_buckets, took);
+    }
+
+    /// Writing one tick's frames to the room's clients took `took`.
+    pub fn tick_sent(&self, took: Duration) {
+        observe(&self.sends, &self.send_micros_sum, &self.send_buckets, took);
     }
 
     /// Players in all rooms.
@@ -277,25 +278,51 @@ impl Metrics {
             "reason",
             Refusal::ALL.iter().map(|r| r.as_str()).zip(&self.refused),
         );
-        let _ = writeln!(
-            out,
-            "# HELP skirmish_tick_duration_seconds Time one room tick took.\n# TYPE skirmish_tick_duration_seconds histogram"
+        histogram(
+            &mut out,
+            "skirmish_tick_duration_seconds",
+            "Time one room tick took: stepping the world and encoding its frames.",
+            (&self.ticks, &self.tick_micros_sum, &self.tick_buckets),
         );
-        for (bound, counter) in TICK_BUCKETS.iter().zip(&self.tick_buckets) {
-            let _ = writeln!(
-                out,
-                "skirmish_tick_duration_seconds_bucket{{le=\"{bound}\"}} {}",
-                get(counter)
-            );
-        }
-        let ticks = get(&self.ticks);
-        let _ = writeln!(
-            out,
-            "skirmish_tick_duration_seconds_bucket{{le=\"+Inf\"}} {ticks}\nskirmish_tick_duration_seconds_sum {}\nskirmish_tick_duration_seconds_count {ticks}",
-            get(&self.tick_micros_sum) as f64 / 1e6
+        histogram(
+            &mut out,
+            "skirmish_tick_send_seconds",
+            "Time writing one tick's frames to the room's sockets took.",
+            (&self.sends, &self.send_micros_sum, &self.send_buckets),
         );
         out
     }
+}
+
+/// Counts one duration into a histogram.
+fn observe(count: &AtomicU64, sum: &AtomicU64, buckets: &[AtomicU64], took: Duration) {
+    add(count, 1);
+    add(sum, took.as_micros() as u64);
+    let secs = took.as_secs_f64();
+    for (bound, counter) in TICK_BUCKETS.iter().zip(buckets) {
+        if secs <= *bound {
+            add(counter, 1);
+        }
+    }
+}
+
+/// One histogram of durations in the Prometheus text format.
+fn histogram(
+    out: &mut String,
+    name: &str,
+    help: &str,
+    (count, sum, buckets): (&AtomicU64, &AtomicU64, &[AtomicU64]),
+) {
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} histogram");
+    for (bound, counter) in TICK_BUCKETS.iter().zip(buckets) {
+        let _ = writeln!(out, "{name}_bucket{{le=\"{bound}\"}} {}", get(counter));
+    }
+    let n = get(count);
+    let _ = writeln!(
+        out,
+        "{name}_bucket{{le=\"+Inf\"}} {n}\n{name}_sum {}\n{name}_count {n}",
+        get(sum) as f64 / 1e6
+    );
 }
 
 /// One counter family with a label, every value of the label listed.

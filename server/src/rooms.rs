@@ -124,64 +124,60 @@ impl RoomHandle {
         if shared.clients.remove(&id).is_some() {
             self.inner.metrics.players_changed(false);
         }
-        let Shared { room, out, .. } = &mut *shared;
-        if room.leave(id, out) {
-            self.deliver(&mut shared);
-        }
+        shared.room.leave(id);
         self.inner.seats.store(shared.room.len(), Ordering::Relaxed);
     }
 
-    /// Steps the room one tick and sends what it decided.
+    /// Steps the room one tick and sends what it decided; whether the room
+    /// is empty. The room's decision and the writes are timed apart.
     fn step(&self) -> bool {
         let mut shared = self.lock();
+        let started = std::time::Instant::now();
         let Shared { room, out, .. } = &mut *shared;
         let tick = room.tick(out);
+        let decided = std::time::Instant::now();
+        self.inner.metrics.tick(decided - started);
         self.inner.tick.store(tick.0, Ordering::Relaxed);
         self.deliver(&mut shared);
+        self.inner.metrics.tick_sent(decided.elapsed());
         shared.room.is_empty()
     }
 
     /// Writes each frame of the outbox to each recipient's socket; drops
-    /// whoever is not keeping up (and tells the rest).
+    /// whoever is not keeping up.
     fn deliver(&self, shared: &mut Shared) {
-        loop {
-            let (frames, deliveries) = shared.out.take();
-            if deliveries.is_empty() {
-                return;
-            }
-            let mut gone = Vec::new();
-            let (mut count, mut bytes) = (0, 0);
-            for (to, i) in deliveries {
-                let (Some(client), Some(frame)) = (shared.clients.get(&to), frames.get(i)) else {
-                    continue;
-                };
-                let (text, payload) = match frame {
-                    Frame::Text(text) => (true, text.as_bytes()),
-                    Frame::Binary(bytes) => (false, bytes.as_slice()),
-                };
-                match client.writer.send(text, payload) {
-                    Ok(()) => {
-                        count += 1;
-                        bytes += payload.len();
-                    }
-                    Err(e) => gone.push((to, e)),
+        let (frames, deliveries) = shared.out.take();
+        let mut gone = Vec::new();
+        let (mut count, mut bytes) = (0, 0);
+        for (to, i) in deliveries {
+            let (Some(client), Some(frame)) = (shared.clients.get(&to), frames.get(i)) else {
+                continue;
+            };
+            let (text, payload) = match frame {
+                Frame::Text(text) => (true, text.as_bytes()),
+                Frame::Binary(bytes) => (false, bytes.as_slice()),
+            };
+            match client.writer.send(text, payload) {
+                Ok(()) => {
+                    count += 1;
+                    bytes += payload.len();
                 }
+                Err(e) => gone.push((to, e)),
             }
-            self.inner.metrics.sent_many(count, bytes);
-            for (id, why) in gone {
-                let Some(client) = shared.clients.remove(&id) else {
-                    continue;
-                };
-                self.inner.metrics.players_changed(false);
-                if why == SendError::Slow {
-                    tracing::info!(room = %self.inner.name, %id, "slow consumer dropped");
-                    client.writer.kick(ErrorCode::SlowConsumer);
-                }
-                let Shared { room, out, .. } = &mut *shared;
-                room.leave(id, out);
-            }
-            self.inner.seats.store(shared.room.len(), Ordering::Relaxed);
         }
+        self.inner.metrics.sent_many(count, bytes);
+        for (id, why) in gone {
+            let Some(client) = shared.clients.remove(&id) else {
+                continue;
+            };
+            self.inner.metrics.players_changed(false);
+            if why == SendError::Slow {
+                tracing::info!(room = %self.inner.name, %id, "slow consumer dropped");
+                client.writer.kick(ErrorCode::SlowConsumer);
+            }
+            shared.room.leave(id);
+        }
+        self.inner.seats.store(shared.room.len(), Ordering::Relaxed);
     }
 }
 
@@ -366,9 +362,7 @@ async fn run_room(rooms: Arc<Rooms>, handle: RoomHandle) {
     let mut empty_since = Instant::now();
     loop {
         interval.tick().await;
-        let started = std::time::Instant::now();
         let empty = handle.step();
-        rooms.metrics.tick(started.elapsed());
         if !empty {
             empty_since = Instant::now();
         } else if empty_since.elapsed() >= rooms.settings.empty_timeout

@@ -48,8 +48,8 @@ const MAX_GAP_P99_MS: f64 = 60.0;
 const MAX_TICK_P99: f64 = 0.000_5;
 
 /// The head of the load table.
-const HEADER: &str = "| run | players | rooms | seconds | server CPU | **CPU per 100 players** | user | system | snapshots/s per client | snapshot gap p99 | bytes per player per snapshot | tick p50 | tick p99 | RSS | verdict |
-|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
+const HEADER: &str = "| run | players | rooms | seconds | server CPU | **CPU per 100 players** | user | system | snapshots/s per client | snapshot gap p99 | bytes per player per snapshot | tick p50 | tick p99 | send p99 | RSS | verdict |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
 ";
 
 /// What a load run is held to: nothing, the snapshot rate and gap, the tick
@@ -82,6 +82,8 @@ struct Measured {
     /// window, in seconds (infinite past the last bucket); `None` without ticks.
     tick_p50: Option<f64>,
     tick_p99: Option<f64>,
+    /// Writing one tick's frames to the sockets, p99 bucket bound (seconds).
+    send_p99: Option<f64>,
     /// From the bots' summary line: bots that failed, and per client:
     /// snapshots/s, bytes/s and the snapshot gap p99 in ms.
     failed: f64,
@@ -369,6 +371,7 @@ struct Sample {
     system: f64,
     rss_mib: f64,
     ticks: Vec<(f64, f64)>,
+    sends: Vec<(f64, f64)>,
 }
 
 impl Sample {
@@ -396,21 +399,25 @@ impl Sample {
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
             .ok_or_else(|| format!("/proc/{pid}/status has no VmRSS line"))?
             / 1024.0;
+        let metrics = http_get(addr, "/metrics")?;
         Ok(Sample {
             at,
             user: cpu(11)?,
             system: cpu(12)?,
             rss_mib,
-            ticks: tick_histogram(&http_get(addr, "/metrics")?)?,
+            ticks: tick_histogram(&metrics, "skirmish_tick_duration_seconds")?,
+            sends: tick_histogram(&metrics, "skirmish_tick_send_seconds")?,
         })
     }
 }
 
-/// The cumulative tick-duration buckets in a `/metrics` page.
-fn tick_histogram(metrics: &str) -> Result<Vec<(f64, f64)>> {
+/// The cumulative buckets of the duration histogram `name` in a `/metrics`
+/// page.
+fn tick_histogram(metrics: &str, name: &str) -> Result<Vec<(f64, f64)>> {
+    let prefix = format!("{name}_bucket{{le=\"");
     let mut buckets = Vec::new();
     for line in metrics.lines() {
-        let Some(rest) = line.strip_prefix("skirmish_tick_duration_seconds_bucket{le=\"") else {
+        let Some(rest) = line.strip_prefix(prefix.as_str()) else {
             continue;
         };
         let parsed = rest.split_once("\"} ").and_then(|(le, count)| {
@@ -424,7 +431,7 @@ fn tick_histogram(metrics: &str) -> Result<Vec<(f64, f64)>> {
         buckets.push(parsed.ok_or_else(|| format!("/metrics: unreadable bucket `{line}`"))?);
     }
     if buckets.is_empty() {
-        return Err("/metrics has no skirmish_tick_duration_seconds histogram".to_string());
+        return Err(format!("/metrics has no {name} histogram"));
     }
     Ok(buckets)
 }
@@ -479,6 +486,7 @@ fn load_run(scenario: &Scenario) -> Result<Measured> {
         rss_end_mib: after.rss_mib,
         tick_p50: quantile(&before.ticks, &after.ticks, 0.5),
         tick_p99: quantile(&before.ticks, &after.ticks, 0.99),
+        send_p99: quantile(&before.sends, &after.sends, 0.99),
         failed,
         snapshots_per_sec: field("snapshots_per_sec")?,
         bytes_per_sec: field("bytes_per_client_per_sec")?,
@@ -538,7 +546,7 @@ fn table_row(scenario: &Scenario, measured: &Result<Measured>) -> String {
     let m = match measured {
         Ok(m) => m,
         Err(e) => {
-            let dashes = " – |".repeat(10);
+            let dashes = " – |".repeat(11);
             return format!(
                 "{head}{dashes} misses (the run failed: {}) |",
                 e.replace('|', "/")
@@ -554,7 +562,7 @@ fn table_row(scenario: &Scenario, measured: &Result<Measured>) -> String {
     };
     let cpu = m.user_percent + m.system_percent;
     format!(
-        "{head} {cpu:.1} % | **{:.2} %** | {:.1} % | {:.1} % | {:.2} | {:.1} ms | {per_snapshot} | {} | {} | {:.1} → {:.1} MiB | {} |",
+        "{head} {cpu:.1} % | **{:.2} %** | {:.1} % | {:.1} % | {:.2} | {:.1} ms | {per_snapshot} | {} | {} | {} | {:.1} → {:.1} MiB | {} |",
         cpu / scenario.players as f64 * 100.0,
         m.user_percent,
         m.system_percent,
@@ -562,6 +570,7 @@ fn table_row(scenario: &Scenario, measured: &Result<Measured>) -> String {
         m.gap_p99_ms,
         format_tick(m.tick_p50),
         format_tick(m.tick_p99),
+        format_tick(m.send_p99),
         m.rss_start_mib,
         m.rss_end_mib,
         verdict(scenario, m),
@@ -606,7 +615,7 @@ fn write_table(rows: &[(&Scenario, Result<Measured>)], options: &Options) -> Res
         "Every run uses light bots (`bots --light --compact`: one input per 50 ms, bytes counted, nothing decoded), each from its own loopback address. \
          The server is measured over the bots' measured window only ({WARMUP_SECS} s after every bot joined, then the seconds shown): \
          CPU is utime + stime from `/proc` in % of one core, also per 100 players and split into user and system; \
-         tick p50/p99 are upper bounds of the `/metrics` histogram buckets over the window; RSS is at the window's start → end. \
+         tick p50/p99 (the room's decision: stepping the world and encoding its frames) and send p99 (writing one tick's frames to every socket) are upper bounds of the `/metrics` histogram buckets over the window; RSS is at the window's start → end. \
          Targets: 800 players in one room, and 1,024 in 16 rooms, keep ≥ {MIN_SNAPSHOTS_PER_SEC} snapshots/s per client with a snapshot gap p99 ≤ {MAX_GAP_P99_MS} ms; \
          a room of 64 ticks in ≤ {:.0} µs at p99; the soak must also not grow its RSS by more than 1 % (at least 1 MiB). The bots' JSON is in `artifacts/light-*.json`.\n",
         MAX_TICK_P99 * 1e6
