@@ -62,7 +62,13 @@ pub struct AppState {
     pub next_player: AtomicU32,
     /// Becomes `true` when the server shuts down.
     pub shutdown: watch::Receiver<bool>,
+    /// WebSocket sessions still running; shutdown waits for them to say
+    /// goodbye.
+    pub sessions: watch::Sender<usize>,
 }
+
+/// How long shutdown waits for sessions to tell their clients why.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
 
 /// The router, for a given state. Requests reaching `/ws` must carry the
 /// connection's [`Permit`] as an extension, as [`start`]'s accept loop adds.
@@ -141,14 +147,16 @@ pub struct RunningServer {
 }
 
 impl RunningServer {
-    /// Tells every client why, closes every connection and waits for the
-    /// server to stop accepting.
+    /// Stops accepting, tells every client why and waits (at most a few
+    /// seconds) for every session to close.
     ///
     /// # Errors
     /// The server task failed.
     pub async fn shutdown(self) -> anyhow::Result<()> {
         let _ = self.stop.send(true);
         self.task.await?;
+        let mut sessions = self.state.sessions.subscribe();
+        let _ = tokio::time::timeout(SHUTDOWN_GRACE, sessions.wait_for(|n| *n == 0)).await;
         Ok(())
     }
 }
@@ -183,6 +191,7 @@ pub fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
         book,
         next_player: AtomicU32::new(1),
         shutdown,
+        sessions: watch::Sender::new(0),
     });
     let task = tokio::spawn(accept(listener, state.clone()));
     Ok(RunningServer {

@@ -106,6 +106,7 @@ impl AddressBook {
     /// # Errors
     /// The server, or the address, already holds its maximum of connections.
     pub fn connect(self: &Arc<Self>, address: IpAddr) -> Result<Permit, Refusal> {
+        let address = holder(address);
         let mut book = self.lock();
         if book.connections >= self.limits.max_connections {
             return Err(Refusal::TooManyConnections);
@@ -151,6 +152,7 @@ impl AddressBook {
         max: usize,
         why: impl FnOnce() -> String,
     ) -> Result<Permit, ProtocolError> {
+        let address = holder(address);
         let mut book = self.lock();
         let usage = book.by_address.entry(address).or_default();
         let count = match share {
@@ -181,6 +183,18 @@ impl AddressBook {
     /// Addresses with anything open.
     pub fn addresses(&self) -> usize {
         self.lock().by_address.len()
+    }
+}
+
+/// Who holds what an address holds: an IPv4 address itself, an IPv6
+/// address by its /64 (one host usually has a whole /64 to pick from).
+fn holder(address: IpAddr) -> IpAddr {
+    match address {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or_else(
+            || IpAddr::V6((u128::from(v6) & !u128::from(u64::MAX)).into()),
+            IpAddr::V4,
+        ),
+        v4 @ IpAddr::V4(_) => v4,
     }
 }
 
@@ -235,6 +249,20 @@ mod tests {
         drop(s1);
         assert!(book.room(ip(1)).is_ok());
         assert!(book.seat(ip(1)).is_ok());
+    }
+
+    #[test]
+    fn ipv6_addresses_of_one_64_share_their_allowance() {
+        let book = book(2, 8);
+        let a: IpAddr = "2001:db8:1:2::1".parse().expect("an address");
+        let b: IpAddr = "2001:db8:1:2:ffff::9".parse().expect("an address");
+        let other: IpAddr = "2001:db8:1:3::1".parse().expect("an address");
+        let _a = book.connect(a).expect("first");
+        let _b = book.connect(b).expect("second");
+        assert_eq!(book.connect(a).err(), Some(Refusal::TooManyFromAddress));
+        assert!(book.connect(other).is_ok(), "another /64");
+        let mapped: IpAddr = "::ffff:127.1.0.1".parse().expect("an address");
+        assert_eq!(holder(mapped), ip(1));
     }
 
     #[test]

@@ -278,7 +278,12 @@ impl Rooms {
                 .cloned()
                 .ok_or_else(|| ProtocolError::new(ErrorCode::ServerFull, "the room closed"))?,
             Placement::New => {
-                let opener = self.book.room(joiner.address)?;
+                // Only a room opened by name counts against the address: the
+                // server opens an unnamed one only when every room is full.
+                let opener = match joiner.room {
+                    Some(_) => Some(self.book.room(joiner.address)?),
+                    None => None,
+                };
                 self.open(&mut registry, joiner.room, opener)
             }
         };
@@ -303,7 +308,7 @@ impl Rooms {
         self: &Arc<Self>,
         registry: &mut Registry,
         wanted: Option<&str>,
-        opener: Permit,
+        opener: Option<Permit>,
     ) -> RoomHandle {
         registry.opened += 1;
         let number = registry.opened;
@@ -325,7 +330,7 @@ impl Rooms {
                     room,
                     clients: BTreeMap::new(),
                     out: Outbox::new(),
-                    opener: Some(opener),
+                    opener,
                 }),
                 seats: AtomicUsize::new(0),
                 tick: AtomicU32::new(0),

@@ -12,8 +12,9 @@
 //! no channel and wakes no task to send a snapshot: per client per tick it
 //! costs one system call.
 //!
-//! A client whose backlog holds more than its frame budget, or has not
-//! drained within the send timeout, is a slow consumer: the room drops it.
+//! A client whose backlog holds more than its frame budget (or more than
+//! [`MAX_BACKLOG_BYTES`]), or has not drained within the send timeout, is a
+//! slow consumer: the room drops it.
 
 use std::collections::VecDeque;
 use std::io::{self, IoSlice};
@@ -29,6 +30,11 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
 use tokio_tungstenite::tungstenite::protocol::frame::FrameHeader;
 
 use skirmish_core::ErrorCode;
+
+/// The most bytes one client's backlog may hold, whatever its frame budget.
+pub const MAX_BACKLOG_BYTES: usize = 1024 * 1024;
+/// A backlog's buffer larger than this is freed once it drains.
+const KEEP_BYTES: usize = 64 * 1024;
 
 /// Why a frame could not be queued.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,10 +84,19 @@ impl State {
         }
         if !self.waiting() {
             self.backlog.clear();
+            if self.backlog.capacity() > KEEP_BYTES {
+                // A client that caught up does not keep its peak.
+                self.backlog = Vec::new();
+            }
             self.start = 0;
             self.ends.clear();
             self.waiting_since = None;
         }
+    }
+
+    /// Bytes waiting.
+    fn waiting_bytes(&self) -> usize {
+        self.backlog.len() - self.start
     }
 
     fn wake(&mut self) {
@@ -138,7 +153,9 @@ impl Writer {
             let too_old = state
                 .waiting_since
                 .is_some_and(|since| since.elapsed() > self.max_age);
-            if state.ends.len() >= self.max_frames || too_old {
+            let too_big = state.waiting_bytes() + parts.iter().map(|p| p.len()).sum::<usize>()
+                > MAX_BACKLOG_BYTES;
+            if state.ends.len() >= self.max_frames || too_old || too_big {
                 return Err(SendError::Slow);
             }
             queue(&mut state, parts, 0);
@@ -276,19 +293,28 @@ impl AsyncRead for Stream {
                 return Poll::Pending;
             }
             let room = buf.remaining();
-            match self.stream.try_read(buf.initialize_unfilled()) {
-                Ok(n) => {
+            let unfilled = buf.initialize_unfilled();
+            let mut n = 0;
+            // A short read drained the socket: forget its readiness now
+            // rather than learn it from one more `recv` that fails with
+            // `EAGAIN` (as tokio's own `TcpStream` does). The read runs inside
+            // `try_io`, so the readiness cleared is the one seen before the
+            // read: data arriving after it raises a new event, never lost.
+            let read = self.stream.try_io(Interest::READABLE, || {
+                n = self.stream.try_read(unfilled)?;
+                if n > 0 && n < room {
+                    Err(io::ErrorKind::WouldBlock.into())
+                } else {
+                    Ok(())
+                }
+            });
+            match read {
+                Ok(()) => {
                     buf.advance(n);
-                    if n > 0 && n < room {
-                        // A short read drained the socket: forget its
-                        // readiness now rather than learn it from one more
-                        // `recv` that fails with `EAGAIN` (as tokio's own
-                        // `TcpStream` does). Data arriving meanwhile raises a
-                        // new readiness event, so nothing is missed.
-                        let _ = self.stream.try_io(Interest::READABLE, || {
-                            Err::<(), _>(io::ErrorKind::WouldBlock.into())
-                        });
-                    }
+                    return Poll::Ready(Ok(()));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock && n > 0 => {
+                    buf.advance(n);
                     return Poll::Ready(Ok(()));
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
@@ -310,7 +336,10 @@ impl AsyncWrite for Stream {
         // pings without reading the answers ends when twice the frame budget
         // waits.
         let mut state = self.writer.lock();
-        if state.closed || state.ends.len() >= 2 * self.writer.max_frames {
+        if state.closed
+            || state.ends.len() >= 2 * self.writer.max_frames
+            || state.waiting_bytes() + buf.len() > 2 * MAX_BACKLOG_BYTES
+        {
             return Poll::Ready(Err(io::ErrorKind::BrokenPipe.into()));
         }
         if state.waiting() {

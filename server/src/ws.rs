@@ -60,6 +60,7 @@ type Socket = WebSocketStream<Stream>;
 /// sent right behind its upgrade request.
 pub async fn serve(tcp: TcpStream, read: Vec<u8>, state: Arc<AppState>, permit: Arc<Permit>) {
     state.metrics.connections_changed(true);
+    let _session = Session::start(&state);
     let limits = &state.config.limits;
     let writer = Writer::new(Arc::new(tcp), limits.outbox_capacity, limits.send_timeout);
     let config = WebSocketConfig::default()
@@ -81,8 +82,12 @@ pub async fn serve(tcp: TcpStream, read: Vec<u8>, state: Arc<AppState>, permit: 
         budget: Window::new(ERROR_WINDOW),
         rate: Window::new(Duration::from_secs(1)),
         told_rate: false,
+        joined: false,
     };
     let reason = connection.run(permit.address()).await;
+    // Send what is still queued, such as tungstenite's answer to the
+    // client's close frame.
+    let _ = timeout(CLOSE_TIMEOUT, connection.socket.flush()).await;
     tracing::debug!(?reason, "connection ended");
     state.metrics.disconnected(reason);
     state.metrics.connections_changed(false);
@@ -135,6 +140,8 @@ type Ending = (DisconnectReason, Option<(ErrorCode, String)>);
 struct Connection<'a> {
     socket: Socket,
     writer: Arc<Writer>,
+    /// Seated in a room: the room writes to the socket too.
+    joined: bool,
     state: &'a AppState,
     budget: Window,
     rate: Window,
@@ -170,14 +177,16 @@ impl Connection<'_> {
             encoding,
             address,
         };
-        let room = match self.state.rooms.join(&joiner, self.writer.clone()) {
-            Ok(room) => room,
+        let seat = match self.state.rooms.join(&joiner, self.writer.clone()) {
+            Ok(room) => Seated { room, id },
             Err(e) => {
                 self.state.metrics.rejected(e.code);
                 self.close(e.code, &e.message).await;
                 return DisconnectReason::Refused;
             }
         };
+        self.joined = true;
+        let room = seat.room.clone();
         let writer = self.writer.clone();
         // Made once, polled by reference: no new waiter per wake-up.
         let stop = stopped(&mut shutdown);
@@ -201,7 +210,9 @@ impl Connection<'_> {
                 }
             }
         };
-        room.leave(id);
+        // Out of the room first: no snapshot may follow our close frame.
+        drop(seat);
+        self.joined = false;
         if let Some((code, message)) = farewell {
             self.close(code, &message).await;
         }
@@ -318,6 +329,17 @@ impl Connection<'_> {
         }
         let text = encode(&error.to_message());
         let len = text.len();
+        if self.joined {
+            // Beside the room's frames, without waiting for them to drain.
+            return match self.writer.send(true, text.as_bytes()) {
+                Ok(()) => {
+                    self.state.metrics.sent(len);
+                    Ok(())
+                }
+                Err(SendError::Slow) => Err((DisconnectReason::SlowConsumer, None)),
+                Err(SendError::Closed) => Err((DisconnectReason::Closed, None)),
+            };
+        }
         match timeout(CLOSE_TIMEOUT, self.socket.send(Message::Text(text.into()))).await {
             Ok(Ok(())) => {
                 self.state.metrics.sent(len);
@@ -342,9 +364,43 @@ impl Connection<'_> {
         let socket = &mut self.socket;
         let _ = timeout(CLOSE_TIMEOUT, async {
             socket.send(Message::Text(text.into())).await?;
-            socket.send(Message::Close(Some(frame))).await
+            socket.send(Message::Close(Some(frame))).await?;
+            // Read until the client answers the close (or goes): closing the
+            // socket with its inputs unread would reset the connection and
+            // could destroy the error and close frame before it reads them.
+            while let Some(Ok(_)) = socket.next().await {}
+            Ok::<(), tokio_tungstenite::tungstenite::Error>(())
         })
         .await;
+    }
+}
+
+/// One running session, counted for shutdown until dropped.
+struct Session<'a>(&'a AppState);
+
+impl Session<'_> {
+    fn start(state: &AppState) -> Session<'_> {
+        state.sessions.send_modify(|n| *n += 1);
+        Session(state)
+    }
+}
+
+impl Drop for Session<'_> {
+    fn drop(&mut self) {
+        self.0.sessions.send_modify(|n| *n = n.saturating_sub(1));
+    }
+}
+
+/// A seat in a room, given back when dropped, however the connection ends
+/// (a panic included), so no ghost stays behind.
+struct Seated {
+    room: RoomHandle,
+    id: PlayerId,
+}
+
+impl Drop for Seated {
+    fn drop(&mut self) {
+        self.room.leave(self.id);
     }
 }
 
