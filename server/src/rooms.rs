@@ -339,7 +339,7 @@ impl Rooms {
         };
         registry.rooms.insert(name, handle.clone());
         self.metrics.rooms_changed(true);
-        tokio::spawn(run_room(self.clone(), handle.clone()));
+        tokio::spawn(run_room(self.clone(), handle.clone(), number));
         tracing::info!(room = %handle.name(), "room opened");
         handle
     }
@@ -359,10 +359,17 @@ impl Rooms {
     }
 }
 
+/// How many tick phases rooms are spread over.
+const PHASES: u64 = 16;
+
 /// Gives a room its time: one step per tick until it closes.
-async fn run_room(rooms: Arc<Rooms>, handle: RoomHandle) {
+async fn run_room(rooms: Arc<Rooms>, handle: RoomHandle, number: u64) {
     let cadence = rooms.settings.sim.cadence();
-    let mut interval = tokio::time::interval(cadence);
+    // Rooms tick at staggered phases (room n at n/16 of the cadence), so
+    // that their sends do not all fall at one instant, each room's clients
+    // get their frames at the same point of every period.
+    let phase = cadence.mul_f64((number % PHASES) as f64 / PHASES as f64);
+    let mut interval = tokio::time::interval_at(Instant::now() + phase, cadence);
     interval.set_missed_tick_behavior(MissedTickBehavior::Skip);
     let mut empty_since = Instant::now();
     loop {
