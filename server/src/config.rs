@@ -79,6 +79,11 @@ pub struct Limits {
     /// WebSocket upgrade); an idle keep-alive connection has as long.
     #[arg(long, default_value = "5", value_parser = seconds)]
     pub upgrade_timeout: Duration,
+    /// Seconds a plain HTTP connection (pages, `/metrics`) may stay open in
+    /// all, so a client that never reads a response gives its connection
+    /// back; a WebSocket is handed off at its upgrade and not bound by it.
+    #[arg(long, default_value = "60", value_parser = seconds)]
+    pub http_timeout: Duration,
     /// Seconds an upgraded connection has to send `hello`.
     #[arg(long, default_value = "10", value_parser = seconds)]
     pub hello_timeout: Duration,

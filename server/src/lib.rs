@@ -241,12 +241,19 @@ async fn accept(listener: TcpListener, state: Arc<AppState>) {
             .serve_connection(TokioIo::new(tcp), service)
             .with_upgrades();
         let metrics = state.metrics.clone();
+        let http_timeout = state.config.limits.http_timeout;
         let mut stop = state.shutdown.clone();
         tokio::spawn(async move {
             tokio::pin!(connection);
             let finished = tokio::select! {
                 ended = &mut connection => Some(ended),
                 _ = stop.wait_for(|stop| *stop) => None,
+                () = tokio::time::sleep(http_timeout) => {
+                    // Dropping the connection closes the socket and gives
+                    // the permit back; an upgraded WebSocket left already.
+                    metrics.refused(Refusal::HttpTimeout);
+                    return;
+                }
             };
             let ended = if let Some(ended) = finished {
                 ended
@@ -267,7 +274,9 @@ async fn accept(listener: TcpListener, state: Arc<AppState>) {
 async fn refuse(mut tcp: TcpStream, refusal: Refusal) {
     let status = match refusal {
         Refusal::TooManyFromAddress => "429 Too Many Requests",
-        Refusal::TooManyConnections | Refusal::UpgradeTimeout => "503 Service Unavailable",
+        Refusal::TooManyConnections | Refusal::UpgradeTimeout | Refusal::HttpTimeout => {
+            "503 Service Unavailable"
+        }
     };
     let body = refusal.as_str();
     let response = format!(

@@ -63,6 +63,9 @@ labelled! {
         TooManyFromAddress = "too_many_from_address",
         /// No complete HTTP request within the upgrade deadline.
         UpgradeTimeout = "upgrade_timeout",
+        /// A plain HTTP connection outlived its deadline (e.g. a client that
+        /// never reads the response).
+        HttpTimeout = "http_timeout",
     }
 }
 

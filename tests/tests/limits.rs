@@ -340,3 +340,35 @@ async fn honest_players_keep_every_tick_while_one_address_attacks() -> Result {
     );
     srv.shutdown()
 }
+
+/// A client that asks for a large file and never reads it gives its
+/// connection back after the HTTP deadline; a WebSocket, handed off at its
+/// upgrade, plays on past that deadline.
+#[tokio::test]
+async fn a_plain_http_connection_that_never_reads_is_closed_but_websockets_live_on() -> Result {
+    let web = std::env::temp_dir().join(format!("skirmish-http-timeout-{}", std::process::id()));
+    std::fs::create_dir_all(&web)?;
+    std::fs::write(web.join("big.bin"), vec![0u8; 32 * 1024 * 1024])?;
+    let srv = server(config_with(|c| {
+        c.web_dir.clone_from(&web);
+        c.limits.http_timeout = Duration::from_millis(300);
+    }))?;
+    let addr = srv.addr;
+    let mut player = Client::join(addr, "player", None).await?;
+    let mut hog = tcp_from(addr, attacker()).await?;
+    hog.write_all(format!("GET /big.bin HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes())
+        .await?;
+    // The player's snapshots are the clock: 40 of them are two seconds,
+    // well past the 300 ms deadline.
+    let mut timed_out = 0;
+    for _ in 0..40 {
+        player.snapshot().await?;
+        timed_out = refused(addr, "http_timeout").await?;
+    }
+    assert_eq!(timed_out, 1, "the hog was closed once");
+    player.inputs(vec![input(1, 0.0, 1.0, false)]).await?;
+    while player.own_state().await?.ack_move_tick != Some(Tick(1)) {}
+    drop(hog);
+    let _ = std::fs::remove_dir_all(&web);
+    srv.shutdown().await
+}
