@@ -94,11 +94,11 @@ fn web_server(config: ServerConfig) -> Result<RunningServer> {
     })
 }
 
-/// The page's debug state (`window.skirmishDebug()`).
+/// The page's debug state (`window.skirmish.debug()`).
 async fn state(client: &Client) -> Result<Value> {
     Ok(client
         .execute(
-            "return window.skirmishDebug ? window.skirmishDebug() : null;",
+            "return window.skirmish ? window.skirmish.debug() : null;",
             vec![],
         )
         .await?)
@@ -194,6 +194,20 @@ async fn page_loads_and_holding_forward_moves_the_player_and_the_ack_catches_up(
     let client = browser(&driver).await?;
     client.goto(&page_url(&srv, "name=walker")?).await?;
     let result = hold_forward(&client).await;
+    // The documented scripting API, and the old names as aliases.
+    let api = client
+        .execute(
+            "return [window.skirmish.debug, window.skirmish.setControls, \
+             window.skirmish.clearControls, window.skirmishDebug, \
+             window.skirmishSetControls, window.skirmishClearControls].map(f => typeof f);",
+            vec![],
+        )
+        .await?;
+    assert_eq!(
+        api,
+        json!(vec!["function"; 6]),
+        "window.skirmish API: {api}"
+    );
     screenshot(&client, "hold_forward").await?;
     client.close().await?;
     let (reaction, _, end) = result?;
@@ -286,7 +300,7 @@ async fn aim(shooter: &Client, target: u64) -> Result<()> {
         };
         shooter
             .execute(
-                "window.skirmishSetControls(arguments[0], 0, false);",
+                "window.skirmish.setControls(arguments[0], 0, false);",
                 vec![json!(turn)],
             )
             .await?;

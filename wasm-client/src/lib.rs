@@ -316,7 +316,7 @@ impl App {
 }
 
 /// The client's state as JSON, for end-to-end tests and debugging from the
-/// browser console (`skirmishDebug()` on the page).
+/// browser console (`skirmish.debug()` on the page).
 #[wasm_bindgen(js_name = debugState)]
 pub fn debug_state() -> String {
     with_app(|app| app.debug().to_string()).unwrap_or_else(|| "null".to_string())
