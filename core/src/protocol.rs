@@ -22,6 +22,7 @@ use crate::config::SimConfig;
 use crate::sim::MoveInput;
 use crate::state::PlayerState;
 use crate::tick::Tick;
+use crate::world::CombatRules;
 
 /// The protocol version this build speaks.
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -188,6 +189,10 @@ pub enum ServerMessage {
         room: String,
         /// The movement constants; the client must use exactly these.
         config: SimConfig,
+        /// The rules of combat (range, cooldown, ...), for the client's
+        /// predicted shots; absent from older servers.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        combat: Option<CombatRules>,
     },
     /// Every player of the room at one server tick.
     Snapshot {
@@ -548,6 +553,7 @@ mod tests {
             tick_ms: 50,
             room: "r1".into(),
             config: SimConfig::default(),
+            combat: Some(CombatRules::default()),
         };
         assert_eq!(decode_server(&encode(&welcome)).unwrap(), welcome);
         let error = ProtocolError::new(ErrorCode::RateLimited, "slow down").to_message();

@@ -282,6 +282,7 @@ impl Room {
             tick_ms: self.world.sim_config().tick_ms,
             room: self.name.clone(),
             config: self.world.sim_config().clone(),
+            combat: Some(*self.world.rules()),
         };
         out.send(id, Frame::Text(encode(&welcome)));
         self.roster_changed = true;

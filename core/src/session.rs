@@ -253,6 +253,8 @@ struct Joined {
     id: PlayerId,
     room: String,
     sim: SimConfig,
+    /// The server's combat rules, for predicted shots.
+    rules: CombatRules,
 }
 
 /// The platform-free client.
@@ -603,8 +605,9 @@ impl ClientSession {
                 player_id,
                 room,
                 config,
+                combat,
                 ..
-            } => self.on_welcome(player_id, room, config),
+            } => self.on_welcome(player_id, room, config, combat.unwrap_or_default()),
             ServerMessage::Snapshot {
                 server_tick,
                 players,
@@ -633,10 +636,15 @@ impl ClientSession {
         }
     }
 
-    fn on_welcome(&mut self, id: PlayerId, room: String, sim: SimConfig) {
+    fn on_welcome(&mut self, id: PlayerId, room: String, sim: SimConfig, rules: CombatRules) {
         if let Err(e) = sim.validate() {
             self.stats.decode_errors += 1;
             self.last_error = Some((ErrorCode::BadMessage, format!("unusable config: {e}")));
+            return;
+        }
+        if !rules.is_valid() {
+            self.stats.decode_errors += 1;
+            self.last_error = Some((ErrorCode::BadMessage, "unusable combat rules".into()));
             return;
         }
         let mut local = LocalPlayer::new(sim.clone(), self.config.smoothing, Pose::default());
@@ -648,7 +656,12 @@ impl ClientSession {
         self.remotes.clear();
         self.views.clear();
         self.accumulator = Duration::ZERO;
-        self.joined = Some(Joined { id, room, sim });
+        self.joined = Some(Joined {
+            id,
+            room,
+            sim,
+            rules,
+        });
         self.set_toggles(self.toggles);
     }
 
@@ -733,7 +746,10 @@ impl ClientSession {
             Ok(pose) => {
                 // The own shot shows at once, like the movement: the same
                 // path the server will trace (hits come back as events).
-                let rules = CombatRules::default();
+                let rules = self
+                    .joined
+                    .as_ref()
+                    .map_or_else(CombatRules::default, |j| j.rules);
                 let cooldown = Duration::from_millis(u64::from(rules.cooldown_ms));
                 let ready = self
                     .last_shot

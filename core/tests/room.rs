@@ -77,6 +77,7 @@ fn welcome_tells_the_joiner_who_it_is_and_the_rules() {
             tick_ms: 50,
             room: "arena".into(),
             config: sim,
+            combat: Some(skirmish_core::CombatRules::default()),
         }],
         "welcome at once, nothing else"
     );

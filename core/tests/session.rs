@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use skirmish_core::session::{ClientSession, Controls, SessionConfig};
+use skirmish_core::CombatRules;
 use skirmish_core::{
     encode, ClientMessage, CombatEvent, ConditionerStats, LinkConditions, PlayerId, PlayerState,
     Pose, SampleKind, ServerMessage, SimConfig, Tick, Vec2,
@@ -38,6 +39,7 @@ fn welcome() -> String {
         tick_ms: 50,
         room: "r".into(),
         config: SimConfig::default(),
+        combat: None,
     })
 }
 
@@ -205,6 +207,64 @@ fn the_roster_names_every_player() {
     s.receive(r#"{"type":"roster","players":[{"id":1,"name":"me"},{"id":2,"name":"them"}]}"#);
     assert_eq!(s.name_of(ME), Some("me"));
     assert_eq!(s.name_of(OTHER), Some("them"));
+}
+
+/// A session joined with the server's `combat` rules in `welcome`.
+fn joined_with(rules: CombatRules) -> ClientSession {
+    let mut s = ClientSession::new(SessionConfig::default());
+    s.receive(&encode(&ServerMessage::Welcome {
+        player_id: ME,
+        protocol: 1,
+        server_tick: Tick(0),
+        tick_ms: 50,
+        room: "r".into(),
+        config: SimConfig::default(),
+        combat: Some(rules),
+    }));
+    s
+}
+
+#[test]
+fn predicted_shots_follow_the_combat_rules_the_server_sent() {
+    let mut s = joined_with(CombatRules {
+        range: 100.0,
+        cooldown_ms: 500,
+        ..CombatRules::default()
+    });
+    walk(&mut s, 1, 1);
+    s.set_controls(Controls {
+        turn: 0.0,
+        throttle: 0.0,
+        fire: true,
+    });
+    s.on_frame(FRAME);
+    let tracers = s.view().tracers;
+    assert_eq!(tracers.len(), 1);
+    assert_eq!(
+        tracers[0].to,
+        Vec2::new(200.0, 300.0),
+        "the server's 100 u range"
+    );
+    for _ in 0..5 {
+        s.on_frame(FRAME);
+    }
+    // With the default 250 ms cooldown a second shot would be drawn now,
+    // beside the first (tracers live 300 ms).
+    assert_eq!(
+        s.view().tracers.len(),
+        1,
+        "250 ms: the server's 500 ms cooldown"
+    );
+
+    // Rules that cannot be used are refused like an unusable config.
+    let broken = joined_with(CombatRules {
+        range: f32::NAN,
+        ..CombatRules::default()
+    });
+    assert!(
+        broken.hud().joined.is_none(),
+        "not joined on unusable rules"
+    );
 }
 
 #[test]

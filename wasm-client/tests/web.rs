@@ -75,6 +75,7 @@ fn joined_session(pose: Pose) -> ClientSession {
         tick_ms: 50,
         room: "test".into(),
         config: SimConfig::default(),
+        combat: None,
     }));
     let state = PlayerState {
         id: PlayerId(1),

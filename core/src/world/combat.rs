@@ -9,8 +9,11 @@ use crate::protocol::{CombatEvent, PlayerId};
 use crate::sim::Pose;
 use crate::tick::Tick;
 
-/// The rules of combat, with the defaults of protocol v1.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// The rules of combat, with the defaults of protocol v1. The server sends
+/// them in `welcome`, so a client's predicted shots use the same numbers; a
+/// field missing from the wire takes its default.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct CombatRules {
     /// Hit points of a fresh player.
     pub max_hp: u16,
@@ -26,6 +29,14 @@ pub struct CombatRules {
     pub max_rewind_ms: u32,
     /// How much pose history each player keeps.
     pub history_ms: u32,
+}
+
+impl CombatRules {
+    /// Whether the numbers are usable, as rules from the network must be:
+    /// a finite, non-negative range.
+    pub fn is_valid(&self) -> bool {
+        self.range.is_finite() && self.range >= 0.0
+    }
 }
 
 impl Default for CombatRules {
