@@ -44,21 +44,6 @@ pub enum Frame {
     Binary(Vec<u8>),
 }
 
-impl Frame {
-    /// Its length in bytes.
-    pub fn len(&self) -> usize {
-        match self {
-            Frame::Text(text) => text.len(),
-            Frame::Binary(bytes) => bytes.len(),
-        }
-    }
-
-    /// Whether it has no bytes.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
-
 /// What a room call decided to send: distinct frames, and which recipient
 /// gets which, in the order they must be sent.
 #[derive(Clone, Debug, Default)]
@@ -154,11 +139,9 @@ impl Default for RoomConfig {
     }
 }
 
-/// Counters of a room.
+/// Counters of a room (what the world refused is in [`World::stats`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RoomStats {
-    /// Inputs dropped because a player's queue was full.
-    pub dropped_inputs: u64,
     /// Snapshot frames sent (one per recipient per tick).
     pub snapshots: u64,
     /// Combat events, each sent once to every client.
@@ -320,11 +303,7 @@ impl Room {
             ));
         }
         match message {
-            ClientMessage::Input { inputs } => {
-                let received = self.world.receive(id, inputs);
-                self.stats.dropped_inputs += received.dropped as u64;
-                Ok(received)
-            }
+            ClientMessage::Input { inputs } => Ok(self.world.receive(id, inputs)),
             ClientMessage::Ping { id: probe } => {
                 let pong = ServerMessage::Pong {
                     id: *probe,

@@ -302,7 +302,7 @@ fn at_most_two_inputs_are_applied_per_tick_however_many_arrive() {
         room.receive(A, &ClientMessage::Input { inputs }, &mut out)
             .expect("valid inputs");
     }
-    assert_eq!(room.stats().dropped_inputs, 4);
+    assert_eq!(room.world().stats().dropped_inputs, 4);
 }
 
 /// Turns `shooter` toward `target` one tick at a time, then fires until

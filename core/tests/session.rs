@@ -32,6 +32,11 @@ fn snapshot(tick: u32, players: Vec<PlayerState>) -> String {
 
 /// The `welcome` for player `ME`.
 fn welcome() -> String {
+    welcome_with(None)
+}
+
+/// The `welcome` for player `ME`, with the server's `combat` rules.
+fn welcome_with(combat: Option<CombatRules>) -> String {
     encode(&ServerMessage::Welcome {
         player_id: ME,
         protocol: 1,
@@ -39,7 +44,7 @@ fn welcome() -> String {
         tick_ms: 50,
         room: "r".into(),
         config: SimConfig::default(),
-        combat: None,
+        combat,
     })
 }
 
@@ -212,15 +217,7 @@ fn the_roster_names_every_player() {
 /// A session joined with the server's `combat` rules in `welcome`.
 fn joined_with(rules: CombatRules) -> ClientSession {
     let mut s = ClientSession::new(SessionConfig::default());
-    s.receive(&encode(&ServerMessage::Welcome {
-        player_id: ME,
-        protocol: 1,
-        server_tick: Tick(0),
-        tick_ms: 50,
-        room: "r".into(),
-        config: SimConfig::default(),
-        combat: Some(rules),
-    }));
+    s.receive(&welcome_with(Some(rules)));
     s
 }
 
