@@ -19,12 +19,12 @@
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde::Serialize;
 use skirmish_core::room::{place, Frame, Outbox, Placement, Room, RoomConfig};
-use skirmish_core::{ClientMessage, Encoding, ErrorCode, PlayerId, ProtocolError, Received, Tick};
+use skirmish_core::{ClientMessage, Encoding, ErrorCode, PlayerId, ProtocolError, Received};
 use tokio::time::{Instant, MissedTickBehavior};
 
 use crate::config::RoomSettings;
@@ -72,7 +72,6 @@ struct RoomInner {
     name: Arc<str>,
     shared: Mutex<Shared>,
     seats: AtomicUsize,
-    tick: AtomicU32,
     metrics: Arc<Metrics>,
 }
 
@@ -80,11 +79,6 @@ impl RoomHandle {
     /// The room's name.
     pub fn name(&self) -> &str {
         &self.inner.name
-    }
-
-    /// The room's last stepped tick.
-    pub fn tick(&self) -> Tick {
-        Tick(self.inner.tick.load(Ordering::Relaxed))
     }
 
     fn lock(&self) -> MutexGuard<'_, Shared> {
@@ -120,12 +114,18 @@ impl RoomHandle {
 
     /// Gives `id`'s seat back (nothing if it has none).
     pub fn leave(&self, id: PlayerId) {
-        let mut shared = self.lock();
-        if shared.clients.remove(&id).is_some() {
+        self.unseat(&mut self.lock(), id);
+    }
+
+    /// Takes `id` out of the room and its clients; the client, if it was one.
+    fn unseat(&self, shared: &mut Shared, id: PlayerId) -> Option<Client> {
+        let client = shared.clients.remove(&id);
+        if client.is_some() {
             self.inner.metrics.players_changed(false);
         }
         shared.room.leave(id);
         self.inner.seats.store(shared.room.len(), Ordering::Relaxed);
+        client
     }
 
     /// Steps the room one tick and sends what it decided; whether the room
@@ -134,23 +134,26 @@ impl RoomHandle {
         let mut shared = self.lock();
         let started = std::time::Instant::now();
         let Shared { room, out, .. } = &mut *shared;
-        let tick = room.tick(out);
+        room.tick(out);
         let decided = std::time::Instant::now();
         self.inner.metrics.tick(decided - started);
-        self.inner.tick.store(tick.0, Ordering::Relaxed);
         self.deliver(&mut shared);
         self.inner.metrics.tick_sent(decided.elapsed());
         shared.room.is_empty()
     }
 
-    /// Writes each frame of the outbox to each recipient's socket; drops
-    /// whoever is not keeping up.
+    /// Writes each frame of the outbox to each recipient's socket (and
+    /// empties the outbox, keeping its buffers); drops whoever is not
+    /// keeping up.
     fn deliver(&self, shared: &mut Shared) {
-        let (frames, deliveries) = shared.out.take();
+        if shared.out.is_empty() {
+            return;
+        }
         let mut gone = Vec::new();
         let (mut count, mut bytes) = (0, 0);
-        for (to, i) in deliveries {
-            let (Some(client), Some(frame)) = (shared.clients.get(&to), frames.get(i)) else {
+        for &(to, i) in shared.out.deliveries() {
+            let (Some(client), Some(frame)) = (shared.clients.get(&to), shared.out.frames().get(i))
+            else {
                 continue;
             };
             let (text, payload) = match frame {
@@ -165,19 +168,17 @@ impl RoomHandle {
                 Err(e) => gone.push((to, e)),
             }
         }
+        shared.out.clear();
         self.inner.metrics.sent_many(count, bytes);
         for (id, why) in gone {
-            let Some(client) = shared.clients.remove(&id) else {
+            let Some(client) = self.unseat(shared, id) else {
                 continue;
             };
-            self.inner.metrics.players_changed(false);
             if why == SendError::Slow {
                 tracing::info!(room = %self.inner.name, %id, "slow consumer dropped");
                 client.writer.kick(ErrorCode::SlowConsumer);
             }
-            shared.room.leave(id);
         }
-        self.inner.seats.store(shared.room.len(), Ordering::Relaxed);
     }
 }
 
@@ -224,11 +225,6 @@ impl Rooms {
             book,
             inner: Mutex::new(Registry::default()),
         })
-    }
-
-    /// The settings rooms are opened with.
-    pub fn settings(&self) -> &RoomSettings {
-        &self.settings
     }
 
     fn lock(&self) -> MutexGuard<'_, Registry> {
@@ -298,6 +294,10 @@ impl Rooms {
             },
         );
         self.metrics.players_changed(true);
+        handle
+            .inner
+            .seats
+            .store(shared.room.len(), Ordering::Relaxed);
         handle.deliver(&mut shared);
         drop(shared);
         tracing::debug!(room = %handle.name(), id = %joiner.id, name = joiner.name, "player joined");
@@ -333,7 +333,6 @@ impl Rooms {
                     opener,
                 }),
                 seats: AtomicUsize::new(0),
-                tick: AtomicU32::new(0),
                 metrics: self.metrics.clone(),
             }),
         };

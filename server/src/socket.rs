@@ -139,23 +139,32 @@ impl Writer {
             .format(payload.len() as u64, &mut cursor)
             .map_err(|_| SendError::Closed)?;
         let head_len = cursor.position() as usize;
-        self.write_frame(&[&head[..head_len], payload])
+        self.write_frame(&[&head[..head_len], payload], Budget::Room)
     }
 
     /// Writes one whole frame given in parts, or queues what the socket
-    /// does not take.
-    fn write_frame(&self, parts: &[&[u8]]) -> Result<(), SendError> {
+    /// does not take, within `budget`.
+    fn write_frame(&self, parts: &[&[u8]], budget: Budget) -> Result<(), SendError> {
         let mut state = self.lock();
         if state.closed {
             return Err(SendError::Closed);
         }
         if state.waiting() {
-            let too_old = state
-                .waiting_since
-                .is_some_and(|since| since.elapsed() > self.max_age);
-            let too_big = state.waiting_bytes() + parts.iter().map(|p| p.len()).sum::<usize>()
-                > MAX_BACKLOG_BYTES;
-            if state.ends.len() >= self.max_frames || too_old || too_big {
+            let size: usize = parts.iter().map(|p| p.len()).sum();
+            let over = match budget {
+                Budget::Room => {
+                    state.ends.len() >= self.max_frames
+                        || state.waiting_bytes() + size > MAX_BACKLOG_BYTES
+                        || state
+                            .waiting_since
+                            .is_some_and(|since| since.elapsed() > self.max_age)
+                }
+                Budget::Connection => {
+                    state.ends.len() >= 2 * self.max_frames
+                        || state.waiting_bytes() + size > 2 * MAX_BACKLOG_BYTES
+                }
+            };
+            if over {
                 return Err(SendError::Slow);
             }
             queue(&mut state, parts, 0);
@@ -192,35 +201,31 @@ impl Writer {
     /// its loop for as long as the connection lives.
     pub fn poll_drain(&self, cx: &mut Context<'_>) -> Poll<Result<ErrorCode, SendError>> {
         loop {
-            let mut state = self.lock();
-            if let Some(code) = state.kicked {
-                return Poll::Ready(Ok(code));
-            }
-            if state.closed {
-                return Poll::Ready(Err(SendError::Closed));
-            }
-            if !state.waiting() {
-                state.drainer = Some(cx.waker().clone());
-                return Poll::Pending;
-            }
-            match self.stream.try_write(&state.backlog[state.start..]) {
-                Ok(n) => state.consumed(n),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    state.drainer = Some(cx.waker().clone());
-                    drop(state);
-                    match self.stream.poll_write_ready(cx) {
-                        Poll::Ready(Ok(())) => {}
-                        Poll::Ready(Err(_)) => {
-                            self.lock().closed = true;
-                            return Poll::Ready(Err(SendError::Closed));
-                        }
-                        Poll::Pending => return Poll::Pending,
-                    }
+            {
+                let mut state = self.lock();
+                if let Some(code) = state.kicked {
+                    return Poll::Ready(Ok(code));
                 }
-                Err(_) => {
-                    state.closed = true;
+                if state.closed {
                     return Poll::Ready(Err(SendError::Closed));
                 }
+                // Parked before draining: a frame queued or a verdict given
+                // from here on wakes this task.
+                if !state
+                    .drainer
+                    .as_ref()
+                    .is_some_and(|w| w.will_wake(cx.waker()))
+                {
+                    state.drainer = Some(cx.waker().clone());
+                }
+                if !state.waiting() {
+                    return Poll::Pending;
+                }
+            }
+            match self.poll_flushed(cx) {
+                Poll::Ready(Ok(())) => {}
+                Poll::Ready(Err(_)) => return Poll::Ready(Err(SendError::Closed)),
+                Poll::Pending => return Poll::Pending,
             }
         }
     }
@@ -250,6 +255,18 @@ impl Writer {
             }
         }
     }
+}
+
+/// How much may wait behind a frame.
+#[derive(Clone, Copy)]
+enum Budget {
+    /// The room's frames: the client's frame budget, the byte cap, the age.
+    Room,
+    /// The connection's own few frames (errors, close, answers to
+    /// WebSocket pings): twice the room's counts, no age, so a verdict can
+    /// still be told; a client that sends pings without reading the
+    /// answers ends there.
+    Connection,
 }
 
 /// Appends the parts of a frame, from byte `skip` on, to the backlog.
@@ -331,23 +348,8 @@ impl AsyncWrite for Stream {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         // tungstenite hands over whole frames (its write buffer is off), so
-        // this never splits one. These are the connection's own messages
-        // (errors, close, answers to WebSocket pings); a client that sends
-        // pings without reading the answers ends when twice the frame budget
-        // waits.
-        let mut state = self.writer.lock();
-        if state.closed
-            || state.ends.len() >= 2 * self.writer.max_frames
-            || state.waiting_bytes() + buf.len() > 2 * MAX_BACKLOG_BYTES
-        {
-            return Poll::Ready(Err(io::ErrorKind::BrokenPipe.into()));
-        }
-        if state.waiting() {
-            queue(&mut state, &[buf], 0);
-            return Poll::Ready(Ok(buf.len()));
-        }
-        drop(state);
-        match self.writer.write_frame(&[buf]) {
+        // this never splits one.
+        match self.writer.write_frame(&[buf], Budget::Connection) {
             Ok(()) => Poll::Ready(Ok(buf.len())),
             Err(_) => Poll::Ready(Err(io::ErrorKind::BrokenPipe.into())),
         }

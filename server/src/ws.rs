@@ -59,7 +59,6 @@ type Socket = WebSocketStream<Stream>;
 /// connection's permit is held until then. `read` holds bytes the client
 /// sent right behind its upgrade request.
 pub async fn serve(tcp: TcpStream, read: Vec<u8>, state: Arc<AppState>, permit: Arc<Permit>) {
-    state.metrics.connections_changed(true);
     let _session = Session::start(&state);
     let limits = &state.config.limits;
     let writer = Writer::new(Arc::new(tcp), limits.outbox_capacity, limits.send_timeout);
@@ -81,8 +80,6 @@ pub async fn serve(tcp: TcpStream, read: Vec<u8>, state: Arc<AppState>, permit: 
         state: &state,
         budget: Window::new(ERROR_WINDOW),
         rate: Window::new(Duration::from_secs(1)),
-        told_rate: false,
-        joined: false,
     };
     let reason = connection.run(permit.address()).await;
     // Send what is still queued, such as tungstenite's answer to the
@@ -90,7 +87,6 @@ pub async fn serve(tcp: TcpStream, read: Vec<u8>, state: Arc<AppState>, permit: 
     let _ = timeout(CLOSE_TIMEOUT, connection.socket.flush()).await;
     tracing::debug!(?reason, "connection ended");
     state.metrics.disconnected(reason);
-    state.metrics.connections_changed(false);
 }
 
 /// Counts events in fixed windows.
@@ -109,16 +105,14 @@ impl Window {
         }
     }
 
-    /// Counts one event; how many this window holds, and whether the
-    /// window is new.
-    fn count(&mut self) -> (u32, bool) {
-        let fresh = self.start.elapsed() >= self.length;
-        if fresh {
+    /// Counts one event; how many this window holds.
+    fn count(&mut self) -> u32 {
+        if self.start.elapsed() >= self.length {
             self.start = Instant::now();
             self.count = 0;
         }
         self.count += 1;
-        (self.count, fresh)
+        self.count
     }
 }
 
@@ -140,12 +134,9 @@ type Ending = (DisconnectReason, Option<(ErrorCode, String)>);
 struct Connection<'a> {
     socket: Socket,
     writer: Arc<Writer>,
-    /// Seated in a room: the room writes to the socket too.
-    joined: bool,
     state: &'a AppState,
     budget: Window,
     rate: Window,
-    told_rate: bool,
 }
 
 impl Connection<'_> {
@@ -185,7 +176,6 @@ impl Connection<'_> {
                 return DisconnectReason::Refused;
             }
         };
-        self.joined = true;
         let room = seat.room.clone();
         let writer = self.writer.clone();
         // Made once, polled by reference: no new waiter per wake-up.
@@ -204,7 +194,7 @@ impl Connection<'_> {
                     Err(SendError::Closed) => (DisconnectReason::Closed, None),
                 },
                 read = self.read() => {
-                    if let Some(ending) = self.on_read(read, &room, id).await {
+                    if let Some(ending) = self.on_read(read, &room, id) {
                         break ending;
                     }
                 }
@@ -212,7 +202,6 @@ impl Connection<'_> {
         };
         // Out of the room first: no snapshot may follow our close frame.
         drop(seat);
-        self.joined = false;
         if let Some((code, message)) = farewell {
             self.close(code, &message).await;
         }
@@ -243,7 +232,7 @@ impl Connection<'_> {
                 Read::Nothing => continue,
                 Read::Ended(reason) => return Err(reason),
             };
-            if let Err((reason, farewell)) = self.refuse(&error).await {
+            if let Err((reason, farewell)) = self.refuse(&error) {
                 if let Some((code, message)) = farewell {
                     self.close(code, &message).await;
                 }
@@ -253,7 +242,7 @@ impl Connection<'_> {
     }
 
     /// Acts on one read of a joined connection; `Some` when it must end.
-    async fn on_read(&mut self, read: Read, room: &RoomHandle, id: PlayerId) -> Option<Ending> {
+    fn on_read(&mut self, read: Read, room: &RoomHandle, id: PlayerId) -> Option<Ending> {
         let error = match read {
             Read::Message(message) => match room.receive(id, &message) {
                 Ok(_) => return None,
@@ -263,7 +252,7 @@ impl Connection<'_> {
             Read::Nothing => return None,
             Read::Ended(reason) => return Some((reason, None)),
         };
-        self.refuse(&error).await.err()
+        self.refuse(&error).err()
     }
 
     /// The next frame from the client, rate-limited and decoded.
@@ -297,19 +286,17 @@ impl Connection<'_> {
     /// Counts a message against the rate limit; `Some` if it is over and
     /// must be dropped (told once per window).
     fn limited(&mut self) -> Option<Read> {
-        let (count, fresh) = self.rate.count();
-        if fresh {
-            self.told_rate = false;
-        }
+        let count = self.rate.count();
         let max = self.state.config.limits.max_messages_per_sec;
         if count <= max {
             return None;
         }
-        if self.told_rate {
+        // The first message over the limit in a window is answered; the
+        // rest are dropped and counted.
+        if count > max.saturating_add(1) {
             self.state.metrics.rejected(ErrorCode::RateLimited);
             return Some(Read::Nothing);
         }
-        self.told_rate = true;
         Some(Read::Refused(ProtocolError::new(
             ErrorCode::RateLimited,
             format!("more than {max} messages per second; dropped"),
@@ -318,35 +305,25 @@ impl Connection<'_> {
 
     /// Counts a refused message and answers it with its error; `Err` with
     /// the ending once the error budget is spent or the socket is gone.
-    async fn refuse(&mut self, error: &ProtocolError) -> Result<(), Ending> {
+    fn refuse(&mut self, error: &ProtocolError) -> Result<(), Ending> {
         self.state.metrics.rejected(error.code);
         // Rate-limited messages are dropped, not held against the budget.
-        if error.code != ErrorCode::RateLimited && self.budget.count().0 > ERROR_BUDGET {
+        if error.code != ErrorCode::RateLimited && self.budget.count() > ERROR_BUDGET {
             return Err((
                 DisconnectReason::TooManyErrors,
                 Some((ErrorCode::TooManyErrors, "too many bad messages".into())),
             ));
         }
+        // Through the writer, beside whatever the room queued, without
+        // waiting for it to drain.
         let text = encode(&error.to_message());
-        let len = text.len();
-        if self.joined {
-            // Beside the room's frames, without waiting for them to drain.
-            return match self.writer.send(true, text.as_bytes()) {
-                Ok(()) => {
-                    self.state.metrics.sent(len);
-                    Ok(())
-                }
-                Err(SendError::Slow) => Err((DisconnectReason::SlowConsumer, None)),
-                Err(SendError::Closed) => Err((DisconnectReason::Closed, None)),
-            };
-        }
-        match timeout(CLOSE_TIMEOUT, self.socket.send(Message::Text(text.into()))).await {
-            Ok(Ok(())) => {
-                self.state.metrics.sent(len);
+        match self.writer.send(true, text.as_bytes()) {
+            Ok(()) => {
+                self.state.metrics.sent(text.len());
                 Ok(())
             }
-            Ok(Err(_)) => Err((DisconnectReason::Closed, None)),
-            Err(_) => Err((DisconnectReason::SlowConsumer, None)),
+            Err(SendError::Slow) => Err((DisconnectReason::SlowConsumer, None)),
+            Err(SendError::Closed) => Err((DisconnectReason::Closed, None)),
         }
     }
 
@@ -375,11 +352,13 @@ impl Connection<'_> {
     }
 }
 
-/// One running session, counted for shutdown until dropped.
+/// One running session, counted (in `/metrics` and for shutdown) until
+/// dropped.
 struct Session<'a>(&'a AppState);
 
 impl Session<'_> {
     fn start(state: &AppState) -> Session<'_> {
+        state.metrics.connections_changed(true);
         state.sessions.send_modify(|n| *n += 1);
         Session(state)
     }
@@ -387,6 +366,7 @@ impl Session<'_> {
 
 impl Drop for Session<'_> {
     fn drop(&mut self) {
+        self.0.metrics.connections_changed(false);
         self.0.sessions.send_modify(|n| *n = n.saturating_sub(1));
     }
 }
