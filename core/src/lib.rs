@@ -11,6 +11,23 @@
 //! prediction never moves gameplay truth: it becomes a visual [`Correction`]
 //! that decays, or snaps when it is too large.
 //!
+//! # Layout
+//! The modules are private and grouped by the side that runs them; this page
+//! re-exports the public API flat.
+//! - `shared`: what both sides compute. The movement step ([`simulate`]),
+//!   [`SimConfig`], [`Tick`], inputs, [`PlayerState`], the [`protocol`]
+//!   messages and their encodings (JSON and [`compact`]), combat
+//!   ([`CombatRules`], [`shot_path`], [`Cooldown`]) and [`determinism`].
+//! - `client`: [`ClientSession`]
+//!   over prediction ([`LocalPlayer`], [`PendingInputs`]), smoothing,
+//!   interpolation ([`RemoteBuffer`]), the [`Authority`] store, the
+//!   [`ServerClock`], the [`Conditioner`] and the reconnection [`Backoff`].
+//! - `server`: [`Room`] (sans I/O: join, leave, receive, tick to frames) over
+//!   the authoritative [`World`].
+//!
+//! Imports point down only: `client` and `server` use `shared`, never each
+//! other, and `shared` uses neither (a tidy test checks it).
+//!
 //! # Architecture invariants
 //! - No I/O, no clock, no async, no unseeded randomness: time enters as
 //!   [`Tick`]s, [`std::time::Duration`]s and frame fractions.
@@ -19,45 +36,43 @@
 //!   iterates over a hash map. [`determinism::GOLDEN_TRAJECTORY_HASH`] is
 //!   asserted on both targets.
 
-pub mod clock;
-pub mod compact;
-pub mod conditioner;
-pub mod config;
-pub mod determinism;
-pub mod interpolation;
-pub mod local;
-pub mod pending;
-pub mod protocol;
-pub mod rng;
-pub mod room;
-pub mod session;
-pub mod sim;
-pub mod smoothing;
-pub mod snapshot;
-pub mod state;
-pub mod tick;
-pub mod world;
+mod client;
+mod server;
+mod shared;
 
-pub use clock::ServerClock;
-pub use conditioner::{Conditioner, ConditionerStats, LinkConditions};
-pub use config::{ConfigError, Rect, SimConfig};
-pub use interpolation::{InterpolationConfig, RemoteBuffer, SampleKind};
-pub use local::{LocalPlayer, LocalStats, ReconcileError, ReconcileReport};
-pub use pending::{PendingInputs, PredictedMoveStep, PushError};
-pub use protocol::{
+pub use client::authority::{Authority, AuthorityStats, Refused};
+pub use client::backoff::Backoff;
+pub use client::clock::{ServerClock, PINGS_IN_FLIGHT};
+pub use client::conditioner::{Conditioner, ConditionerStats, LinkConditions, MAX_DELAY_MS};
+pub use client::interpolation::{InterpolationConfig, RemoteBuffer, SampleKind};
+pub use client::pending::{PendingInputs, PushError};
+pub use client::prediction::{LocalPlayer, LocalStats, ReconcileError, ReconcileReport};
+pub use client::session::{
+    ClientSession, Controls, Hud, Incoming, OwnView, Phase, RemoteView, SessionConfig,
+    SessionEvent, SessionStats, Toggles, Tracer, View, TRACER_LIFE,
+};
+pub use client::smoothing::{
+    Correction, CorrectionOutcome, SmoothingConfig, SETTLED_ANGLE, SETTLED_DISTANCE,
+};
+pub use server::room::{place, Frame, Outbox, Placement, Room, RoomConfig, RoomStats};
+pub use server::world::{
+    JoinError, Received, ServerPlayer, World, WorldStats, CATCH_UP_ABOVE, GAP_WAIT_TICKS,
+    MAX_INPUTS_PER_TICK, MAX_QUEUED_INPUTS,
+};
+pub use shared::combat::{shot_path, CombatRules, Cooldown};
+pub use shared::config::{ConfigError, Rect, SimConfig, MAX_OBSTACLES};
+pub use shared::input::{MoveInput, PredictedMoveStep};
+pub use shared::protocol::{
     decode_client, decode_server, encode, ClientMessage, CombatEvent, Encoding, ErrorCode,
-    PlayerId, ProtocolError, RosterEntry, ServerMessage, WireInput, MAX_FRAME_BYTES,
-    MAX_INPUTS_PER_MESSAGE, PROTOCOL_VERSION,
+    ProtocolError, RosterEntry, ServerMessage, WireInput, MAX_FRAME_BYTES, MAX_INPUTS_PER_MESSAGE,
+    MAX_NAME_CHARS, MAX_ROOM_CHARS, PROTOCOL_VERSION,
 };
-pub use room::{Frame, Outbox, Room, RoomConfig};
-pub use session::{ClientSession, Controls, SessionConfig, Toggles};
-pub use sim::{
-    angle_delta, replay, sanitize, simulate, substep, substeps, wrap_angle, MoveInput, Pose,
+pub use shared::rng::SeededRng;
+pub use shared::sim::{
+    angle_delta, replay, sanitize, simulate, substep, substeps, wrap_angle, Pose,
 };
-pub use smoothing::{Correction, CorrectionOutcome, SmoothingConfig};
-pub use snapshot::{Refused, Roster, RosterStats};
-pub use state::PlayerState;
-pub use tick::Tick;
-pub use world::{CombatRules, JoinError, Received, ServerPlayer, World, WorldStats};
+pub use shared::state::{PlayerId, PlayerState};
+pub use shared::tick::Tick;
+pub use shared::{compact, determinism, protocol};
 
 pub use glam::Vec2;

@@ -133,7 +133,7 @@ proptest! {
                 prop_assert!(state.hp <= 100);
             }
             for (_, player) in world.players() {
-                prop_assert!(player.queued() <= skirmish_core::world::MAX_QUEUED_INPUTS);
+                prop_assert!(player.queued() <= skirmish_core::MAX_QUEUED_INPUTS);
             }
         }
     }

@@ -6,11 +6,11 @@
 #[allow(dead_code)]
 mod common;
 
-use skirmish_core::room::{place, Frame, Outbox, Placement, Room, RoomConfig};
 use skirmish_core::{
     angle_delta, compact, decode_server, ClientMessage, CombatEvent, Encoding, ErrorCode, PlayerId,
     ServerMessage, SimConfig, Tick, Vec2, WireInput, PROTOCOL_VERSION,
 };
+use skirmish_core::{place, Frame, Outbox, Placement, Room, RoomConfig};
 
 const A: PlayerId = PlayerId(1);
 const B: PlayerId = PlayerId(2);

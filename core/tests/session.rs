@@ -3,12 +3,15 @@
 
 use std::time::Duration;
 
-use skirmish_core::session::{ClientSession, Controls, SessionConfig};
 use skirmish_core::CombatRules;
 use skirmish_core::{
     encode, ClientMessage, CombatEvent, ConditionerStats, LinkConditions, PlayerId, PlayerState,
     Pose, SampleKind, ServerMessage, SimConfig, Tick, Vec2,
 };
+use skirmish_core::{ClientSession, Controls, Incoming, SessionConfig, SessionEvent};
+
+#[path = "session/events.rs"]
+mod events;
 
 const ME: PlayerId = PlayerId(1);
 const OTHER: PlayerId = PlayerId(2);
@@ -48,9 +51,31 @@ fn welcome_with(combat: Option<CombatRules>) -> String {
     })
 }
 
+/// Hands `s` a text frame arriving now.
+fn recv(s: &mut ClientSession, text: &str) {
+    let at = s.now();
+    s.receive(Incoming::Text(text), at);
+}
+
+/// Lets `elapsed` pass for `s`; the messages it sends.
+fn frame(s: &mut ClientSession, elapsed: Duration) -> Vec<ClientMessage> {
+    let now = s.now() + elapsed;
+    s.advance(now)
+}
+
+/// The report of the newest reconciliation among the undrained events.
+fn last_report(s: &mut ClientSession) -> Option<skirmish_core::ReconcileReport> {
+    s.events()
+        .filter_map(|e| match e {
+            SessionEvent::Reconciled { report, .. } => Some(report),
+            _ => None,
+        })
+        .last()
+}
+
 fn joined() -> ClientSession {
     let mut s = ClientSession::new(SessionConfig::default());
-    s.receive(&welcome());
+    recv(&mut s, &welcome());
     s
 }
 
@@ -58,14 +83,17 @@ fn joined() -> ClientSession {
 /// player walks +x 10 u per tick.
 fn walk(s: &mut ClientSession, from: u32, to: u32) {
     for t in from..=to {
-        s.receive(&snapshot(
-            t,
-            vec![
-                state(ME, t, 100.0, 100),
-                state(OTHER, t, 10.0 * t as f32, 100),
-            ],
-        ));
-        s.on_frame(FRAME);
+        recv(
+            s,
+            &snapshot(
+                t,
+                vec![
+                    state(ME, t, 100.0, 100),
+                    state(OTHER, t, 10.0 * t as f32, 100),
+                ],
+            ),
+        );
+        frame(s, FRAME);
     }
 }
 
@@ -73,12 +101,12 @@ fn walk(s: &mut ClientSession, from: u32, to: u32) {
 fn caps1_hud_and_view_read_the_owned_snapshot() {
     let mut s = joined();
     walk(&mut s, 1, 5);
-    let owned = *s.roster().get(OTHER).expect("owned");
+    let owned = *s.authority().get(OTHER).expect("owned");
     assert_eq!(owned, state(OTHER, 5, 50.0, 100));
-    s.receive(&snapshot(
-        6,
-        vec![state(ME, 6, 100.0, 70), state(OTHER, 6, 60.0, 40)],
-    ));
+    recv(
+        &mut s,
+        &snapshot(6, vec![state(ME, 6, 100.0, 70), state(OTHER, 6, 60.0, 40)]),
+    );
     assert_eq!(s.hud().hp, Some(70), "own HP from the owned snapshot");
     let remote = s.view().remotes[0];
     assert_eq!((remote.id, remote.hp), (OTHER, 40));
@@ -88,14 +116,20 @@ fn caps1_hud_and_view_read_the_owned_snapshot() {
 fn caps6_a_late_older_snapshot_changes_neither_roster_nor_interpolation() {
     let mut s = joined();
     walk(&mut s, 1, 10);
-    let before = (s.view(), *s.roster().get(OTHER).expect("owned"));
+    let before = (s.view(), *s.authority().get(OTHER).expect("owned"));
     // Tick 7 arrives again, late, with a wild position and HP.
-    s.receive(&snapshot(
-        7,
-        vec![state(ME, 7, 100.0, 100), state(OTHER, 7, 9999.0, 1)],
-    ));
-    assert_eq!((s.view(), *s.roster().get(OTHER).expect("owned")), before);
-    assert_eq!(s.roster().stats().stale, 2);
+    recv(
+        &mut s,
+        &snapshot(
+            7,
+            vec![state(ME, 7, 100.0, 100), state(OTHER, 7, 9999.0, 1)],
+        ),
+    );
+    assert_eq!(
+        (s.view(), *s.authority().get(OTHER).expect("owned")),
+        before
+    );
+    assert_eq!(s.authority().stats().stale, 2);
 }
 
 #[test]
@@ -105,7 +139,7 @@ fn rs9_remote_players_are_drawn_interpolated_behind_the_server() {
     // Tick 20 arrived at 950 ms, one tick per 50 ms: at 1025 ms the server is
     // estimated at tick 21.5, and remotes are drawn 100 ms (2 ticks) behind
     // it, between the samples of ticks 19 and 20.
-    s.on_frame(Duration::from_millis(25));
+    frame(&mut s, Duration::from_millis(25));
     let remote = s.view().remotes[0];
     assert_eq!(remote.kind, SampleKind::Interpolated);
     assert_eq!(remote.pose.position.x, 195.0);
@@ -126,16 +160,16 @@ fn caps7_and_caps8_combat_events_update_the_hud_until_the_next_state() {
         to: Vec2::new(80.0, 300.0),
     };
     let combat = encode(&ServerMessage::Combat { events: vec![hit] });
-    s.receive(&combat);
-    s.receive(&combat);
+    recv(&mut s, &combat);
+    recv(&mut s, &combat);
     assert_eq!(s.hud().hp, Some(80));
-    assert_eq!(s.roster().stats().events_applied, 1, "applied once");
+    assert_eq!(s.authority().stats().events_applied, 1, "applied once");
     assert_eq!(s.view().tracers.len(), 2, "drawn as it arrived");
     // The next full state refreshes HP from the server.
-    s.receive(&snapshot(
-        7,
-        vec![state(ME, 7, 100.0, 60), state(OTHER, 7, 70.0, 100)],
-    ));
+    recv(
+        &mut s,
+        &snapshot(7, vec![state(ME, 7, 100.0, 60), state(OTHER, 7, 70.0, 100)]),
+    );
     assert_eq!(s.hud().hp, Some(60));
 }
 
@@ -150,7 +184,7 @@ fn every_input_message_carries_all_unacknowledged_inputs() {
     });
     let mut last = Vec::new();
     for _ in 0..20 {
-        for m in s.on_frame(FRAME) {
+        for m in frame(&mut s, FRAME) {
             if let ClientMessage::Input { inputs } = m {
                 last = inputs;
             }
@@ -170,7 +204,7 @@ fn a_hidden_tab_gap_is_clamped_and_does_not_spiral() {
     let mut s = joined();
     walk(&mut s, 1, 1);
     let before = s.local().expect("joined").pending().len();
-    s.on_frame(Duration::from_secs(30));
+    frame(&mut s, Duration::from_secs(30));
     let after = s.local().expect("joined").pending().len();
     assert!(
         after - before <= 5,
@@ -192,10 +226,10 @@ fn the_conditioner_delays_and_drops_reproducibly() {
             seed: 42,
             ..SessionConfig::default()
         });
-        s.receive(&welcome());
+        recv(&mut s, &welcome());
         for t in 1..=200 {
-            s.receive(&snapshot(t, vec![state(ME, t, 100.0, 100)]));
-            s.on_frame(FRAME);
+            recv(&mut s, &snapshot(t, vec![state(ME, t, 100.0, 100)]));
+            frame(&mut s, FRAME);
         }
         (s.hud().down, s.hud().stats.snapshots)
     };
@@ -209,7 +243,10 @@ fn the_conditioner_delays_and_drops_reproducibly() {
 #[test]
 fn the_roster_names_every_player() {
     let mut s = joined();
-    s.receive(r#"{"type":"roster","players":[{"id":1,"name":"me"},{"id":2,"name":"them"}]}"#);
+    recv(
+        &mut s,
+        r#"{"type":"roster","players":[{"id":1,"name":"me"},{"id":2,"name":"them"}]}"#,
+    );
     assert_eq!(s.name_of(ME), Some("me"));
     assert_eq!(s.name_of(OTHER), Some("them"));
 }
@@ -217,7 +254,7 @@ fn the_roster_names_every_player() {
 /// A session joined with the server's `combat` rules in `welcome`.
 fn joined_with(rules: CombatRules) -> ClientSession {
     let mut s = ClientSession::new(SessionConfig::default());
-    s.receive(&welcome_with(Some(rules)));
+    recv(&mut s, &welcome_with(Some(rules)));
     s
 }
 
@@ -234,7 +271,7 @@ fn predicted_shots_follow_the_combat_rules_the_server_sent() {
         throttle: 0.0,
         fire: true,
     });
-    s.on_frame(FRAME);
+    frame(&mut s, FRAME);
     let tracers = s.view().tracers;
     assert_eq!(tracers.len(), 1);
     assert_eq!(
@@ -243,7 +280,7 @@ fn predicted_shots_follow_the_combat_rules_the_server_sent() {
         "the server's 100 u range"
     );
     for _ in 0..5 {
-        s.on_frame(FRAME);
+        frame(&mut s, FRAME);
     }
     // With the default 250 ms cooldown a second shot would be drawn now,
     // beside the first (tracers live 300 ms).
@@ -273,7 +310,7 @@ fn an_own_shot_is_drawn_at_once_and_stops_at_obstacles() {
         throttle: 0.0,
         fire: true,
     });
-    s.on_frame(FRAME);
+    frame(&mut s, FRAME);
     let tracers = s.view().tracers;
     assert_eq!(tracers.len(), 1, "before any server answer");
     // From (100, 300) along +x: the default arena's obstacle at x = 400
@@ -282,10 +319,10 @@ fn an_own_shot_is_drawn_at_once_and_stops_at_obstacles() {
     assert_eq!(tracers[0].to, Vec2::new(400.0, 300.0));
     // Held fire shoots once per 250 ms, like the server's cooldown.
     for _ in 0..4 {
-        s.on_frame(FRAME);
+        frame(&mut s, FRAME);
     }
     assert_eq!(s.view().tracers.len(), 1, "200 ms: still cooling down");
-    s.on_frame(FRAME);
+    frame(&mut s, FRAME);
     assert_eq!(s.view().tracers.len(), 2, "250 ms: the next shot");
 }
 
@@ -299,16 +336,19 @@ fn the_interpolation_delay_grows_with_arrival_jitter() {
     for t in 21..=200 {
         rng += 1;
         if rng % 2 == 0 {
-            s.on_frame(Duration::from_millis(80));
+            frame(&mut s, Duration::from_millis(80));
         }
-        s.receive(&snapshot(
-            t,
-            vec![
-                state(ME, t, 100.0, 100),
-                state(OTHER, t, 10.0 * t as f32, 100),
-            ],
-        ));
-        s.on_frame(FRAME);
+        recv(
+            &mut s,
+            &snapshot(
+                t,
+                vec![
+                    state(ME, t, 100.0, 100),
+                    state(OTHER, t, 10.0 * t as f32, 100),
+                ],
+            ),
+        );
+        frame(&mut s, FRAME);
     }
     let delay = s.hud().interpolation_delay;
     assert!(
@@ -320,7 +360,7 @@ fn the_interpolation_delay_grows_with_arrival_jitter() {
 /// Each HUD toggle turns its part of the netcode off, visibly.
 #[test]
 fn toggles_turn_each_part_off() {
-    use skirmish_core::session::Toggles;
+    use skirmish_core::Toggles;
     let go = Controls {
         turn: 0.0,
         throttle: 1.0,
@@ -335,7 +375,7 @@ fn toggles_turn_each_part_off() {
     });
     s.set_controls(go);
     for _ in 0..4 {
-        s.on_frame(FRAME);
+        frame(&mut s, FRAME);
     }
     let own = s.view().own.expect("placed");
     assert_eq!(
@@ -358,12 +398,12 @@ fn toggles_turn_each_part_off() {
     });
     s.set_controls(go);
     for _ in 0..4 {
-        s.on_frame(FRAME);
+        frame(&mut s, FRAME);
     }
     let mut acked = state(ME, 30, 110.0, 100);
     acked.ack_move_tick = Some(skirmish_core::Tick(1));
-    s.receive(&snapshot(30, vec![acked]));
-    let report = *s.last_report().expect("a report");
+    recv(&mut s, &snapshot(30, vec![acked]));
+    let report = last_report(&mut s).expect("a report");
     assert_eq!(report.replayed, 0);
     assert_eq!(
         s.local().expect("joined").predicted_pose().position.x,
@@ -377,7 +417,7 @@ fn toggles_turn_each_part_off() {
         smoothing: false,
         ..Toggles::default()
     });
-    s.receive(&snapshot(2, vec![state(ME, 2, 105.0, 100)]));
+    recv(&mut s, &snapshot(2, vec![state(ME, 2, 105.0, 100)]));
     assert_eq!(s.hud().snaps, 1);
 
     // Interpolation off: remotes are drawn at their newest state.

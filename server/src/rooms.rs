@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde::Serialize;
-use skirmish_core::room::{place, Frame, Outbox, Placement, Room, RoomConfig};
+use skirmish_core::{place, Frame, Outbox, Placement, Room, RoomConfig};
 use skirmish_core::{ClientMessage, Encoding, ErrorCode, PlayerId, ProtocolError, Received};
 use tokio::time::{Instant, MissedTickBehavior};
 

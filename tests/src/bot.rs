@@ -11,9 +11,9 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use futures_util::{SinkExt, StreamExt};
 use serde::Serialize;
-use skirmish_core::conditioner::LinkConditions;
-use skirmish_core::session::{ClientSession, SessionConfig};
+use skirmish_core::LinkConditions;
 use skirmish_core::{encode, Encoding, Tick};
+use skirmish_core::{ClientSession, Incoming, SessionConfig, SessionEvent};
 use tokio::time::{Instant, MissedTickBehavior};
 use tokio_tungstenite::tungstenite::Message;
 
@@ -143,64 +143,50 @@ pub async fn run_bot(addr: SocketAddr, mut options: BotOptions) -> Result<BotRep
     let mut frames = tokio::time::interval(options.frame.max(Duration::from_millis(1)));
     frames.set_missed_tick_behavior(MissedTickBehavior::Delay);
     let start = Instant::now();
-    let mut last_frame = start;
     let mut last_snapshot: Option<Instant> = None;
-    let mut rtt_seen = 0;
     let mut bytes_in = 0u64;
     let mut snapshots = 0u64;
     loop {
         tokio::select! {
-            frame = stream.next() => match frame {
-                Some(Ok(Message::Text(text))) => {
-                    bytes_in += text.len() as u64;
-                    if text.starts_with(r#"{"type":"snapshot""#) {
-                        snapshot_arrived(&mut report, &mut last_snapshot, &mut snapshots);
+            frame = stream.next() => {
+                let at = start.elapsed();
+                match frame {
+                    Some(Ok(Message::Text(text))) => {
+                        bytes_in += text.len() as u64;
+                        session.receive(Incoming::Text(&text), at);
                     }
-                    if text.starts_with(r#"{"type":"pong""#) {
-                        // The session's clock moves in frames; bring it to
-                        // now so the round trip is measured to the moment.
-                        let now = Instant::now();
-                        for message in session.on_frame(now.duration_since(last_frame)) {
-                            sink.send(Message::text(encode(&message))).await?;
-                        }
-                        last_frame = now;
+                    Some(Ok(Message::Binary(bytes))) => {
+                        bytes_in += bytes.len() as u64;
+                        session.receive(Incoming::Binary(&bytes), at);
                     }
-                    session.receive(&text);
+                    Some(Ok(Message::Close(frame))) => {
+                        anyhow::bail!("{}: closed by the server: {frame:?}", options.name)
+                    }
+                    Some(Ok(_)) => {}
+                    Some(Err(e)) => anyhow::bail!("{}: socket error: {e}", options.name),
+                    None => anyhow::bail!("{}: connection ended", options.name),
                 }
-                Some(Ok(Message::Binary(bytes))) => {
-                    bytes_in += bytes.len() as u64;
-                    snapshot_arrived(&mut report, &mut last_snapshot, &mut snapshots);
-                    session.receive_binary(&bytes);
-                }
-                Some(Ok(Message::Close(frame))) => {
-                    anyhow::bail!("{}: closed by the server: {frame:?}", options.name)
-                }
-                Some(Ok(_)) => {}
-                Some(Err(e)) => anyhow::bail!("{}: socket error: {e}", options.name),
-                None => anyhow::bail!("{}: connection ended", options.name),
-            },
+            }
             _ = frames.tick() => {
                 let now = Instant::now();
                 if now.duration_since(start) >= options.duration {
                     break;
                 }
-                let arena = session
-                    .local()
-                    .map(|l| l.sim_config().arena)
-                    .unwrap_or_default();
+                let arena = session.sim_config().map(|c| c.arena).unwrap_or_default();
                 let controls = options.script.controls(&session, arena);
                 session.set_controls(controls);
-                for message in session.on_frame(now.duration_since(last_frame)) {
+                for message in session.advance(now.duration_since(start)) {
                     sink.send(Message::text(encode(&message))).await?;
                 }
-                last_frame = now;
-                let clock = session.clock();
-                if clock.rtt_samples() > rtt_seen {
-                    rtt_seen = clock.rtt_samples();
-                    if let Some(rtt) = clock.last_rtt() {
-                        report.rtt_ms.push(rtt.as_secs_f64() * 1000.0);
-                    }
+            }
+        }
+        for event in session.events() {
+            match event {
+                SessionEvent::Snapshot { .. } => {
+                    snapshot_arrived(&mut report, &mut last_snapshot, &mut snapshots);
                 }
+                SessionEvent::Pong { rtt } => report.rtt_ms.push(rtt.as_secs_f64() * 1000.0),
+                _ => {}
             }
         }
     }
@@ -216,7 +202,8 @@ pub async fn run_bot(addr: SocketAddr, mut options: BotOptions) -> Result<BotRep
     Ok(report)
 }
 
-/// Records the arrival of a snapshot frame.
+/// Records the arrival of a snapshot (when the session handled it: at
+/// arrival, or when its down-conditioner let it through).
 fn snapshot_arrived(report: &mut BotReport, last: &mut Option<Instant>, count: &mut u64) {
     let now = Instant::now();
     if let Some(last) = *last {
@@ -244,11 +231,7 @@ fn finish(
     }
     report.seconds = seconds;
     report.inputs_sent = hud.stats.inputs;
-    report.inputs_acked = session
-        .local()
-        .and_then(|l| l.authoritative())
-        .and_then(|s| s.ack_move_tick)
-        .map_or(0, Tick::get);
+    report.inputs_acked = hud.ack.map_or(0, Tick::get);
     report.mispredictions = stats.mispredictions;
     report.corrections = stats.corrections;
     report.snaps = stats.snaps;

@@ -7,9 +7,9 @@
 
 use std::time::Duration;
 
-use skirmish_core::rng::SeededRng;
-use skirmish_core::session::{ClientSession, Controls};
+use skirmish_core::SeededRng;
 use skirmish_core::{angle_delta, Vec2};
+use skirmish_core::{ClientSession, Controls};
 
 /// How a bot decides.
 #[derive(Clone, Debug)]

@@ -4,16 +4,16 @@
 //! Every message takes the same path as over a socket: the room's frames
 //! (JSON text or compact binary) are handed to `ClientSession::receive` (through
 //! the session's seeded down-conditioner); the session's messages come out of
-//! `on_frame` (through its up-conditioner) and are fed to the room. Time is
+//! `advance` (through its up-conditioner) and are fed to the room. Time is
 //! simulated, so a run is exactly reproducible: the same seeds and scripts
 //! give the same counters, bit for bit, on every run and every machine.
 
 use std::time::Duration;
 
-use skirmish_core::conditioner::LinkConditions;
-use skirmish_core::room::{Frame, Outbox, Room, RoomConfig};
-use skirmish_core::session::{ClientSession, SessionConfig};
+use skirmish_core::LinkConditions;
 use skirmish_core::{ClientMessage, Encoding, PlayerId, SimConfig, World};
+use skirmish_core::{ClientSession, Incoming, SessionConfig};
+use skirmish_core::{Frame, Outbox, Room, RoomConfig};
 
 use crate::script::Script;
 
@@ -138,10 +138,11 @@ impl Stepper {
             else {
                 continue;
             };
-            match frame {
-                Frame::Text(text) => client.session.receive(text),
-                Frame::Binary(bytes) => client.session.receive_binary(bytes),
-            }
+            let frame = match frame {
+                Frame::Text(text) => Incoming::Text(text),
+                Frame::Binary(bytes) => Incoming::Binary(bytes),
+            };
+            client.session.receive(frame, self.now);
         }
     }
 
@@ -162,7 +163,9 @@ impl Stepper {
                 let controls = client.script.controls(&client.session, arena);
                 client.session.set_controls(controls);
                 let id = client.id;
-                for message in client.session.on_frame(self.frame) {
+                // Nothing here reads events: let them go.
+                client.session.events().for_each(drop);
+                for message in client.session.advance(self.now) {
                     if matches!(message, ClientMessage::Hello { .. }) {
                         continue;
                     }

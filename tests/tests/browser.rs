@@ -216,7 +216,7 @@ async fn page_loads_and_holding_forward_moves_the_player_and_the_ack_catches_up(
     // Pending: what is in flight (about one input on loopback) plus what
     // waits in the server's queue, which catch-up drains to at most
     // CATCH_UP_ABOVE + 1 (more when the machine delays the server's ticks).
-    let bound = skirmish_core::world::CATCH_UP_ABOVE as u64 + 2;
+    let bound = skirmish_core::CATCH_UP_ABOVE as u64 + 2;
     assert!(
         end["pending"].as_u64() <= Some(bound),
         "only the newest inputs pending: {end}"

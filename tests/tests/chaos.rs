@@ -8,8 +8,8 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use futures_util::future::join_all;
-use skirmish_core::conditioner::LinkConditions;
 use skirmish_core::ClientMessage;
+use skirmish_core::LinkConditions;
 use skirmish_tests::bot::{run_bot, BotOptions, BotReport};
 use skirmish_tests::script::{Script, Wander};
 use skirmish_tests::{config_with, input, next_source, open_arena, Client, SeparateServer};

@@ -178,6 +178,47 @@ fn only_the_room_builds_what_clients_are_told() {
         .collect();
     assert!(
         offenders.is_empty(),
-        "take these from skirmish_core::room::Room instead: {offenders:?}"
+        "take these from skirmish_core::Room instead: {offenders:?}"
+    );
+}
+
+/// Core is grouped by the side that runs it, and imports only point down:
+/// `shared` uses neither side, and `client` and `server` never use each
+/// other. Inside core, code names its dependencies by their home (`crate::
+/// shared::...`), not through the crate root's flat re-exports, so that this
+/// check sees every edge.
+#[test]
+fn core_imports_point_down() {
+    let mut offenders = Vec::new();
+    for (path, text) in rust_files() {
+        let Some(inside) = path.strip_prefix("core/src/") else {
+            continue;
+        };
+        let side = inside.split(['/', '.']).next().unwrap_or_default();
+        let forbidden: &[&str] = match side {
+            "shared" => &["crate::client", "crate::server"],
+            "client" => &["crate::server"],
+            "server" => &["crate::client"],
+            _ => &[],
+        };
+        for (n, line) in text.lines().enumerate() {
+            let code = line.trim_start();
+            let flat = code.starts_with("use crate::")
+                && ![
+                    "use crate::shared",
+                    "use crate::client",
+                    "use crate::server",
+                ]
+                .iter()
+                .any(|home| code.starts_with(home));
+            if forbidden.iter().any(|f| code.contains(f)) || (side != "lib" && flat) {
+                offenders.push(format!("{path}:{}: {code}", n + 1));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "imports that point up or sideways, or through the crate root:\n{}",
+        offenders.join("\n")
     );
 }

@@ -8,8 +8,8 @@
 use std::collections::VecDeque;
 use std::fmt::Write as _;
 
-use skirmish_core::conditioner::LinkConditions;
-use skirmish_core::session::{Hud, Toggles};
+use skirmish_core::LinkConditions;
+use skirmish_core::{Hud, Toggles};
 use wasm_bindgen::JsCast;
 use web_sys::{
     CanvasRenderingContext2d, Document, HtmlCanvasElement, HtmlElement, HtmlInputElement,

@@ -4,7 +4,7 @@
 //! layout does not matter. [`Keys::clear`] releases everything when the
 //! window loses focus, so no key stays stuck.
 
-use skirmish_core::session::Controls;
+use skirmish_core::Controls;
 
 /// Which of our keys are held.
 // Five independent keys, not a state machine.
@@ -16,9 +16,10 @@ pub struct Keys {
     left: bool,
     right: bool,
     fire: bool,
-    /// A press of fire not yet seen by a fixed step: a tap shorter than a
-    /// step still fires.
-    fire_latched: bool,
+    /// A press of fire since the controls were last taken: a tap shorter
+    /// than a frame still reaches the session (which latches it until its
+    /// next fixed step).
+    fire_tapped: bool,
 }
 
 impl Keys {
@@ -35,14 +36,9 @@ impl Keys {
         };
         *slot = down;
         if code == "Space" && down {
-            self.fire_latched = true;
+            self.fire_tapped = true;
         }
         true
-    }
-
-    /// A fixed step has used the controls: a latched tap is consumed.
-    pub fn consumed(&mut self) {
-        self.fire_latched = false;
     }
 
     /// Releases every key (the window lost focus).
@@ -50,15 +46,17 @@ impl Keys {
         *self = Keys::default();
     }
 
-    /// The controls these keys mean. Opposite keys cancel out. Turning
-    /// right is a positive turn: clockwise on a screen whose y axis points
-    /// down.
-    pub fn controls(&self) -> Controls {
+    /// The controls these keys mean, once per frame: a fire tap since the
+    /// last call counts once. Opposite keys cancel out. Turning right is a
+    /// positive turn: clockwise on a screen whose y axis points down.
+    pub fn take_controls(&mut self) -> Controls {
         let axis = |plus: bool, minus: bool| f32::from(i8::from(plus) - i8::from(minus));
+        let fire = self.fire || self.fire_tapped;
+        self.fire_tapped = false;
         Controls {
             turn: axis(self.right, self.left),
             throttle: axis(self.forward, self.back),
-            fire: self.fire || self.fire_latched,
+            fire,
         }
     }
 }
@@ -73,24 +71,28 @@ mod tests {
         assert!(keys.set("KeyW", true));
         assert!(keys.set("ArrowRight", true));
         assert!(keys.set("Space", true));
-        let c = keys.controls();
+        let c = keys.take_controls();
         assert_eq!((c.turn, c.throttle, c.fire), (1.0, 1.0, true));
         keys.set("ArrowLeft", true);
-        assert_eq!(keys.controls().turn, 0.0, "opposites cancel");
+        assert_eq!(keys.take_controls().turn, 0.0, "opposites cancel");
         keys.set("KeyW", false);
         keys.set("ArrowDown", true);
-        assert_eq!(keys.controls().throttle, -1.0);
+        assert_eq!(keys.take_controls().throttle, -1.0);
         assert!(!keys.set("KeyQ", true), "not ours");
     }
 
     #[test]
-    fn a_tap_shorter_than_a_step_still_fires_once() {
+    fn a_tap_shorter_than_a_frame_still_fires_once() {
         let mut keys = Keys::default();
         keys.set("Space", true);
         keys.set("Space", false);
-        assert!(keys.controls().fire, "latched until a step sees it");
-        keys.consumed();
-        assert!(!keys.controls().fire);
+        assert!(keys.take_controls().fire, "tapped since the last frame");
+        assert!(!keys.take_controls().fire, "counted once");
+        keys.set("Space", true);
+        assert!(
+            keys.take_controls().fire && keys.take_controls().fire,
+            "held"
+        );
     }
 
     #[test]
@@ -99,6 +101,6 @@ mod tests {
         keys.set("KeyW", true);
         keys.set("Space", true);
         keys.clear();
-        assert_eq!(keys.controls(), Controls::default());
+        assert_eq!(keys.take_controls(), Controls::default());
     }
 }

@@ -18,15 +18,17 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
-use skirmish_core::session::{ClientSession, Controls, SessionConfig};
-use skirmish_core::{encode, Encoding, PlayerId, SimConfig};
+use skirmish_core::{
+    encode, ClientSession, Controls, Encoding, Incoming, Phase, PlayerId, SessionConfig,
+    SessionEvent,
+};
 use wasm_bindgen::prelude::{wasm_bindgen, Closure, JsValue};
 use wasm_bindgen::JsCast;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, KeyboardEvent, Window};
 
 use crate::hud::Panel;
 use crate::input::Keys;
-use crate::net::{Connection, Frame, Status};
+use crate::net::{Connection, Payload, Status};
 use crate::render::Overlays;
 
 /// The golden trajectory hash as computed in this build, as a hex string
@@ -39,6 +41,11 @@ pub fn golden_trajectory_hash() -> String {
     )
 }
 
+/// A `performance.now()` reading as the session's time.
+fn millis(ms: f64) -> Duration {
+    Duration::from_secs_f64(ms.max(0.0) / 1000.0)
+}
+
 struct App {
     window: Window,
     canvas: HtmlCanvasElement,
@@ -48,8 +55,6 @@ struct App {
     controls_override: Option<Controls>,
     connection: Connection,
     session: ClientSession,
-    config: SessionConfig,
-    sim: Option<SimConfig>,
     last_frame: Option<f64>,
     fps: f64,
     frames: u64,
@@ -104,10 +109,7 @@ pub fn run() -> Result<(), JsValue> {
     let name = query(&window, "name")
         .unwrap_or_else(|| format!("player-{}", (js_sys::Math::random() * 9000.0) as u32 + 1000));
     let config = SessionConfig {
-        name: name
-            .chars()
-            .take(skirmish_core::protocol::MAX_NAME_CHARS)
-            .collect(),
+        name: name.chars().take(skirmish_core::MAX_NAME_CHARS).collect(),
         room: query(&window, "room"),
         encoding: if query(&window, "encoding").as_deref() == Some("compact") {
             Encoding::Compact
@@ -117,15 +119,12 @@ pub fn run() -> Result<(), JsValue> {
         seed: (js_sys::Math::random() * 1e9) as u64,
         ..SessionConfig::default()
     };
-    let now = window.performance().map_or(0.0, |p| p.now());
     let app = App {
-        connection: Connection::new(url, now),
-        session: ClientSession::new(config.clone()),
+        connection: Connection::new(url),
+        session: ClientSession::new(config),
         panel: Panel::new(document),
         keys: Keys::default(),
         controls_override: None,
-        config,
-        sim: None,
         last_frame: None,
         fps: 0.0,
         frames: 0,
@@ -205,14 +204,15 @@ impl App {
         let status = self.connection.poll(now, &mut inbox).clone();
         match &status {
             Status::Open { fresh: true } => {
-                // A new connection is a new player: start a fresh session.
-                self.session = ClientSession::new(self.config.clone());
-                self.sim = None;
                 self.connection.send(&encode(&self.session.hello()));
             }
             Status::Open { .. } => {}
             Status::Connecting => self.status = "connecting…".to_string(),
             Status::Waiting { reason, retry_at } => {
+                if self.session.phase() != Phase::Connecting {
+                    // A new connection will be a new player.
+                    self.session.disconnected(reason);
+                }
                 self.status = format!(
                     "disconnected ({reason}); reconnecting in {:.1} s",
                     ((retry_at - now) / 1000.0).max(0.0)
@@ -220,45 +220,40 @@ impl App {
             }
         }
         for frame in &inbox {
-            match frame {
-                Frame::Text(text) => self.session.receive(text),
-                Frame::Binary(bytes) => self.session.receive_binary(bytes),
-            }
+            let incoming = match &frame.payload {
+                Payload::Text(text) => Incoming::Text(text),
+                Payload::Binary(bytes) => Incoming::Binary(bytes),
+            };
+            self.session.receive(incoming, millis(frame.at));
         }
 
         let (toggles, ghosts) = self.panel.toggles();
         self.session.set_toggles(toggles);
         let (up, down) = self.panel.conditions();
         self.session.set_conditions(up, down);
-        let keys = self.keys.controls();
+        let keys = self.keys.take_controls();
         let controls = self.controls_override.map_or(keys, |c| Controls {
             fire: c.fire || keys.fire,
             ..c
         });
         self.session.set_controls(controls);
-        let steps_before = self.session.hud().stats.inputs;
-        for message in self.session.on_frame(Duration::from_secs_f64(dt / 1000.0)) {
+        for message in self.session.advance(millis(now)) {
             self.connection.send(&encode(&message));
         }
-        if self.session.hud().stats.inputs > steps_before {
-            self.keys.consumed();
-        }
-
-        let hud = self.session.hud();
-        if let Some((id, room)) = &hud.joined {
-            if matches!(status, Status::Open { .. }) {
+        for event in self.session.events() {
+            if let SessionEvent::Joined { id, room } = event {
                 self.status = format!("connected: room {room}, player #{id}");
             }
         }
+
+        let hud = self.session.hud();
+        let mut status_line = self.status.clone();
         if let Some((code, message)) = &hud.last_error {
-            self.status = format!("{} (server said {code}: {message})", self.status);
+            status_line = format!("{status_line} (server said {code}: {message})");
         }
-        self.panel.set_status(&self.status);
-        if self.sim.is_none() && hud.joined.is_some() {
-            self.sim = self.session.local().map(|l| l.sim_config().clone());
-        }
+        self.panel.set_status(&status_line);
         self.fit_canvas();
-        let sim = self.sim.clone().unwrap_or_default();
+        let sim = self.session.sim_config().cloned().unwrap_or_default();
         let session = &self.session;
         let name_of = |id: PlayerId| {
             session
@@ -305,7 +300,8 @@ impl App {
             "snaps": hud.snaps,
             "inputs": hud.stats.inputs,
             "snapshots": hud.stats.snapshots,
-            "ack": self.session.local().and_then(|l| l.authoritative()).and_then(|s| s.ack_move_tick).map(|t| t.0),
+            "ack": hud.ack.map(|t| t.0),
+            "phase": format!("{:?}", hud.phase),
             "visible": view.own.map(|o| pose(o.visible)),
             "predicted": view.own.map(|o| pose(o.predicted)),
             "authoritative": view.own.and_then(|o| o.authoritative).map(pose),

@@ -1,30 +1,43 @@
-//! The WebSocket to the server, with reconnection and backoff.
+//! The WebSocket to the server, with reconnection.
 //!
-//! Frames received are queued in an inbox the frame loop drains into the
-//! session; nothing is handled inside the socket callbacks. When the socket
-//! closes, [`Connection::poll`] opens a new one after a backoff that doubles
-//! from 0.5 s to at most 8 s and resets once a connection has stayed up.
+//! Frames received are queued, with the moment each arrived, in an inbox the
+//! frame loop drains into the session; nothing is handled inside the socket
+//! callbacks. When the socket closes, [`Connection::poll`] opens a new one
+//! after the wait core's [`Backoff`] policy gives.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
 
+use skirmish_core::Backoff;
+use std::time::Duration;
 use wasm_bindgen::prelude::Closure;
 use wasm_bindgen::JsCast;
 use web_sys::{BinaryType, CloseEvent, Event, MessageEvent, WebSocket};
 
-/// Shortest wait before reconnecting, in milliseconds.
-const BACKOFF_MIN_MS: f64 = 500.0;
-/// Longest wait before reconnecting, in milliseconds.
-const BACKOFF_MAX_MS: f64 = 8000.0;
-
-/// One frame received.
+/// What a frame carried.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Frame {
+pub enum Payload {
     /// A JSON text frame.
     Text(String),
     /// A binary frame (a compact snapshot).
     Binary(Vec<u8>),
+}
+
+/// One frame received.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Frame {
+    /// What it carried.
+    pub payload: Payload,
+    /// When it arrived (ms, `performance.now()`).
+    pub at: f64,
+}
+
+/// The page's clock, in milliseconds.
+fn now_ms() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map_or(0.0, |p| p.now())
 }
 
 /// What the socket callbacks record.
@@ -60,8 +73,9 @@ pub struct Connection {
     socket: Option<WebSocket>,
     shared: Rc<RefCell<Shared>>,
     status: Status,
-    backoff_ms: f64,
-    opened_at: f64,
+    backoff: Backoff,
+    /// When the open socket opened (ms), if it did.
+    opened_at: Option<f64>,
     /// Kept alive while the socket may call them.
     callbacks: Vec<Closure<dyn FnMut(JsValueEvent)>>,
 }
@@ -71,14 +85,14 @@ type JsValueEvent = wasm_bindgen::JsValue;
 
 impl Connection {
     /// Starts connecting to `url`.
-    pub fn new(url: String, now: f64) -> Connection {
+    pub fn new(url: String) -> Connection {
         let mut connection = Connection {
             url,
             socket: None,
             shared: Rc::default(),
             status: Status::Connecting,
-            backoff_ms: BACKOFF_MIN_MS,
-            opened_at: now,
+            backoff: Backoff::default(),
+            opened_at: None,
             callbacks: Vec::new(),
         };
         connection.open();
@@ -100,11 +114,12 @@ impl Connection {
             let Some(data) = event.dyn_ref::<MessageEvent>().map(MessageEvent::data) else {
                 return;
             };
-            let frame = match data.as_string() {
-                Some(text) => Frame::Text(text),
-                None => Frame::Binary(js_sys::Uint8Array::new(&data).to_vec()),
+            let payload = match data.as_string() {
+                Some(text) => Payload::Text(text),
+                None => Payload::Binary(js_sys::Uint8Array::new(&data).to_vec()),
             };
-            shared.borrow_mut().inbox.push_back(frame);
+            let at = now_ms();
+            shared.borrow_mut().inbox.push_back(Frame { payload, at });
         });
         let shared = self.shared.clone();
         let on_open = Closure::<dyn FnMut(JsValueEvent)>::new(move |_event: JsValueEvent| {
@@ -150,7 +165,7 @@ impl Connection {
             (std::mem::take(&mut shared.opened), shared.closed.take())
         };
         if opened {
-            self.opened_at = now;
+            self.opened_at = Some(now);
             self.status = Status::Open { fresh: true };
         } else if let Status::Open { fresh } = &mut self.status {
             *fresh = false;
@@ -159,15 +174,14 @@ impl Connection {
             if let Some(socket) = self.socket.take() {
                 let _ = socket.close();
             }
-            // A connection that stayed up a while starts the backoff afresh.
-            if now - self.opened_at > 10_000.0 {
-                self.backoff_ms = BACKOFF_MIN_MS;
-            }
+            let uptime = self.opened_at.take().map_or(0.0, |at| (now - at).max(0.0));
+            let wait = self
+                .backoff
+                .on_close(Duration::from_secs_f64(uptime / 1000.0));
             self.status = Status::Waiting {
                 reason,
-                retry_at: now + self.backoff_ms,
+                retry_at: now + wait.as_secs_f64() * 1000.0,
             };
-            self.backoff_ms = (self.backoff_ms * 2.0).min(BACKOFF_MAX_MS);
         }
         if let Status::Waiting { retry_at, .. } = self.status {
             if now >= retry_at {

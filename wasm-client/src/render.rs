@@ -4,7 +4,7 @@
 //! The arena is scaled to fit the canvas and centred; nothing here decides
 //! anything, it only draws what core computed.
 
-use skirmish_core::session::View;
+use skirmish_core::View;
 use skirmish_core::{PlayerId, Pose, SimConfig, Vec2};
 use web_sys::CanvasRenderingContext2d;
 

@@ -6,11 +6,11 @@ use std::time::Duration;
 use skirmish_client::input::Keys;
 use skirmish_client::render::{draw, Overlays};
 use skirmish_core::determinism::{golden_trajectory_hash, GOLDEN_TRAJECTORY_HASH};
-use skirmish_core::session::{ClientSession, Controls, SessionConfig, View};
 use skirmish_core::{
     encode, ClientMessage, CorrectionOutcome, PlayerId, PlayerState, Pose, ServerMessage,
     SimConfig, Tick, Vec2,
 };
+use skirmish_core::{ClientSession, Controls, Incoming, SessionConfig, SessionEvent, View};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
@@ -28,7 +28,7 @@ fn keys_map_to_controls_in_the_browser() {
     keys.set("KeyW", true);
     keys.set("KeyA", true);
     assert_eq!(
-        keys.controls(),
+        keys.take_controls(),
         Controls {
             turn: -1.0,
             throttle: 1.0,
@@ -68,23 +68,29 @@ fn pixel(ctx: &CanvasRenderingContext2d, x: f64, y: f64) -> [u8; 4] {
 /// A session that joined and got its first snapshot at `pose`.
 fn joined_session(pose: Pose) -> ClientSession {
     let mut session = ClientSession::new(SessionConfig::default());
-    session.receive(&encode(&ServerMessage::Welcome {
-        player_id: PlayerId(1),
-        protocol: 1,
-        server_tick: Tick(1),
-        tick_ms: 50,
-        room: "test".into(),
-        config: SimConfig::default(),
-        combat: None,
-    }));
+    session.receive(
+        Incoming::Text(&encode(&ServerMessage::Welcome {
+            player_id: PlayerId(1),
+            protocol: 1,
+            server_tick: Tick(1),
+            tick_ms: 50,
+            room: "test".into(),
+            config: SimConfig::default(),
+            combat: None,
+        })),
+        Duration::ZERO,
+    );
     let state = PlayerState {
         id: PlayerId(1),
         ..PlayerState::at(Tick(2), None, pose)
     };
-    session.receive(&encode(&ServerMessage::Snapshot {
-        server_tick: Tick(2),
-        players: vec![state],
-    }));
+    session.receive(
+        Incoming::Text(&encode(&ServerMessage::Snapshot {
+            server_tick: Tick(2),
+            players: vec![state],
+        })),
+        Duration::ZERO,
+    );
     session
 }
 
@@ -133,8 +139,8 @@ fn a_client_session_predicts_and_reconciles_inside_wasm() {
         fire: false,
     });
     let mut sent = Vec::new();
-    for _ in 0..6 {
-        sent.extend(session.on_frame(Duration::from_millis(50)));
+    for frame in 1..=6 {
+        sent.extend(session.advance(Duration::from_millis(50 * frame)));
     }
     let local = session.local().expect("joined");
     assert_eq!(local.pending().len(), 6);
@@ -158,11 +164,24 @@ fn a_client_session_predicts_and_reconciles_inside_wasm() {
             Pose::new(Vec2::new(528.0, 600.0), 0.0),
         )
     };
-    session.receive(&encode(&ServerMessage::Snapshot {
-        server_tick: Tick(5),
-        players: vec![state],
-    }));
-    let report = session.last_report().expect("reconciled");
+    let now = session.now();
+    session.receive(
+        Incoming::Text(&encode(&ServerMessage::Snapshot {
+            server_tick: Tick(5),
+            players: vec![state],
+        })),
+        now,
+    );
+    let report = session
+        .events()
+        .find_map(|e| match e {
+            SessionEvent::Reconciled {
+                report,
+                placed: false,
+            } => Some(report),
+            _ => None,
+        })
+        .expect("reconciled");
     assert_eq!((report.pruned, report.replayed), (3, 3));
     assert_eq!(report.outcome, CorrectionOutcome::Smoothed);
     let local = session.local().expect("joined");

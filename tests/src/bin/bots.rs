@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use anyhow::Result;
 use clap::Parser;
-use skirmish_core::conditioner::LinkConditions;
 use skirmish_core::Encoding;
+use skirmish_core::LinkConditions;
 use skirmish_tests::bot::{percentile, run_bot, BotOptions, BotReport};
 use skirmish_tests::light::LightOptions;
 use skirmish_tests::script::{Script, Wander};

@@ -1,11 +1,25 @@
-//! The authoritative state of one player, as the server sends it.
+//! Who a player is and its authoritative state, as the server sends it.
+
+use std::fmt;
 
 use glam::Vec2;
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::PlayerId;
-use crate::sim::Pose;
-use crate::tick::Tick;
+use crate::shared::sim::Pose;
+use crate::shared::tick::Tick;
+
+/// A player's identity on the server, unique within a process.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct PlayerId(pub u32);
+
+impl fmt::Display for PlayerId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
 
 /// One player's authoritative state at one server tick.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]

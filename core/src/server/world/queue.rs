@@ -9,10 +9,11 @@ use glam::Vec2;
 
 use super::combat::Shot;
 use super::{ServerPlayer, WorldStats};
-use crate::config::SimConfig;
-use crate::protocol::{PlayerId, WireInput};
-use crate::sim::simulate;
-use crate::tick::Tick;
+use crate::shared::config::SimConfig;
+use crate::shared::protocol::WireInput;
+use crate::shared::sim::simulate;
+use crate::shared::state::PlayerId;
+use crate::shared::tick::Tick;
 
 /// Most inputs a player's queue holds; more are dropped and counted.
 pub const MAX_QUEUED_INPUTS: usize = 32;
@@ -119,9 +120,9 @@ pub(super) fn apply_inputs(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::Pose;
-    use crate::world::tests::{at, input, open, place};
-    use crate::world::World;
+    use crate::server::world::tests::{at, input, open, place};
+    use crate::server::world::World;
+    use crate::shared::sim::Pose;
 
     /// A world with one player placed at `pose`.
     fn world_with(pose: Pose) -> (World, PlayerId) {

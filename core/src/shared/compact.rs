@@ -27,11 +27,13 @@
 
 use glam::Vec2;
 
-use crate::protocol::{ErrorCode, PlayerId, ProtocolError};
-use crate::sim::wrap_angle;
-use crate::state::PlayerState;
-use crate::tick::Tick;
-use crate::SimConfig;
+use crate::shared::protocol::{ErrorCode, ProtocolError};
+
+use crate::shared::config::SimConfig;
+use crate::shared::sim::wrap_angle;
+use crate::shared::state::PlayerId;
+use crate::shared::state::PlayerState;
+use crate::shared::tick::Tick;
 
 /// The frame kind of a compact snapshot.
 pub const SNAPSHOT: u8 = 1;
@@ -220,7 +222,7 @@ impl Reader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::Pose;
+    use crate::shared::sim::Pose;
 
     fn state(id: u32, x: f32, y: f32, rotation: f32) -> PlayerState {
         PlayerState {

@@ -4,7 +4,7 @@
 //! step, read snapshots). Each [`World::step`], in this order:
 //! 1. **Inputs.** For each player in id order, apply the next queued input
 //!    after its acknowledged tick: exactly one cadence of that input through
-//!    [`simulate`](crate::sim::simulate), the same code the client predicts
+//!    [`simulate`](crate::shared::sim::simulate), the same code the client predicts
 //!    with. Duplicates (tick `<=` ack) are ignored on receipt. A missing tick
 //!    is waited for at most [`GAP_WAIT_TICKS`] server ticks, then skipped.
 //!    With nothing queued the player stands still and the ack does not move.
@@ -39,14 +39,15 @@ use std::collections::{BTreeMap, VecDeque};
 
 use glam::Vec2;
 
-use crate::config::SimConfig;
-use crate::protocol::{CombatEvent, PlayerId, WireInput};
-use crate::rng::SeededRng;
-use crate::sim::{resolve_collisions, Pose};
-use crate::state::PlayerState;
-use crate::tick::Tick;
+use crate::shared::combat::{CombatRules, Cooldown};
+use crate::shared::config::SimConfig;
+use crate::shared::protocol::{CombatEvent, WireInput};
+use crate::shared::rng::SeededRng;
+use crate::shared::sim::{resolve_collisions, Pose};
+use crate::shared::state::PlayerId;
+use crate::shared::state::PlayerState;
+use crate::shared::tick::Tick;
 
-pub use combat::{shot_path, CombatRules};
 pub use queue::{Received, CATCH_UP_ABOVE, GAP_WAIT_TICKS, MAX_INPUTS_PER_TICK, MAX_QUEUED_INPUTS};
 
 use life::Life;
@@ -72,7 +73,7 @@ pub struct ServerPlayer {
     velocity: Vec2,
     hp: u16,
     life: Life,
-    next_fire: Tick,
+    cooldown: Cooldown,
     ack: Option<Tick>,
     queue: VecDeque<WireInput>,
     waited: u32,
@@ -207,7 +208,7 @@ impl World {
                 velocity: Vec2::ZERO,
                 hp: self.rules.max_hp,
                 life: Life::Alive,
-                next_fire: Tick::ZERO,
+                cooldown: Cooldown::default(),
                 ack: None,
                 queue: VecDeque::with_capacity(MAX_QUEUED_INPUTS),
                 waited: 0,
@@ -283,11 +284,6 @@ impl World {
             alive: p.is_alive(),
             velocity: Some(p.velocity),
         })
-    }
-
-    /// Whole ticks covering `ms`, rounded up.
-    fn ticks_of(&self, ms: u32) -> u32 {
-        ms.div_ceil(self.sim.tick_ms.max(1))
     }
 
     fn separate_players(&mut self) {

@@ -16,11 +16,18 @@
 //! relative to the envelope) says how large that delay must be at least.
 //!
 //! Ping/pong gives the round-trip time, smoothed like TCP's SRTT (1/8) with a
-//! mean deviation like RTTVAR (1/4).
+//! mean deviation like RTTVAR (1/4). The clock keeps its own table of pings
+//! in flight ([`ServerClock::ping`], [`ServerClock::on_pong`]): at most
+//! [`PINGS_IN_FLIGHT`], the oldest forgotten first, and a pong answers its
+//! own ping and every older one (a lost pong is never waited for).
 
+use std::collections::VecDeque;
 use std::time::Duration;
 
-use crate::tick::Tick;
+use crate::shared::tick::Tick;
+
+/// How many unanswered pings are remembered.
+pub const PINGS_IN_FLIGHT: usize = 16;
 
 /// The server clock as seen from the client.
 #[derive(Clone, Debug)]
@@ -35,6 +42,10 @@ pub struct ServerClock {
     last_rtt: Option<f64>,
     rtt_samples: u64,
     samples: u64,
+    /// Pings in flight: (id, sent at), oldest first.
+    pings: VecDeque<(u64, Duration)>,
+    last_ping: Option<Duration>,
+    next_ping: u64,
 }
 
 impl ServerClock {
@@ -49,6 +60,9 @@ impl ServerClock {
             last_rtt: None,
             rtt_samples: 0,
             samples: 0,
+            pings: VecDeque::new(),
+            last_ping: None,
+            next_ping: 0,
         }
     }
 
@@ -67,8 +81,30 @@ impl ServerClock {
         });
     }
 
-    /// A pong for a ping sent at `sent_at` arrived at `now`.
-    pub fn on_pong(&mut self, sent_at: Duration, _server_tick: Tick, now: Duration) {
+    /// Whether a ping is due at `now`, one per `interval`.
+    pub fn ping_due(&self, now: Duration, interval: Duration) -> bool {
+        self.last_ping
+            .is_none_or(|at| now.saturating_sub(at) >= interval)
+    }
+
+    /// Records a ping sent at `now`; returns its id for the `ping` message.
+    pub fn ping(&mut self, now: Duration) -> u64 {
+        self.next_ping += 1;
+        self.last_ping = Some(now);
+        if self.pings.len() >= PINGS_IN_FLIGHT {
+            self.pings.pop_front();
+        }
+        self.pings.push_back((self.next_ping, now));
+        self.next_ping
+    }
+
+    /// The pong for ping `id` arrived at `now`: a round-trip sample, unless
+    /// the ping is unknown (forgotten, answered already, or never sent).
+    /// Returns the sample taken.
+    pub fn on_pong(&mut self, id: u64, now: Duration) -> Option<Duration> {
+        let i = self.pings.iter().position(|(p, _)| *p == id)?;
+        let (_, sent_at) = self.pings[i];
+        self.pings.drain(..=i);
         let sample = now.saturating_sub(sent_at).as_secs_f64();
         self.last_rtt = Some(sample);
         self.rtt_samples += 1;
@@ -82,6 +118,7 @@ impl ServerClock {
                 self.rtt = Some(rtt + (sample - rtt) / 8.0);
             }
         }
+        Some(Duration::from_secs_f64(sample))
     }
 
     /// The smoothed round-trip time.
@@ -125,7 +162,7 @@ impl ServerClock {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::SeededRng;
+    use crate::shared::rng::SeededRng;
 
     const TICK: Duration = Duration::from_millis(50);
 
@@ -172,10 +209,12 @@ mod tests {
         assert_eq!(clock.rtt(), None);
         for i in 0..3 {
             let sent = ms(f64::from(i) * 1000.0);
-            clock.on_pong(sent, Tick(1), sent + ms(100.0));
+            let id = clock.ping(sent);
+            assert_eq!(clock.on_pong(id, sent + ms(100.0)), Some(ms(100.0)));
         }
         assert_eq!(clock.rtt(), Some(ms(100.0)));
-        clock.on_pong(ms(5000.0), Tick(1), ms(5200.0));
+        let id = clock.ping(ms(5000.0));
+        clock.on_pong(id, ms(5200.0));
         let rtt = clock.rtt().unwrap().as_secs_f64() * 1000.0;
         assert!((rtt - 112.5).abs() < 1e-6, "{rtt}");
     }
@@ -190,7 +229,28 @@ mod tests {
         let after = clock.server_ticks(ms(5040.0)).unwrap();
         assert!(after <= before && before - after < 3.0);
         // Time going backwards is just an earlier moment.
-        clock.on_pong(ms(100.0), Tick(1), ms(50.0));
+        let id = clock.ping(ms(100.0));
+        clock.on_pong(id, ms(50.0));
         assert_eq!(clock.rtt(), Some(Duration::ZERO));
+    }
+
+    #[test]
+    fn pongs_answer_their_own_ping_once_and_older_ones_are_dropped() {
+        let mut clock = ServerClock::new(TICK);
+        assert!(clock.ping_due(ms(0.0), ms(1000.0)));
+        let first = clock.ping(ms(0.0));
+        assert!(!clock.ping_due(ms(999.0), ms(1000.0)));
+        let second = clock.ping(ms(1000.0));
+        assert_eq!(clock.on_pong(second, ms(1030.0)), Some(ms(30.0)));
+        assert_eq!(clock.on_pong(first, ms(1040.0)), None, "lost, dropped");
+        assert_eq!(clock.on_pong(second, ms(1050.0)), None, "answered once");
+        assert_eq!(clock.on_pong(999, ms(1050.0)), None, "never sent");
+        assert_eq!(clock.rtt_samples(), 1);
+        // Only the newest PINGS_IN_FLIGHT are remembered.
+        let oldest = clock.ping(ms(2000.0));
+        for i in 0..PINGS_IN_FLIGHT {
+            clock.ping(ms(2001.0 + i as f64));
+        }
+        assert_eq!(clock.on_pong(oldest, ms(3000.0)), None);
     }
 }

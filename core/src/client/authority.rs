@@ -2,7 +2,7 @@
 //! player (CAPS-1).
 //!
 //! Rendering and the HUD read authoritative position, rotation, HP and
-//! velocity from this [`Roster`] and from nowhere else. The rules:
+//! velocity from this [`Authority`] and from nowhere else. The rules:
 //! - A `PlayerState` is accepted only if its server tick is newer than the one
 //!   already owned for that player; an older or equal one never overwrites the
 //!   owned snapshot (and the caller must not feed it to interpolation either,
@@ -15,9 +15,11 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use crate::protocol::{CombatEvent, PlayerId};
-use crate::state::PlayerState;
-use crate::tick::Tick;
+use crate::shared::protocol::CombatEvent;
+
+use crate::shared::state::PlayerId;
+use crate::shared::state::PlayerState;
+use crate::shared::tick::Tick;
 
 /// How many recent combat events are remembered to refuse duplicates.
 const REMEMBERED_EVENTS: usize = 256;
@@ -42,7 +44,7 @@ pub enum Refused {
 
 /// Counters of the roster.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RosterStats {
+pub struct AuthorityStats {
     /// States accepted.
     pub accepted: u64,
     /// States refused as stale.
@@ -57,13 +59,13 @@ pub struct RosterStats {
 
 /// One owned authoritative snapshot per known player.
 #[derive(Clone, Debug, Default)]
-pub struct Roster {
+pub struct Authority {
     players: BTreeMap<PlayerId, PlayerState>,
     seen_events: VecDeque<(Tick, PlayerId, PlayerId)>,
-    stats: RosterStats,
+    stats: AuthorityStats,
 }
 
-impl Roster {
+impl Authority {
     /// Takes `state` as the owned snapshot of its player if it is newer.
     ///
     /// # Errors
@@ -147,7 +149,7 @@ impl Roster {
     }
 
     /// The counters.
-    pub fn stats(&self) -> &RosterStats {
+    pub fn stats(&self) -> &AuthorityStats {
         &self.stats
     }
 }
@@ -155,7 +157,7 @@ impl Roster {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::Pose;
+    use crate::shared::sim::Pose;
     use glam::Vec2;
 
     fn state(id: u32, tick: u32, x: f32, hp: u16) -> PlayerState {
@@ -182,72 +184,72 @@ mod tests {
 
     #[test]
     fn caps1_newer_state_replaces_the_owned_snapshot() {
-        let mut roster = Roster::default();
-        roster.accept(&state(1, 10, 100.0, 100)).unwrap();
+        let mut authority = Authority::default();
+        authority.accept(&state(1, 10, 100.0, 100)).unwrap();
         let newer = state(1, 11, 110.0, 80);
-        roster.accept(&newer).unwrap();
-        let owned = roster.get(PlayerId(1)).unwrap();
+        authority.accept(&newer).unwrap();
+        let owned = authority.get(PlayerId(1)).unwrap();
         assert_eq!(
             owned, &newer,
             "position, rotation, hp and velocity all from it"
         );
-        assert_eq!(roster.stats().accepted, 2);
+        assert_eq!(authority.stats().accepted, 2);
     }
 
     #[test]
     fn caps6_stale_state_never_overwrites() {
-        let mut roster = Roster::default();
-        roster.accept(&state(1, 10, 100.0, 100)).unwrap();
+        let mut authority = Authority::default();
+        authority.accept(&state(1, 10, 100.0, 100)).unwrap();
         assert!(matches!(
-            roster.accept(&state(1, 9, 0.0, 5)),
+            authority.accept(&state(1, 9, 0.0, 5)),
             Err(Refused::Stale { .. })
         ));
-        assert!(roster.accept(&state(1, 10, 0.0, 5)).is_err());
-        assert_eq!(roster.get(PlayerId(1)).unwrap().position.x, 100.0);
-        assert_eq!(roster.stats().stale, 2);
+        assert!(authority.accept(&state(1, 10, 0.0, 5)).is_err());
+        assert_eq!(authority.get(PlayerId(1)).unwrap().position.x, 100.0);
+        assert_eq!(authority.stats().stale, 2);
         // Another player's older tick is its own business.
-        roster.accept(&state(2, 3, 0.0, 100)).unwrap();
+        authority.accept(&state(2, 3, 0.0, 100)).unwrap();
     }
 
     #[test]
     fn caps8_combat_event_updates_hp_until_the_next_state() {
-        let mut roster = Roster::default();
-        roster.accept(&state(1, 10, 100.0, 100)).unwrap();
-        assert!(roster.apply_combat(&hit(11, 1, 80, false)));
-        assert_eq!(roster.get(PlayerId(1)).unwrap().hp, 80);
+        let mut authority = Authority::default();
+        authority.accept(&state(1, 10, 100.0, 100)).unwrap();
+        assert!(authority.apply_combat(&hit(11, 1, 80, false)));
+        assert_eq!(authority.get(PlayerId(1)).unwrap().hp, 80);
         // Arriving twice applies once.
-        assert!(!roster.apply_combat(&hit(11, 1, 80, false)));
-        assert_eq!(roster.stats().events_applied, 1);
+        assert!(!authority.apply_combat(&hit(11, 1, 80, false)));
+        assert_eq!(authority.stats().events_applied, 1);
         // A kill marks the player dead.
-        assert!(roster.apply_combat(&hit(12, 1, 0, true)));
-        assert!(!roster.get(PlayerId(1)).unwrap().alive);
+        assert!(authority.apply_combat(&hit(12, 1, 0, true)));
+        assert!(!authority.get(PlayerId(1)).unwrap().alive);
         // A later full state refreshes everything.
-        roster.accept(&state(1, 80, 300.0, 100)).unwrap();
-        let owned = roster.get(PlayerId(1)).unwrap();
+        authority.accept(&state(1, 80, 300.0, 100)).unwrap();
+        let owned = authority.get(PlayerId(1)).unwrap();
         assert!(owned.alive && owned.hp == 100);
         // An event the owned snapshot already includes changes nothing.
-        assert!(!roster.apply_combat(&hit(80, 1, 60, false)));
-        assert_eq!(roster.get(PlayerId(1)).unwrap().hp, 100);
+        assert!(!authority.apply_combat(&hit(80, 1, 60, false)));
+        assert_eq!(authority.get(PlayerId(1)).unwrap().hp, 100);
         // An event for an unknown player is ignored.
-        assert!(!roster.apply_combat(&hit(90, 7, 60, false)));
+        assert!(!authority.apply_combat(&hit(90, 7, 60, false)));
     }
 
     #[test]
     fn players_missing_from_a_snapshot_are_forgotten() {
-        let mut roster = Roster::default();
+        let mut authority = Authority::default();
         for id in 1..=3 {
-            roster.accept(&state(id, 1, 0.0, 100)).unwrap();
+            authority.accept(&state(id, 1, 0.0, 100)).unwrap();
         }
-        assert_eq!(roster.retain_present(&[PlayerId(3), PlayerId(1)]), 1);
-        assert!(roster.get(PlayerId(2)).is_none());
-        assert_eq!(roster.len(), 2);
+        assert_eq!(authority.retain_present(&[PlayerId(3), PlayerId(1)]), 1);
+        assert!(authority.get(PlayerId(2)).is_none());
+        assert_eq!(authority.len(), 2);
     }
 
     #[test]
     fn non_finite_states_are_refused() {
-        let mut roster = Roster::default();
-        assert!(roster.accept(&state(1, 1, f32::NAN, 100)).is_err());
-        assert!(roster.is_empty());
-        assert_eq!(roster.stats().invalid, 1);
+        let mut authority = Authority::default();
+        assert!(authority.accept(&state(1, 1, f32::NAN, 100)).is_err());
+        assert!(authority.is_empty());
+        assert_eq!(authority.stats().invalid, 1);
     }
 }

@@ -14,7 +14,7 @@
 //! taken back visibly when the real sample arrives; 100 ms covers one or two
 //! lost snapshots, and holding afterwards is honest about a stalled link.
 //!
-//! Only states the [`Roster`](crate::snapshot::Roster) accepted enter a
+//! Only states the [`Authority`](crate::client::authority::Authority) accepted enter a
 //! buffer, so a stale packet never affects interpolation (CAPS-6); the buffer
 //! also refuses any tick not newer than its newest sample on its own.
 
@@ -23,9 +23,9 @@ use std::time::Duration;
 
 use glam::Vec2;
 
-use crate::sim::Pose;
-use crate::state::PlayerState;
-use crate::tick::Tick;
+use crate::shared::sim::Pose;
+use crate::shared::state::PlayerState;
+use crate::shared::tick::Tick;
 
 /// How remote players are drawn.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -39,6 +39,17 @@ pub struct InterpolationConfig {
     pub max_extrapolation: Duration,
     /// Samples kept per remote.
     pub capacity: usize,
+}
+
+impl InterpolationConfig {
+    /// How far behind the server remotes are drawn when snapshots arrive
+    /// `arrival_jitter` late on average behind the best arrival: the
+    /// configured delay, or more when arrivals are uneven (one tick plus four
+    /// mean deviations), at most four times the configured delay.
+    pub fn adaptive_delay(&self, cadence: Duration, arrival_jitter: Duration) -> Duration {
+        let needed = cadence + arrival_jitter * 4;
+        needed.clamp(self.delay, self.delay * 4)
+    }
 }
 
 impl Default for InterpolationConfig {
@@ -152,6 +163,20 @@ impl RemoteBuffer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_delay_grows_with_uneven_arrivals_within_bounds() {
+        let config = InterpolationConfig::default();
+        let tick = Duration::from_millis(50);
+        let ms = Duration::from_millis;
+        assert_eq!(config.adaptive_delay(tick, ms(0)), ms(100), "configured");
+        assert_eq!(
+            config.adaptive_delay(tick, ms(20)),
+            ms(130),
+            "1 tick + 4 x 20"
+        );
+        assert_eq!(config.adaptive_delay(tick, ms(500)), ms(400), "at most 4x");
+    }
 
     const TICK: Duration = Duration::from_millis(50);
 

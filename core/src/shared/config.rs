@@ -93,6 +93,11 @@ impl SimConfig {
         Duration::from_millis(u64::from(self.tick_ms))
     }
 
+    /// Whole ticks covering `ms`, rounded up.
+    pub fn ticks_of(&self, ms: u32) -> u32 {
+        ms.div_ceil(self.tick_ms.max(1))
+    }
+
     /// The fixed step in seconds, as the simulation uses it.
     pub fn cadence_secs(&self) -> f32 {
         self.tick_ms as f32 / 1000.0

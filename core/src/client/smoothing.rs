@@ -27,7 +27,7 @@
 use glam::Vec2;
 use serde::{Deserialize, Serialize};
 
-use crate::sim::{wrap_angle, Pose};
+use crate::shared::sim::{wrap_angle, Pose};
 
 /// An offset below this (in units) is cleared as settled.
 pub const SETTLED_DISTANCE: f32 = 0.01;

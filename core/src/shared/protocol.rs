@@ -18,11 +18,11 @@ use std::fmt;
 use glam::Vec2;
 use serde::{Deserialize, Serialize};
 
-use crate::config::SimConfig;
-use crate::sim::MoveInput;
-use crate::state::PlayerState;
-use crate::tick::Tick;
-use crate::world::CombatRules;
+use crate::shared::combat::CombatRules;
+use crate::shared::config::SimConfig;
+use crate::shared::input::MoveInput;
+use crate::shared::state::{PlayerId, PlayerState};
+use crate::shared::tick::Tick;
 
 /// The protocol version this build speaks.
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -35,19 +35,6 @@ pub const MAX_NAME_CHARS: usize = 24;
 /// The longest room name, in characters.
 pub const MAX_ROOM_CHARS: usize = 32;
 
-/// A player's identity on the server, unique within a process.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
-#[serde(transparent)]
-pub struct PlayerId(pub u32);
-
-impl fmt::Display for PlayerId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)
-    }
-}
-
 /// How the server sends snapshots to a client.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -55,7 +42,7 @@ pub enum Encoding {
     /// `snapshot` messages as JSON text frames.
     #[default]
     Json,
-    /// Snapshots as compact binary frames (see `crate::compact`); every
+    /// Snapshots as compact binary frames (see `crate::shared::compact`); every
     /// other message stays JSON.
     Compact,
 }
@@ -123,7 +110,7 @@ pub enum ClientMessage {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         room: Option<String>,
         /// How snapshots are sent: JSON text (the default) or compact
-        /// binary frames (`crate::compact`).
+        /// binary frames (`crate::shared::compact`).
         #[serde(default, skip_serializing_if = "Encoding::is_json")]
         encoding: Encoding,
     },
@@ -454,7 +441,7 @@ fn check_inputs(inputs: &[WireInput]) -> Result<(), ProtocolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::Pose;
+    use crate::shared::sim::Pose;
 
     fn code(text: &str) -> ErrorCode {
         decode_client(text).expect_err("refused").code

@@ -10,9 +10,9 @@
 use glam::Vec2;
 
 use super::{ServerPlayer, World};
-use crate::protocol::PlayerId;
-use crate::sim::{resolve_collisions, Pose};
-use crate::tick::Tick;
+use crate::shared::sim::{resolve_collisions, Pose};
+use crate::shared::state::PlayerId;
+use crate::shared::tick::Tick;
 
 /// Whether a player is in the game, or dead and until when.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,7 +65,7 @@ impl World {
     /// The server tick in whose step a player killed in this tick respawns.
     pub(super) fn respawn_tick(&self) -> Tick {
         self.tick
-            .saturating_add(self.ticks_of(self.rules.respawn_ms))
+            .saturating_add(self.sim.ticks_of(self.rules.respawn_ms))
     }
 
     /// A seeded-random point inside the arena, out of obstacles and away
@@ -122,7 +122,7 @@ impl World {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::world::tests::{at, fire, input, shooter_and_target};
+    use crate::server::world::tests::{at, fire, input, shooter_and_target};
 
     #[test]
     fn death_and_respawn() {

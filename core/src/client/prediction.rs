@@ -20,12 +20,14 @@
 
 use glam::Vec2;
 
-use crate::config::SimConfig;
-use crate::pending::{PendingInputs, PredictedMoveStep, PushError};
-use crate::sim::{angle_delta, replay, sanitize, simulate, wrap_angle, MoveInput, Pose};
-use crate::smoothing::{Correction, CorrectionOutcome, SmoothingConfig, SETTLED_DISTANCE};
-use crate::state::PlayerState;
-use crate::tick::Tick;
+use crate::client::pending::{PendingInputs, PushError};
+use crate::client::smoothing::{Correction, CorrectionOutcome, SmoothingConfig, SETTLED_DISTANCE};
+use crate::shared::config::SimConfig;
+use crate::shared::input::MoveInput;
+use crate::shared::input::PredictedMoveStep;
+use crate::shared::sim::{angle_delta, replay, sanitize, simulate, wrap_angle, Pose};
+use crate::shared::state::PlayerState;
+use crate::shared::tick::Tick;
 
 /// Why a [`PlayerState`] was not accepted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
@@ -144,8 +146,22 @@ impl LocalPlayer {
     /// was neither applied nor recorded, and must not be sent. A full buffer
     /// is counted in [`LocalStats::pending_full`].
     pub fn predict(&mut self, input: MoveInput) -> Result<Pose, PushError> {
+        self.predict_seen(input, None)
+    }
+
+    /// [`LocalPlayer::predict`], for an input made while remote players
+    /// were drawn at server tick `view_tick`; the step keeps it until
+    /// acknowledged, so every resend carries the same view.
+    ///
+    /// # Errors
+    /// As [`LocalPlayer::predict`].
+    pub fn predict_seen(
+        &mut self,
+        input: MoveInput,
+        view_tick: Option<f64>,
+    ) -> Result<Pose, PushError> {
         let input = sanitize(input);
-        let step = PredictedMoveStep::new(input, self.sim.cadence());
+        let step = PredictedMoveStep::new(input, self.sim.cadence()).seen_at(view_tick);
         if let Err(e) = self.pending.push(step) {
             if matches!(e, PushError::Full { .. }) {
                 self.stats.pending_full += 1;

@@ -13,10 +13,11 @@ use std::time::Duration;
 
 use glam::Vec2;
 
-use crate::config::SimConfig;
-use crate::rng::SeededRng;
-use crate::sim::{simulate, MoveInput, Pose};
-use crate::tick::Tick;
+use crate::shared::config::SimConfig;
+use crate::shared::input::MoveInput;
+use crate::shared::rng::SeededRng;
+use crate::shared::sim::{simulate, Pose};
+use crate::shared::tick::Tick;
 
 /// The seed of the golden trajectory.
 pub const GOLDEN_SEED: u64 = 0x5EED_2026;

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::rng::SeededRng;
+use crate::shared::rng::SeededRng;
 
 /// The longest latency or jitter taken into account, in milliseconds.
 pub const MAX_DELAY_MS: f32 = 10_000.0;
@@ -154,6 +154,13 @@ impl<T: Clone> Conditioner<T> {
         } else {
             None
         }
+    }
+
+    /// Forgets every message on its way (the connection they belonged to is
+    /// gone); they count as dropped.
+    pub fn clear(&mut self) {
+        self.stats.dropped += self.in_flight.len() as u64;
+        self.in_flight.clear();
     }
 
     /// When the next message is due.

@@ -1,57 +1,13 @@
-//! Combat: the rules, hitscan shots judged where the shooter saw its targets
-//! (lag compensation over each player's pose history), and the ray tests.
-
-use glam::Vec2;
+//! Combat on the server: hitscan shots judged where the shooter saw its targets
+//! (lag compensation over each player's pose history), with the shared
+//! rules, shot path and ray tests of [`crate::shared::combat`].
 
 use super::{ServerPlayer, World};
-use crate::config::SimConfig;
-use crate::protocol::{CombatEvent, PlayerId};
-use crate::sim::Pose;
-use crate::tick::Tick;
-
-/// The rules of combat, with the defaults of protocol v1. The server sends
-/// them in `welcome`, so a client's predicted shots use the same numbers; a
-/// field missing from the wire takes its default.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
-pub struct CombatRules {
-    /// Hit points of a fresh player.
-    pub max_hp: u16,
-    /// Damage of one hit.
-    pub damage: u16,
-    /// Range of a shot, in units.
-    pub range: f32,
-    /// Shortest time between two shots of one player.
-    pub cooldown_ms: u32,
-    /// Time dead before respawning.
-    pub respawn_ms: u32,
-    /// How far back a shooter's view is honoured.
-    pub max_rewind_ms: u32,
-    /// How much pose history each player keeps.
-    pub history_ms: u32,
-}
-
-impl CombatRules {
-    /// Whether the numbers are usable, as rules from the network must be:
-    /// a finite, non-negative range.
-    pub fn is_valid(&self) -> bool {
-        self.range.is_finite() && self.range >= 0.0
-    }
-}
-
-impl Default for CombatRules {
-    fn default() -> Self {
-        CombatRules {
-            max_hp: 100,
-            damage: 20,
-            range: 800.0,
-            cooldown_ms: 250,
-            respawn_ms: 3000,
-            max_rewind_ms: 250,
-            history_ms: 1000,
-        }
-    }
-}
+use crate::shared::combat::{ray_circle, shot_path};
+use crate::shared::protocol::CombatEvent;
+use crate::shared::sim::Pose;
+use crate::shared::state::PlayerId;
+use crate::shared::tick::Tick;
 
 /// A shot waiting to be resolved this tick.
 pub(super) struct Shot {
@@ -112,19 +68,18 @@ impl World {
     /// and may die. Each hit is pushed as one event.
     pub(super) fn resolve_shot(&mut self, shot: &Shot) {
         let tick = self.tick;
-        let cooldown = self.ticks_of(self.rules.cooldown_ms);
+        let cooldown = self.rules.cooldown_ticks(&self.sim);
         let Some(shooter) = self.players.get_mut(&shot.attacker) else {
             return;
         };
-        if !shooter.is_alive() || tick < shooter.next_fire {
+        if !shooter.is_alive() || !shooter.cooldown.fire(tick, cooldown) {
             return;
         }
-        shooter.next_fire = tick.saturating_add(cooldown);
 
         // Where the shooter saw the others: at most max_rewind back, never
         // after the last recorded tick.
         let newest = f64::from(tick.0.saturating_sub(1));
-        let oldest = newest - f64::from(self.ticks_of(self.rules.max_rewind_ms));
+        let oldest = newest - f64::from(self.sim.ticks_of(self.rules.max_rewind_ms));
         let view = shot
             .view_tick
             .filter(|v| v.is_finite())
@@ -176,65 +131,12 @@ impl World {
     }
 }
 
-/// A shot fired from `from`: its unit direction and how far it flies before
-/// an obstacle stops it (at most `range`). The server and the client's own
-/// tracer both use it.
-pub fn shot_path(sim: &SimConfig, from: &Pose, range: f32) -> (Vec2, f32) {
-    let dir = Vec2::new(libm::cosf(from.rotation), libm::sinf(from.rotation));
-    let reach = sim
-        .obstacles
-        .iter()
-        .filter_map(|rect| ray_rect(from.position, dir, rect.min, rect.max))
-        .fold(range, f32::min);
-    (dir, reach)
-}
-
-/// Distance along the unit ray `origin + t * dir` (t >= 0) to a circle, if it
-/// is hit; 0 if the origin is inside.
-fn ray_circle(origin: Vec2, dir: Vec2, centre: Vec2, radius: f32) -> Option<f32> {
-    let to_centre = centre - origin;
-    let along = to_centre.dot(dir);
-    let dist2 = to_centre.length_squared() - along * along;
-    let r2 = radius * radius;
-    if dist2 > r2 {
-        return None;
-    }
-    let t = along - (r2 - dist2).max(0.0).sqrt();
-    if t >= 0.0 {
-        Some(t)
-    } else if to_centre.length_squared() <= r2 {
-        Some(0.0)
-    } else {
-        None
-    }
-}
-
-/// Distance along the unit ray to where it enters an axis-aligned
-/// rectangle, if it does (slab method).
-fn ray_rect(origin: Vec2, dir: Vec2, min: Vec2, max: Vec2) -> Option<f32> {
-    let mut t_enter = 0.0_f32;
-    let mut t_exit = f32::INFINITY;
-    for (o, d, lo, hi) in [
-        (origin.x, dir.x, min.x, max.x),
-        (origin.y, dir.y, min.y, max.y),
-    ] {
-        if d == 0.0 {
-            if o < lo || o > hi {
-                return None;
-            }
-        } else {
-            let (a, b) = ((lo - o) / d, (hi - o) / d);
-            t_enter = t_enter.max(a.min(b));
-            t_exit = t_exit.min(a.max(b));
-        }
-    }
-    (t_enter <= t_exit).then_some(t_enter)
-}
-
 #[cfg(test)]
 mod tests {
+    use glam::Vec2;
+
     use super::*;
-    use crate::world::tests::{at, fire, input, open, place, shooter_and_target};
+    use crate::server::world::tests::{at, fire, input, open, place, shooter_and_target};
 
     #[test]
     fn a_hit_is_one_event_and_cooldown_holds() {
@@ -263,7 +165,7 @@ mod tests {
 
         let mut sim = open();
         sim.obstacles
-            .push(crate::config::Rect::new(350.0, 550.0, 20.0, 100.0));
+            .push(crate::shared::config::Rect::new(350.0, 550.0, 20.0, 100.0));
         let mut w = World::new(sim, 3);
         w.join(PlayerId(1), "s").unwrap();
         w.join(PlayerId(2), "t").unwrap();
@@ -313,39 +215,5 @@ mod tests {
         assert_eq!(shoot_from(walked_target(), 750.0, Some(30.0)).len(), 1);
         // A view from the future is clamped to the newest recorded tick.
         assert_eq!(shoot_from(walked_target(), 800.0, Some(1e9)).len(), 1);
-    }
-
-    #[test]
-    fn ray_helpers() {
-        assert_eq!(
-            ray_circle(Vec2::ZERO, Vec2::X, Vec2::new(10.0, 0.0), 2.0),
-            Some(8.0)
-        );
-        assert_eq!(
-            ray_circle(Vec2::ZERO, Vec2::X, Vec2::new(-10.0, 0.0), 2.0),
-            None
-        );
-        assert_eq!(
-            ray_circle(Vec2::ZERO, Vec2::X, Vec2::new(1.0, 0.0), 2.0),
-            Some(0.0)
-        );
-        assert_eq!(
-            ray_rect(
-                Vec2::ZERO,
-                Vec2::X,
-                Vec2::new(5.0, -1.0),
-                Vec2::new(6.0, 1.0)
-            ),
-            Some(5.0)
-        );
-        assert_eq!(
-            ray_rect(
-                Vec2::ZERO,
-                Vec2::X,
-                Vec2::new(5.0, 2.0),
-                Vec2::new(6.0, 3.0)
-            ),
-            None
-        );
     }
 }

@@ -15,32 +15,9 @@
 //! and it counts and shows the refusal (RS-4).
 
 use std::collections::VecDeque;
-use std::time::Duration;
 
-use crate::sim::MoveInput;
-use crate::tick::Tick;
-
-/// One live-predicted fixed step, kept for replay.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct PredictedMoveStep {
-    /// The client tick, the same as `input.tick`.
-    pub tick: Tick,
-    /// The input that was applied.
-    pub input: MoveInput,
-    /// How long the input was applied for.
-    pub duration: Duration,
-}
-
-impl PredictedMoveStep {
-    /// A step for `input`, at the input's own tick.
-    pub fn new(input: MoveInput, duration: Duration) -> PredictedMoveStep {
-        PredictedMoveStep {
-            tick: input.tick,
-            input,
-            duration,
-        }
-    }
-}
+use crate::shared::input::{MoveInput, PredictedMoveStep};
+use crate::shared::tick::Tick;
 
 /// Why a step was not recorded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
@@ -160,6 +137,7 @@ impl PendingInputs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn step(tick: u32) -> PredictedMoveStep {
         PredictedMoveStep::new(

@@ -25,15 +25,17 @@
 
 use std::collections::BTreeMap;
 
-use crate::compact;
-use crate::config::SimConfig;
-use crate::protocol::{
-    encode, ClientMessage, Encoding, ErrorCode, PlayerId, ProtocolError, RosterEntry,
-    ServerMessage, PROTOCOL_VERSION,
+use crate::server::world::{Received, World};
+use crate::shared::combat::CombatRules;
+use crate::shared::compact;
+use crate::shared::config::SimConfig;
+use crate::shared::protocol::{
+    encode, ClientMessage, Encoding, ErrorCode, ProtocolError, RosterEntry, ServerMessage,
+    PROTOCOL_VERSION,
 };
-use crate::state::PlayerState;
-use crate::tick::Tick;
-use crate::world::{CombatRules, Received, World};
+use crate::shared::state::PlayerId;
+use crate::shared::state::PlayerState;
+use crate::shared::tick::Tick;
 
 /// One encoded message for the socket.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -284,7 +286,7 @@ impl Room {
     }
 
     /// Handles one decoded message from `id`: inputs are queued for the
-    /// next ticks (at most [`crate::world::MAX_INPUTS_PER_TICK`] are applied
+    /// next ticks (at most [`crate::server::world::MAX_INPUTS_PER_TICK`] are applied
     /// per tick, however they arrive), a `ping` is answered with `pong`.
     ///
     /// # Errors

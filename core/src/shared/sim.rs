@@ -19,9 +19,8 @@ use std::time::Duration;
 use glam::Vec2;
 use serde::{Deserialize, Serialize};
 
-use crate::config::{Rect, SimConfig};
-use crate::pending::PredictedMoveStep;
-use crate::tick::Tick;
+use crate::shared::config::{Rect, SimConfig};
+use crate::shared::input::{MoveInput, PredictedMoveStep};
 
 /// Where a player is and where it faces.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -62,20 +61,6 @@ impl Pose {
             && self.position.y.to_bits() == other.position.y.to_bits()
             && self.rotation.to_bits() == other.rotation.to_bits()
     }
-}
-
-/// One tick of a player's controls.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct MoveInput {
-    /// The client tick this input belongs to.
-    pub tick: Tick,
-    /// Turn, -1 (towards negative angles) to 1.
-    pub turn: f32,
-    /// Throttle, -1 (backwards) to 1 (forwards).
-    pub throttle: f32,
-    /// Whether the fire button is held.
-    #[serde(default)]
-    pub fire: bool,
 }
 
 /// The input both sides actually use: non-finite values become 0 and the
@@ -222,6 +207,7 @@ fn push_out_of_rect(p: Vec2, r: f32, rect: &Rect) -> Vec2 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::shared::tick::Tick;
 
     fn open_config() -> SimConfig {
         SimConfig {

@@ -1,0 +1,694 @@
+//! `ClientSession`: the whole client, without a platform, as a small state
+//! machine that tells its shell what happened.
+//!
+//! The browser shell, the headless bots and the tests drive the same session:
+//! - [`ClientSession::hello`] is sent once a connection opens;
+//! - [`ClientSession::receive`] takes each frame with the moment it arrived
+//!   (so the clock and the round-trip time are measured at arrival, not at
+//!   the next rendered frame);
+//! - [`ClientSession::advance`] is called once per rendered frame with the
+//!   shell's time; it runs the fixed steps (prediction) and returns the
+//!   messages to send;
+//! - [`ClientSession::events`] drains what happened ([`SessionEvent`]);
+//! - [`ClientSession::view`] and [`ClientSession::hud`] say what to draw;
+//! - [`ClientSession::disconnected`] goes back to [`Phase::Connecting`].
+//!
+//! The phases: [`Phase::Connecting`] until `welcome`, [`Phase::Joined`] until
+//! the first own state places the player, then [`Phase::Playing`]. Inside,
+//! the [`Authority`] owns the authoritative state of every player; the own
+//! player's states go to the [`LocalPlayer`] (reconciliation), the others' to
+//! a [`RemoteBuffer`] each (interpolation, drawn
+//! [`InterpolationConfig::adaptive_delay`] behind the [`ServerClock`]'s
+//! estimate). Every input message carries all inputs not yet acknowledged
+//! (the newest [`MAX_INPUTS_PER_MESSAGE`]), each with the view it was made
+//! in, so a lost message costs nothing. Both directions pass through a
+//! seeded [`Conditioner`] so that latency, jitter, loss and duplication can
+//! be added and reproduced.
+//!
+//! A frame longer than [`SessionConfig::max_frame`] (a hidden tab) runs at
+//! most that much simulation, so the fixed-step loop never spirals; the
+//! clock keeps the shell's real time.
+
+mod events;
+mod hud;
+mod tracers;
+mod view;
+
+use std::collections::{BTreeMap, VecDeque};
+use std::time::Duration;
+
+pub use events::SessionEvent;
+pub use hud::{Hud, SessionStats};
+pub use tracers::{Tracer, TRACER_LIFE};
+pub use view::{OwnView, RemoteView, View};
+
+use self::tracers::Tracers;
+use crate::client::authority::Authority;
+use crate::client::clock::ServerClock;
+use crate::client::conditioner::{Conditioner, LinkConditions};
+use crate::client::interpolation::{InterpolationConfig, RemoteBuffer};
+use crate::client::pending::PushError;
+use crate::client::prediction::LocalPlayer;
+use crate::client::smoothing::SmoothingConfig;
+use crate::shared::combat::{shot_path, CombatRules, Cooldown};
+use crate::shared::compact;
+use crate::shared::config::SimConfig;
+use crate::shared::input::MoveInput;
+use crate::shared::protocol::{
+    decode_server, ClientMessage, Encoding, ErrorCode, ProtocolError, ServerMessage, WireInput,
+    MAX_INPUTS_PER_MESSAGE, PROTOCOL_VERSION,
+};
+use crate::shared::state::{PlayerId, PlayerState};
+use crate::shared::tick::Tick;
+
+/// Which parts of the netcode are on; each can be turned off to see what it
+/// does.
+// Four independent switches of a debug panel, not a state machine.
+#[allow(clippy::struct_excessive_bools)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Toggles {
+    /// Draw the own player where it is predicted (off: where the server
+    /// last said it was).
+    pub prediction: bool,
+    /// Replay unacknowledged inputs on each authoritative state (off: take
+    /// the state as it is, and watch the rubber band).
+    pub reconciliation: bool,
+    /// Smooth corrections (off: every correction snaps).
+    pub smoothing: bool,
+    /// Interpolate remote players (off: draw their newest state).
+    pub interpolation: bool,
+}
+
+impl Default for Toggles {
+    fn default() -> Self {
+        Toggles {
+            prediction: true,
+            reconciliation: true,
+            smoothing: true,
+            interpolation: true,
+        }
+    }
+}
+
+/// How a session is set up.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SessionConfig {
+    /// Display name sent in `hello`.
+    pub name: String,
+    /// A room to join by name.
+    pub room: Option<String>,
+    /// How corrections of the own player are shown.
+    pub smoothing: SmoothingConfig,
+    /// How remote players are drawn.
+    pub interpolation: InterpolationConfig,
+    /// Added conditions, client to server.
+    pub up: LinkConditions,
+    /// Added conditions, server to client.
+    pub down: LinkConditions,
+    /// Seed of the conditioners.
+    pub seed: u64,
+    /// Time between two pings.
+    pub ping_interval: Duration,
+    /// Longest frame time simulated at once.
+    pub max_frame: Duration,
+    /// How snapshots should be sent.
+    pub encoding: Encoding,
+}
+
+impl Default for SessionConfig {
+    fn default() -> Self {
+        SessionConfig {
+            name: "player".to_string(),
+            room: None,
+            smoothing: SmoothingConfig::default(),
+            interpolation: InterpolationConfig::default(),
+            up: LinkConditions::default(),
+            down: LinkConditions::default(),
+            seed: 1,
+            ping_interval: Duration::from_secs(1),
+            max_frame: Duration::from_millis(250),
+            encoding: Encoding::Json,
+        }
+    }
+}
+
+/// The controls held right now. A `fire` seen by
+/// [`ClientSession::set_controls`] is latched until the next fixed step uses
+/// it, so a tap shorter than a step still fires once.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Controls {
+    /// Turn, -1 to 1.
+    pub turn: f32,
+    /// Throttle, -1 to 1.
+    pub throttle: f32,
+    /// Fire held (or tapped since the last call).
+    pub fire: bool,
+}
+
+/// Where a session is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Phase {
+    /// Not welcomed (yet, or again after a disconnection): the shell sends
+    /// [`ClientSession::hello`] when its connection opens.
+    #[default]
+    Connecting,
+    /// Welcomed; waiting for the first own state to place the player.
+    Joined,
+    /// Placed: fixed steps predict and send inputs.
+    Playing,
+}
+
+/// One frame from the server, as the connection delivered it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Incoming<'a> {
+    /// A JSON text frame.
+    Text(&'a str),
+    /// A binary frame (a compact snapshot).
+    Binary(&'a [u8]),
+}
+
+/// What `welcome` told us.
+#[derive(Clone, Debug)]
+struct Welcome {
+    id: PlayerId,
+    room: String,
+    sim: SimConfig,
+    /// The server's combat rules, for predicted shots.
+    rules: CombatRules,
+}
+
+/// The phase with what it owns: one field, so no combination of options can
+/// disagree with another.
+#[derive(Debug)]
+enum State {
+    Connecting,
+    Joined(Welcome),
+    Playing(Welcome, Box<LocalPlayer>),
+}
+
+/// Events kept for the shell before the oldest are dropped (and counted).
+const MAX_EVENTS: usize = 1024;
+
+/// The platform-free client.
+#[derive(Debug)]
+pub struct ClientSession {
+    config: SessionConfig,
+    toggles: Toggles,
+    state: State,
+    /// The shell's time at the last [`ClientSession::advance`]; `None`
+    /// before the shell first gave a time (which becomes the start).
+    now: Option<Duration>,
+    accumulator: Duration,
+    authority: Authority,
+    names: BTreeMap<PlayerId, String>,
+    remotes: BTreeMap<PlayerId, RemoteBuffer>,
+    clock: ServerClock,
+    up: Conditioner<ClientMessage>,
+    down: Conditioner<ServerMessage>,
+    controls: Controls,
+    fire_latched: bool,
+    next_tick: Tick,
+    cooldown: Cooldown,
+    tracers: Tracers,
+    last_snapshot: Option<Tick>,
+    last_error: Option<(ErrorCode, String)>,
+    events: VecDeque<SessionEvent>,
+    stats: SessionStats,
+}
+
+impl ClientSession {
+    /// A session that has not joined yet.
+    pub fn new(config: SessionConfig) -> ClientSession {
+        let up = Conditioner::new(config.seed, config.up);
+        let down = Conditioner::new(config.seed.wrapping_add(1), config.down);
+        ClientSession {
+            toggles: Toggles::default(),
+            state: State::Connecting,
+            now: None,
+            accumulator: Duration::ZERO,
+            authority: Authority::default(),
+            names: BTreeMap::new(),
+            remotes: BTreeMap::new(),
+            clock: ServerClock::new(SimConfig::default().cadence()),
+            up,
+            down,
+            controls: Controls::default(),
+            fire_latched: false,
+            next_tick: Tick::ZERO,
+            cooldown: Cooldown::default(),
+            tracers: Tracers::default(),
+            last_snapshot: None,
+            last_error: None,
+            events: VecDeque::new(),
+            stats: SessionStats::default(),
+            config,
+        }
+    }
+
+    /// The `hello` to send first, straight to the connection.
+    pub fn hello(&self) -> ClientMessage {
+        ClientMessage::Hello {
+            name: self.config.name.clone(),
+            protocol: PROTOCOL_VERSION,
+            room: self.config.room.clone(),
+            encoding: self.config.encoding,
+        }
+    }
+
+    /// Where the session is.
+    pub fn phase(&self) -> Phase {
+        match self.state {
+            State::Connecting => Phase::Connecting,
+            State::Joined(_) => Phase::Joined,
+            State::Playing(..) => Phase::Playing,
+        }
+    }
+
+    /// Sets the controls held from now on; a `fire` is latched until the
+    /// next fixed step.
+    pub fn set_controls(&mut self, controls: Controls) {
+        self.controls = controls;
+        self.fire_latched |= controls.fire;
+    }
+
+    /// Turns parts of the netcode on or off.
+    pub fn set_toggles(&mut self, toggles: Toggles) {
+        self.toggles = toggles;
+        if let State::Playing(_, local) = &mut self.state {
+            local.set_replay(toggles.reconciliation);
+            local.set_smoothing_config(SmoothingConfig {
+                enabled: toggles.smoothing && self.config.smoothing.enabled,
+                ..self.config.smoothing
+            });
+        }
+    }
+
+    /// The toggles in force.
+    pub fn toggles(&self) -> Toggles {
+        self.toggles
+    }
+
+    /// Changes the added network conditions.
+    pub fn set_conditions(&mut self, up: LinkConditions, down: LinkConditions) {
+        self.up.set_conditions(up);
+        self.down.set_conditions(down);
+    }
+
+    /// Takes one frame from the server that arrived at the shell's time `at`
+    /// (never before the last [`ClientSession::advance`]). It is handled at
+    /// once unless the conditioner holds it back (`welcome`, `roster` and
+    /// `error` never are).
+    pub fn receive(&mut self, frame: Incoming<'_>, at: Duration) {
+        let at = at.max(*self.now.get_or_insert(at));
+        self.stats.frames_received += 1;
+        let decoded = match frame {
+            Incoming::Text(text) => {
+                self.stats.bytes_received += text.len() as u64;
+                decode_server(text)
+            }
+            Incoming::Binary(bytes) => {
+                self.stats.bytes_received += bytes.len() as u64;
+                self.decode_binary(bytes)
+            }
+        };
+        match decoded {
+            // The handshake, the roster and errors are not game traffic: a
+            // protocol over UDP would deliver them reliably, so they bypass
+            // the conditioner.
+            Ok(
+                message @ (ServerMessage::Welcome { .. }
+                | ServerMessage::Roster { .. }
+                | ServerMessage::Error { .. }),
+            ) => self.handle(message, at),
+            Ok(message) => {
+                self.down.send(at, message);
+                self.deliver_incoming(at);
+            }
+            Err(e) => self.refuse(e),
+        }
+    }
+
+    fn decode_binary(&self, bytes: &[u8]) -> Result<ServerMessage, ProtocolError> {
+        let sim = match &self.state {
+            State::Joined(welcome) | State::Playing(welcome, _) => &welcome.sim,
+            State::Connecting => {
+                return Err(ProtocolError::new(
+                    ErrorCode::BadMessage,
+                    "a binary frame before welcome",
+                ))
+            }
+        };
+        let (server_tick, players) = compact::decode(bytes, sim)?;
+        Ok(ServerMessage::Snapshot {
+            server_tick,
+            players,
+        })
+    }
+
+    /// The connection is gone: back to [`Phase::Connecting`], with nothing
+    /// of the old connection left to send or to draw. Counters and settings
+    /// stay.
+    pub fn disconnected(&mut self, reason: &str) {
+        self.state = State::Connecting;
+        self.up.clear();
+        self.down.clear();
+        self.forget_world();
+        self.names.clear();
+        self.tracers.clear();
+        self.push_event(SessionEvent::Disconnected {
+            reason: reason.to_string(),
+        });
+    }
+
+    /// Lets time pass to the shell's `now`: handles due messages, runs the
+    /// fixed steps, and returns the messages to send now.
+    pub fn advance(&mut self, now: Duration) -> Vec<ClientMessage> {
+        let last = *self.now.get_or_insert(now);
+        let elapsed = now.saturating_sub(last).min(self.config.max_frame);
+        let now = now.max(last);
+        self.now = Some(now);
+        self.deliver_incoming(now);
+        let cadence = match &self.state {
+            State::Connecting => None,
+            State::Joined(welcome) | State::Playing(welcome, _) => Some(welcome.sim.cadence()),
+        };
+        if let Some(cadence) = cadence {
+            self.accumulator += elapsed;
+            while self.accumulator >= cadence {
+                self.accumulator -= cadence;
+                self.fixed_step();
+            }
+            if let State::Playing(_, local) = &mut self.state {
+                local.advance_frame(elapsed.as_secs_f32());
+            }
+            if self.clock.ping_due(now, self.config.ping_interval) {
+                let id = self.clock.ping(now);
+                self.up.send(now, ClientMessage::Ping { id });
+            }
+        }
+        self.tracers.prune(now);
+        let mut out = Vec::new();
+        while let Some(message) = self.up.deliver(now) {
+            out.push(message);
+        }
+        out
+    }
+
+    /// Drains what happened since the last call, oldest first.
+    pub fn events(&mut self) -> impl Iterator<Item = SessionEvent> + '_ {
+        self.events.drain(..)
+    }
+
+    /// The own player's prediction state, once playing.
+    pub fn local(&self) -> Option<&LocalPlayer> {
+        match &self.state {
+            State::Playing(_, local) => Some(local),
+            _ => None,
+        }
+    }
+
+    /// The owned authoritative state of every known player.
+    pub fn authority(&self) -> &Authority {
+        &self.authority
+    }
+
+    /// A player's display name, from the room's roster.
+    pub fn name_of(&self, id: PlayerId) -> Option<&str> {
+        self.names.get(&id).map(String::as_str)
+    }
+
+    /// The server clock estimate.
+    pub fn clock(&self) -> &ServerClock {
+        &self.clock
+    }
+
+    /// The simulation config the server sent, once welcomed.
+    pub fn sim_config(&self) -> Option<&SimConfig> {
+        self.welcome().map(|w| &w.sim)
+    }
+
+    /// The shell's time at the last [`ClientSession::advance`] (zero before
+    /// any).
+    pub fn now(&self) -> Duration {
+        self.now.unwrap_or_default()
+    }
+
+    fn welcome(&self) -> Option<&Welcome> {
+        match &self.state {
+            State::Connecting => None,
+            State::Joined(welcome) | State::Playing(welcome, _) => Some(welcome),
+        }
+    }
+
+    fn interpolation(&self) -> InterpolationConfig {
+        InterpolationConfig {
+            enabled: self.toggles.interpolation && self.config.interpolation.enabled,
+            ..self.config.interpolation
+        }
+    }
+
+    /// How far behind the server remote players are drawn.
+    fn interpolation_delay(&self) -> Duration {
+        let cadence = self
+            .welcome()
+            .map_or_else(|| SimConfig::default().cadence(), |w| w.sim.cadence());
+        self.config
+            .interpolation
+            .adaptive_delay(cadence, self.clock.arrival_jitter())
+    }
+
+    /// The server time, in ticks, remote players are drawn at now.
+    fn remote_time(&self) -> Option<f64> {
+        let cadence = self.welcome()?.sim.cadence().as_secs_f64().max(1e-6);
+        let now = self.clock.server_ticks(self.now())?;
+        Some(now - self.interpolation_delay().as_secs_f64() / cadence)
+    }
+
+    fn push_event(&mut self, event: SessionEvent) {
+        if self.events.len() >= MAX_EVENTS {
+            self.events.pop_front();
+            self.stats.events_dropped += 1;
+        }
+        self.events.push_back(event);
+    }
+
+    fn refuse(&mut self, error: ProtocolError) {
+        self.stats.decode_errors += 1;
+        self.last_error = Some((error.code, error.message.clone()));
+        self.push_event(SessionEvent::BadFrame(error));
+    }
+
+    fn deliver_incoming(&mut self, at: Duration) {
+        while let Some(message) = self.down.deliver(at) {
+            self.handle(message, at);
+        }
+    }
+
+    fn handle(&mut self, message: ServerMessage, at: Duration) {
+        match message {
+            ServerMessage::Welcome {
+                player_id,
+                room,
+                config,
+                combat,
+                ..
+            } => self.on_welcome(Welcome {
+                id: player_id,
+                room,
+                sim: config,
+                rules: combat.unwrap_or_default(),
+            }),
+            ServerMessage::Snapshot {
+                server_tick,
+                players,
+            } => self.on_snapshot(server_tick, &players, at),
+            ServerMessage::Roster { players } => {
+                self.names = players.into_iter().map(|e| (e.id, e.name)).collect();
+            }
+            ServerMessage::Combat { events } => {
+                let me = self.welcome().map(|w| w.id);
+                for event in events {
+                    self.stats.combat_events += 1;
+                    self.authority.apply_combat(&event);
+                    self.tracers.push(event.from, event.to, at);
+                    if Some(event.attacker) == me {
+                        self.push_event(SessionEvent::HitConfirmed(event));
+                    } else if Some(event.target) == me {
+                        self.push_event(SessionEvent::Hurt(event));
+                    }
+                }
+            }
+            ServerMessage::Pong { id, .. } => {
+                if let Some(rtt) = self.clock.on_pong(id, at) {
+                    self.push_event(SessionEvent::Pong { rtt });
+                }
+            }
+            ServerMessage::Error { code, message } => {
+                self.stats.server_errors += 1;
+                self.last_error = Some((code, message.clone()));
+                self.push_event(SessionEvent::ServerError { code, message });
+            }
+        }
+    }
+
+    fn on_welcome(&mut self, welcome: Welcome) {
+        let unusable = match welcome.sim.validate() {
+            Err(e) => Some(format!("unusable config: {e}")),
+            Ok(()) if !welcome.rules.is_valid() => Some("unusable combat rules".to_string()),
+            Ok(()) => None,
+        };
+        if let Some(message) = unusable {
+            self.refuse(ProtocolError::new(ErrorCode::BadMessage, message));
+            return;
+        }
+        self.clock = ServerClock::new(welcome.sim.cadence());
+        self.forget_world();
+        self.push_event(SessionEvent::Joined {
+            id: welcome.id,
+            room: welcome.room.clone(),
+        });
+        self.state = State::Joined(welcome);
+    }
+
+    /// Forgets every player and the clock's snapshot history, for a new
+    /// connection or a new welcome.
+    fn forget_world(&mut self) {
+        self.authority = Authority::default();
+        self.remotes.clear();
+        self.accumulator = Duration::ZERO;
+        self.last_snapshot = None;
+        self.cooldown = Cooldown::default();
+    }
+
+    fn on_snapshot(&mut self, server_tick: Tick, players: &[PlayerState], at: Duration) {
+        let Some(me) = self.welcome().map(|w| w.id) else {
+            return;
+        };
+        self.stats.snapshots += 1;
+        self.push_event(SessionEvent::Snapshot { server_tick });
+        if self.last_snapshot.is_none_or(|t| server_tick > t) {
+            // Only the newest snapshot so far says anything about the clock.
+            self.clock.on_snapshot(server_tick, at);
+            self.last_snapshot = Some(server_tick);
+            let ids: Vec<PlayerId> = players.iter().map(|p| p.id).collect();
+            self.authority.retain_present(&ids);
+            self.remotes.retain(|id, _| ids.contains(id));
+        }
+        let interpolation = self.config.interpolation;
+        for state in players {
+            let was_alive = self.authority.get(state.id).map(|s| s.alive);
+            if self.authority.accept(state).is_err() {
+                continue;
+            }
+            if state.id == me {
+                self.on_own_state(state, was_alive);
+            } else {
+                self.remotes
+                    .entry(state.id)
+                    .or_default()
+                    .push(state, &interpolation);
+            }
+        }
+    }
+
+    fn on_own_state(&mut self, state: &PlayerState, was_alive: Option<bool>) {
+        match std::mem::replace(&mut self.state, State::Connecting) {
+            // Unreachable: a snapshot is only read once welcomed.
+            State::Connecting => {}
+            State::Joined(welcome) => {
+                let mut local = Box::new(LocalPlayer::new(
+                    welcome.sim.clone(),
+                    self.config.smoothing,
+                    state.pose(),
+                ));
+                self.stats.placements += 1;
+                match local.place(state) {
+                    Ok(report) => {
+                        self.state = State::Playing(welcome, local);
+                        self.set_toggles(self.toggles);
+                        self.push_event(SessionEvent::Reconciled {
+                            report,
+                            placed: true,
+                        });
+                    }
+                    // A state that cannot place the player: still waiting
+                    // for a usable one.
+                    Err(_) => self.state = State::Joined(welcome),
+                }
+            }
+            State::Playing(welcome, mut local) => {
+                let respawned = was_alive == Some(false) && state.alive;
+                let result = if respawned {
+                    self.stats.placements += 1;
+                    local.place(state)
+                } else {
+                    local.reconcile(state)
+                };
+                self.state = State::Playing(welcome, local);
+                if let Ok(report) = result {
+                    self.push_event(SessionEvent::Reconciled {
+                        report,
+                        placed: respawned,
+                    });
+                }
+            }
+        }
+    }
+
+    fn fixed_step(&mut self) {
+        let now = self.now();
+        let view_tick = self.remote_time();
+        let alive = self
+            .welcome()
+            .and_then(|w| self.authority.get(w.id))
+            .is_some_and(|s| s.alive);
+        let State::Playing(welcome, local) = &mut self.state else {
+            return;
+        };
+        self.next_tick = self.next_tick.next();
+        let tick = self.next_tick;
+        let controls = if alive {
+            self.controls
+        } else {
+            Controls::default()
+        };
+        let fire = alive && (controls.fire || self.fire_latched);
+        self.fire_latched = false;
+        let input = MoveInput {
+            tick,
+            turn: controls.turn,
+            throttle: controls.throttle,
+            fire,
+        };
+        let pose = match local.predict_seen(input, view_tick) {
+            Ok(pose) => pose,
+            Err(PushError::Full { .. }) => {
+                self.stats.inputs_refused += 1;
+                return;
+            }
+            Err(PushError::NotIncreasing { .. }) => return,
+        };
+        // The own shot shows at once, like the movement: the same path and
+        // cooldown the server will use (hits come back as events).
+        let fired = fire
+            && self
+                .cooldown
+                .fire(tick, welcome.rules.cooldown_ticks(&welcome.sim));
+        if fired {
+            let (dir, reach) = shot_path(&welcome.sim, &pose, welcome.rules.range);
+            self.tracers
+                .push(pose.position, pose.position + dir * reach, now);
+        }
+        let pending = local.pending();
+        let skip = pending.len().saturating_sub(MAX_INPUTS_PER_MESSAGE);
+        let inputs: Vec<WireInput> = pending
+            .iter()
+            .skip(skip)
+            .map(|step| WireInput::new(step.input, step.view_tick))
+            .collect();
+        self.stats.inputs += 1;
+        self.stats.input_messages += 1;
+        self.up.send(now, ClientMessage::Input { inputs });
+        self.push_event(SessionEvent::StepPredicted { tick, fired });
+    }
+}

@@ -1,0 +1,114 @@
+//! The numbers the HUD shows, assembled once per call from the session's
+//! state and counters.
+
+use std::time::Duration;
+
+use super::{ClientSession, Phase};
+use crate::client::conditioner::ConditionerStats;
+use crate::client::prediction::LocalPlayer;
+use crate::shared::protocol::ErrorCode;
+use crate::shared::state::PlayerId;
+use crate::shared::tick::Tick;
+
+/// Counters of the session, for the HUD, the bots and tests.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SessionStats {
+    /// Frames received.
+    pub frames_received: u64,
+    /// Bytes received.
+    pub bytes_received: u64,
+    /// Frames that did not decode (and unusable `welcome`s).
+    pub decode_errors: u64,
+    /// `error` messages from the server.
+    pub server_errors: u64,
+    /// Snapshots handled.
+    pub snapshots: u64,
+    /// Inputs predicted and sent.
+    pub inputs: u64,
+    /// Input messages sent.
+    pub input_messages: u64,
+    /// Inputs refused because the pending buffer was full.
+    pub inputs_refused: u64,
+    /// Combat events received.
+    pub combat_events: u64,
+    /// Respawns and other placements of the own player.
+    pub placements: u64,
+    /// Events dropped because the shell did not drain them.
+    pub events_dropped: u64,
+}
+
+/// The numbers the HUD shows.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Hud {
+    /// Where the session is.
+    pub phase: Phase,
+    /// The own player's id and room, once joined.
+    pub joined: Option<(PlayerId, String)>,
+    /// Authoritative HP of the own player.
+    pub hp: Option<u16>,
+    /// Whether the own player is alive.
+    pub alive: bool,
+    /// Smoothed round-trip time.
+    pub rtt: Option<Duration>,
+    /// Estimated server time in ticks.
+    pub server_tick: Option<f64>,
+    /// Newest snapshot tick received.
+    pub last_snapshot: Option<Tick>,
+    /// Newest own input tick the server has acknowledged.
+    pub ack: Option<Tick>,
+    /// Inputs not yet acknowledged.
+    pub pending: usize,
+    /// Size of the last counted correction.
+    pub last_correction: f32,
+    /// Corrections counted (smoothed or snapped).
+    pub corrections: u64,
+    /// Snaps.
+    pub snaps: u64,
+    /// Errors absorbed below the dead zone.
+    pub absorbed: u64,
+    /// The visible error right now.
+    pub visible_error: f32,
+    /// How far behind the server remote players are drawn.
+    pub interpolation_delay: Duration,
+    /// The last error from the server, or about what it sent.
+    pub last_error: Option<(ErrorCode, String)>,
+    /// Session counters.
+    pub stats: SessionStats,
+    /// Client to server conditioner counters.
+    pub up: ConditionerStats,
+    /// Server to client conditioner counters.
+    pub down: ConditionerStats,
+}
+
+impl ClientSession {
+    /// The numbers for the HUD.
+    pub fn hud(&self) -> Hud {
+        let welcome = self.welcome();
+        let own = welcome.and_then(|w| self.authority.get(w.id));
+        let local = self.local();
+        let stats = local.map(|l| *l.stats()).unwrap_or_default();
+        Hud {
+            phase: self.phase(),
+            joined: welcome.map(|w| (w.id, w.room.clone())),
+            hp: own.map(|s| s.hp),
+            alive: own.is_some_and(|s| s.alive),
+            rtt: self.clock.rtt(),
+            server_tick: self.clock.server_ticks(self.now()),
+            last_snapshot: self.last_snapshot,
+            ack: local
+                .and_then(|l| l.authoritative())
+                .and_then(|s| s.ack_move_tick),
+            pending: local.map_or(0, |l| l.pending().len()),
+            last_correction: stats.last_correction,
+            corrections: stats.corrections,
+            snaps: stats.snaps,
+            absorbed: stats.absorbed,
+            visible_error: local.map_or(0.0, LocalPlayer::visible_error),
+            interpolation_delay: self.interpolation_delay(),
+            last_error: self.last_error.clone(),
+            stats: self.stats,
+            up: self.up.stats(),
+            down: self.down.stats(),
+        }
+    }
+}

@@ -1,0 +1,5 @@
+//! The server side: a [`room::Room`] (sans I/O) over the authoritative
+//! [`world::World`]. Only the server's shell and the test stepper run it.
+
+pub mod room;
+pub mod world;

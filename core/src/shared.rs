@@ -1,0 +1,15 @@
+//! What both sides compute, once: the vocabulary (ticks, inputs, states),
+//! the movement step, the configuration, combat, the protocol and its
+//! encodings, and the determinism check. Nothing here knows which side runs
+//! it.
+
+pub mod combat;
+pub mod compact;
+pub mod config;
+pub mod determinism;
+pub mod input;
+pub mod protocol;
+pub mod rng;
+pub mod sim;
+pub mod state;
+pub mod tick;
