@@ -224,6 +224,7 @@ async fn page_loads_and_holding_forward_moves_the_player_and_the_ack_catches_up(
     let (x, y, _) = pose(&end, "visible").ok_or_else(|| anyhow!("no pose"))?;
     let (px, py, _) = pose(&end, "predicted").ok_or_else(|| anyhow!("no pose"))?;
     assert!((x - px).hypot(y - py) < 1.0, "drawn where predicted");
+    assert_eq!(end["phase"], "Playing", "{end}");
     srv.shutdown().await
 }
 
@@ -394,4 +395,46 @@ async fn two_pages_one_shoots_the_other_and_both_huds_show_the_hp_drop() -> Resu
     target.close().await?;
     result?;
     srv.shutdown().await
+}
+
+/// The page keeps one session across connections: when the server goes
+/// away the session goes back to connecting (nothing of the old connection
+/// is drawn or sent), and when a server is back on the same address the
+/// reconnection backoff finds it and the page plays again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_reconnects_when_the_server_comes_back() -> Result<()> {
+    let srv = web_server(test_config())?;
+    let addr = srv.addr;
+    let driver = start_driver()?;
+    let client = browser(&driver).await?;
+    client.goto(&page_url(&srv, "name=phoenix")?).await?;
+    let first = joined(&client).await?;
+    assert_eq!(first["phase"], "Playing", "{first}");
+
+    srv.shutdown().await?;
+    let gone = wait_for(
+        &client,
+        "back to connecting",
+        Duration::from_secs(10),
+        |s| {
+            s["phase"] == "Connecting"
+                && s["status"]
+                    .as_str()
+                    .is_some_and(|t| t.contains("disconnected"))
+        },
+    )
+    .await?;
+    assert!(
+        gone["visible"].is_null(),
+        "nothing of the old world drawn: {gone}"
+    );
+
+    let again = web_server(config_with(|c| c.addr = addr))?;
+    let back = wait_for(&client, "playing again", Duration::from_secs(20), |s| {
+        s["phase"] == "Playing" && pose(s, "visible").is_some()
+    })
+    .await?;
+    assert!(back["player_id"].is_u64(), "{back}");
+    client.close().await?;
+    again.shutdown().await
 }

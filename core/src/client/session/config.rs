@@ -1,0 +1,102 @@
+//! How a session is set up, steered and fed: its configuration, the netcode
+//! toggles of the debug panel, the controls held and the frames it takes.
+
+use std::time::Duration;
+
+use crate::client::conditioner::LinkConditions;
+use crate::client::interpolation::InterpolationConfig;
+use crate::client::smoothing::SmoothingConfig;
+use crate::shared::protocol::Encoding;
+
+/// Which parts of the netcode are on; each can be turned off to see what it
+/// does.
+// Four independent switches of a debug panel, not a state machine.
+#[allow(clippy::struct_excessive_bools)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Toggles {
+    /// Draw the own player where it is predicted (off: where the server
+    /// last said it was).
+    pub prediction: bool,
+    /// Replay unacknowledged inputs on each authoritative state (off: take
+    /// the state as it is, and watch the rubber band).
+    pub reconciliation: bool,
+    /// Smooth corrections (off: every correction snaps).
+    pub smoothing: bool,
+    /// Interpolate remote players (off: draw their newest state).
+    pub interpolation: bool,
+}
+
+impl Default for Toggles {
+    fn default() -> Self {
+        Toggles {
+            prediction: true,
+            reconciliation: true,
+            smoothing: true,
+            interpolation: true,
+        }
+    }
+}
+
+/// How a session is set up.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SessionConfig {
+    /// Display name sent in `hello`.
+    pub name: String,
+    /// A room to join by name.
+    pub room: Option<String>,
+    /// How corrections of the own player are shown.
+    pub smoothing: SmoothingConfig,
+    /// How remote players are drawn.
+    pub interpolation: InterpolationConfig,
+    /// Added conditions, client to server.
+    pub up: LinkConditions,
+    /// Added conditions, server to client.
+    pub down: LinkConditions,
+    /// Seed of the conditioners.
+    pub seed: u64,
+    /// Time between two pings.
+    pub ping_interval: Duration,
+    /// Longest frame time simulated at once.
+    pub max_frame: Duration,
+    /// How snapshots should be sent.
+    pub encoding: Encoding,
+}
+
+impl Default for SessionConfig {
+    fn default() -> Self {
+        SessionConfig {
+            name: "player".to_string(),
+            room: None,
+            smoothing: SmoothingConfig::default(),
+            interpolation: InterpolationConfig::default(),
+            up: LinkConditions::default(),
+            down: LinkConditions::default(),
+            seed: 1,
+            ping_interval: Duration::from_secs(1),
+            max_frame: Duration::from_millis(250),
+            encoding: Encoding::Json,
+        }
+    }
+}
+
+/// The controls held right now. A `fire` seen by
+/// [`ClientSession::set_controls`] is latched until the next fixed step uses
+/// it, so a tap shorter than a step still fires once.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Controls {
+    /// Turn, -1 to 1.
+    pub turn: f32,
+    /// Throttle, -1 to 1.
+    pub throttle: f32,
+    /// Fire held (or tapped since the last call).
+    pub fire: bool,
+}
+
+/// One frame from the server, as the connection delivered it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Incoming<'a> {
+    /// A JSON text frame.
+    Text(&'a str),
+    /// A binary frame (a compact snapshot).
+    Binary(&'a [u8]),
+}
