@@ -47,6 +47,7 @@ pub use client::conditioner::{Conditioner, ConditionerStats, LinkConditions, MAX
 pub use client::interpolation::{InterpolationConfig, RemoteBuffer, SampleKind};
 pub use client::pending::{PendingInputs, PushError};
 pub use client::prediction::{LocalPlayer, LocalStats, ReconcileError, ReconcileReport};
+pub use client::session::KEPT_BASELINES;
 pub use client::session::{
     ClientSession, Controls, Hud, Incoming, OwnView, Phase, RemoteView, SessionConfig,
     SessionEvent, SessionStats, Toggles, Tracer, View, TRACER_LIFE,
@@ -54,6 +55,7 @@ pub use client::session::{
 pub use client::smoothing::{
     Correction, CorrectionOutcome, SmoothingConfig, SETTLED_ANGLE, SETTLED_DISTANCE,
 };
+pub use server::interest::{InterestConfig, KEPT_FRAMES};
 pub use server::room::{place, Frame, Outbox, Placement, Room, RoomConfig, RoomStats};
 pub use server::world::{
     JoinError, Received, ServerPlayer, World, WorldStats, CATCH_UP_ABOVE, GAP_WAIT_TICKS,
@@ -73,6 +75,6 @@ pub use shared::sim::{
 };
 pub use shared::state::{PlayerId, PlayerState};
 pub use shared::tick::Tick;
-pub use shared::{compact, determinism, protocol};
+pub use shared::{compact, delta, determinism, protocol};
 
 pub use glam::Vec2;

@@ -6,6 +6,7 @@
 pub mod combat;
 pub mod compact;
 pub mod config;
+pub mod delta;
 pub mod determinism;
 pub mod input;
 pub mod protocol;

@@ -1,5 +1,6 @@
-//! Fuzzing with proptest: the message decoder and the world's input
-//! handling never panic, and the world never holds a non-finite pose or a
+//! Fuzzing with proptest: the message decoder, the binary snapshot decoder
+//! (full and delta, against any baseline) and the world's input handling
+//! never panic, and the world never holds a non-finite pose or a
 //! player outside the arena, whatever arrives.
 //!
 //! CI runs a few thousand cases per property; for millions:
@@ -8,8 +9,8 @@
 
 use proptest::prelude::*;
 use skirmish_core::{
-    decode_client, ClientMessage, PlayerId, SimConfig, Tick, WireInput, World,
-    MAX_INPUTS_PER_MESSAGE,
+    compact, decode_client, delta, ClientMessage, PlayerId, PlayerState, Pose, SimConfig, Tick,
+    WireInput, World, MAX_INPUTS_PER_MESSAGE,
 };
 
 /// Cases per property: `default`, or `PROPTEST_CASES` when set.
@@ -90,7 +91,7 @@ proptest! {
 
     #[test]
     fn decoded_messages_always_hold_their_limits(text in message_text()) {
-        if let Ok(ClientMessage::Input { inputs }) = decode_client(&text) {
+        if let Ok(ClientMessage::Input { inputs, .. }) = decode_client(&text) {
             prop_assert!(!inputs.is_empty() && inputs.len() <= MAX_INPUTS_PER_MESSAGE);
             prop_assert!(inputs.windows(2).all(|w| w[0].tick < w[1].tick));
             for i in &inputs {
@@ -98,6 +99,59 @@ proptest! {
                 prop_assert!(i.view_tick.is_none_or(f64::is_finite));
             }
         }
+    }
+}
+
+/// A baseline set: up to 12 players with any quantised state.
+fn any_baseline() -> impl Strategy<Value = Vec<delta::Entity>> {
+    prop::collection::vec((0u32..40, any::<[u8; 10]>()), 0..12).prop_map(|raw| {
+        let mut set: Vec<delta::Entity> = raw
+            .into_iter()
+            .map(|(id, b)| {
+                let q = compact::Quantised {
+                    x: u16::from_le_bytes([b[0], b[1]]),
+                    y: u16::from_le_bytes([b[2], b[3]]),
+                    rotation: u16::from_le_bytes([b[4], b[5]]),
+                    hp: b[6],
+                    flags: b[7],
+                    vx: b[8] as i8,
+                    vy: b[9] as i8,
+                };
+                (PlayerId(id), q)
+            })
+            .collect();
+        set.sort_by_key(|(id, _)| *id);
+        set.dedup_by_key(|(id, _)| *id);
+        set
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(2000)))]
+
+    /// Any bytes, as a binary snapshot against any baseline, decode to a
+    /// frame or an error, never a panic; so do real deltas cut or flipped.
+    #[test]
+    fn arbitrary_bytes_never_panic_the_binary_decoder(
+        body in prop::collection::vec(any::<u8>(), 0..200),
+        kind in prop_oneof![Just(1u8), Just(2u8), any::<u8>()],
+        base in any_baseline(),
+        target in any_baseline(),
+        flip in any::<(usize, u8)>(),
+    ) {
+        let sim = SimConfig::default();
+        let mut bytes = vec![kind];
+        bytes.extend_from_slice(&body);
+        let _ = delta::decode(&bytes, |_| Some(&base[..]), &sim);
+        let _ = delta::decode(&bytes, |_| None, &sim);
+        let own = PlayerState::at(Tick(9), None, Pose::default());
+        let mut real = delta::encode(Tick(9), Tick(5), &own, &base, &target, &sim);
+        let decoded = delta::decode(&real, |_| Some(&base[..]), &sim);
+        prop_assert_eq!(decoded.map(|f| f.players), Ok(target.clone()));
+        let at = flip.0 % real.len();
+        real[at] ^= flip.1;
+        let _ = delta::decode(&real, |_| Some(&base[..]), &sim);
+        let _ = delta::decode(&real[..at], |_| Some(&base[..]), &sim);
     }
 }
 

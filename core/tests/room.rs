@@ -266,7 +266,14 @@ fn at_most_two_inputs_are_applied_per_tick_however_many_arrive() {
     let burst: Vec<_> = (1..=16).map(|t| input(t, 0.0, 1.0, false)).collect();
     let mut out = Outbox::new();
     let received = room
-        .receive(A, &ClientMessage::Input { inputs: burst }, &mut out)
+        .receive(
+            A,
+            &ClientMessage::Input {
+                inputs: burst,
+                snapshot_ack: None,
+            },
+            &mut out,
+        )
         .expect("valid inputs");
     assert_eq!(received.queued, 16);
     let start = room.world().player(A).expect("seated").pose().position;
@@ -299,8 +306,15 @@ fn at_most_two_inputs_are_applied_per_tick_however_many_arrive() {
     let again: Vec<_> = (33..=48).map(|t| input(t, 0.0, 1.0, false)).collect();
     let extra: Vec<_> = (49..=52).map(|t| input(t, 0.0, 1.0, false)).collect();
     for inputs in [more, again, extra] {
-        room.receive(A, &ClientMessage::Input { inputs }, &mut out)
-            .expect("valid inputs");
+        room.receive(
+            A,
+            &ClientMessage::Input {
+                inputs,
+                snapshot_ack: None,
+            },
+            &mut out,
+        )
+        .expect("valid inputs");
     }
     assert_eq!(room.world().stats().dropped_inputs, 4);
 }
@@ -320,8 +334,15 @@ fn duel(room: &mut Room, shooter: PlayerId, target: PlayerId) -> Vec<Outbox> {
         let turn = (delta / step).clamp(-1.0, 1.0);
         let mut out = Outbox::new();
         let inputs = vec![input(tick, if aimed { 0.0 } else { turn }, 0.0, aimed)];
-        room.receive(shooter, &ClientMessage::Input { inputs }, &mut out)
-            .expect("valid input");
+        room.receive(
+            shooter,
+            &ClientMessage::Input {
+                inputs,
+                snapshot_ack: None,
+            },
+            &mut out,
+        )
+        .expect("valid input");
         room.tick(&mut out);
         outs.push(out);
         if !room.world().player(target).expect("seated").is_alive() {

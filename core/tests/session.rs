@@ -185,7 +185,7 @@ fn every_input_message_carries_all_unacknowledged_inputs() {
     let mut last = Vec::new();
     for _ in 0..20 {
         for m in frame(&mut s, FRAME) {
-            if let ClientMessage::Input { inputs } = m {
+            if let ClientMessage::Input { inputs, .. } = m {
                 last = inputs;
             }
         }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser};
-use skirmish_core::SimConfig;
+use skirmish_core::{InterestConfig, SimConfig, Vec2};
 
 /// How the server runs.
 #[derive(Clone, Debug, Parser)]
@@ -57,6 +57,38 @@ pub struct RoomSettings {
     /// The movement constants every room uses.
     #[arg(skip = SimConfig::default())]
     pub sim: SimConfig,
+    /// The arena's size, `WIDTHxHEIGHT` in units (sent in `welcome`);
+    /// larger than a screen wants `--interest-radius` too.
+    #[arg(long, value_parser = arena)]
+    pub arena: Option<Vec2>,
+    /// Binary clients only get the players within this many units (plus a
+    /// 100-unit margin before they are dropped, and anyone they fought);
+    /// unset: every player of the room.
+    #[arg(long)]
+    pub interest_radius: Option<f32>,
+    /// Bytes a delta snapshot may take; players overdue a refresh (250 ms)
+    /// go whatever the budget.
+    #[arg(long, default_value_t = 1200)]
+    pub snapshot_budget: usize,
+}
+
+impl RoomSettings {
+    /// The movement constants with the `--arena` override.
+    pub fn sim(&self) -> SimConfig {
+        SimConfig {
+            arena: self.arena.unwrap_or(self.sim.arena),
+            ..self.sim.clone()
+        }
+    }
+
+    /// Interest management and the byte budget.
+    pub fn interest(&self) -> InterestConfig {
+        InterestConfig {
+            radius: self.interest_radius.filter(|r| r.is_finite() && *r > 0.0),
+            budget: self.snapshot_budget,
+            ..InterestConfig::default()
+        }
+    }
 }
 
 /// What one connection, and one source address, may do. Every refusal is
@@ -107,6 +139,21 @@ impl Default for ServerConfig {
 }
 
 /// Parses a number of seconds (fractions allowed) into a duration.
+/// `WIDTHxHEIGHT`, both positive.
+fn arena(text: &str) -> Result<Vec2, String> {
+    let (w, h) = text
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("`{text}` is not WIDTHxHEIGHT"))?;
+    let size = |v: &str| -> Result<f32, String> {
+        v.trim()
+            .parse::<f32>()
+            .ok()
+            .filter(|v| v.is_finite() && *v >= 100.0 && *v <= 1_000_000.0)
+            .ok_or_else(|| format!("`{v}` is not a size from 100 to 1000000 units"))
+    };
+    Ok(Vec2::new(size(w)?, size(h)?))
+}
+
 fn seconds(text: &str) -> Result<Duration, String> {
     let secs: f64 = text
         .parse()
@@ -117,6 +164,25 @@ fn seconds(text: &str) -> Result<Duration, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn arena_sizes_parse_or_say_why_not() {
+        assert_eq!(arena("8000x6000"), Ok(Vec2::new(8000.0, 6000.0)));
+        assert!(arena("8000").is_err());
+        assert!(arena("0x10").is_err());
+        assert!(arena("NaNx1000").is_err());
+        let parsed = ServerConfig::try_parse_from([
+            "skirmish-server",
+            "--arena",
+            "8000x8000",
+            "--interest-radius",
+            "900",
+        ])
+        .expect("parses");
+        assert_eq!(parsed.rooms.sim().arena, Vec2::new(8000.0, 8000.0));
+        assert_eq!(parsed.rooms.interest().radius, Some(900.0));
+        assert_eq!(ServerConfig::default().rooms.interest().radius, None);
+    }
 
     #[test]
     fn defaults_come_from_the_command_line_definition() {

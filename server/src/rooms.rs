@@ -319,8 +319,9 @@ impl Rooms {
         let room = Room::new(RoomConfig {
             name: name.to_string(),
             capacity: self.settings.capacity,
-            sim: self.settings.sim.clone(),
+            sim: self.settings.sim(),
             seed: self.settings.seed.wrapping_add(number),
+            interest: self.settings.interest(),
             ..RoomConfig::default()
         });
         let handle = RoomHandle {
@@ -363,7 +364,7 @@ const PHASES: u64 = 16;
 
 /// Gives a room its time: one step per tick until it closes.
 async fn run_room(rooms: Arc<Rooms>, handle: RoomHandle, number: u64) {
-    let cadence = rooms.settings.sim.cadence();
+    let cadence = rooms.settings.sim().cadence();
     // Rooms tick at staggered phases (room n at n/16 of the cadence), so
     // that their sends do not all fall at one instant, each room's clients
     // get their frames at the same point of every period.

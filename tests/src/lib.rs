@@ -310,7 +310,11 @@ impl Client {
     /// # Errors
     /// The socket is closed.
     pub async fn inputs(&mut self, inputs: Vec<WireInput>) -> Result<()> {
-        self.send(&ClientMessage::Input { inputs }).await
+        self.send(&ClientMessage::Input {
+            inputs,
+            snapshot_ack: None,
+        })
+        .await
     }
 
     /// The next message from the server.

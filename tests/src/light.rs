@@ -16,6 +16,7 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context, Result};
 use futures_util::{SinkExt, StreamExt};
 use serde::Serialize;
+use skirmish_core::{delta, Tick};
 use tokio::sync::Barrier;
 use tokio::time::{Instant, MissedTickBehavior};
 use tokio_tungstenite::tungstenite::Message;
@@ -40,6 +41,9 @@ pub struct LightOptions {
     pub duration: Duration,
     /// Ask for compact binary snapshots.
     pub compact: bool,
+    /// Acknowledge each binary snapshot's tick (read from bytes 1..5), so
+    /// the server sends deltas.
+    pub ack: bool,
     /// The tick length: one input per tick.
     pub tick: Duration,
 }
@@ -222,6 +226,7 @@ async fn play(options: &LightOptions, index: usize, socket: Socket) -> Result<Co
     let mut counted = Counted::default();
     let mut last_snapshot: Option<Instant> = None;
     let mut tick: u32 = 0;
+    let mut acked: Option<Tick> = None;
     loop {
         tokio::select! {
             at = inputs.tick() => {
@@ -229,8 +234,12 @@ async fn play(options: &LightOptions, index: usize, socket: Socket) -> Result<Co
                     break;
                 }
                 tick += 1;
+                let ack = match acked.filter(|_| options.ack) {
+                    Some(t) => format!(r#","snapshot_ack":{}"#, t.0),
+                    None => String::new(),
+                };
                 let text = format!(
-                    r#"{{"type":"input","inputs":[{{"tick":{tick},"turn":0.25,"throttle":1}}]}}"#
+                    r#"{{"type":"input","inputs":[{{"tick":{tick},"turn":0.25,"throttle":1}}]{ack}}}"#
                 );
                 sink.send(Message::text(text)).await?;
                 if at >= measure_from {
@@ -240,7 +249,10 @@ async fn play(options: &LightOptions, index: usize, socket: Socket) -> Result<Co
             frame = stream.next() => {
                 let now = Instant::now();
                 let (len, snapshot) = match frame {
-                    Some(Ok(Message::Binary(bytes))) => (bytes.len(), true),
+                    Some(Ok(Message::Binary(bytes))) => {
+                        acked = acked.max(delta::frame_tick(&bytes));
+                        (bytes.len(), true)
+                    }
                     Some(Ok(Message::Text(text))) => {
                         if text.starts_with(r#"{"type":"error""#) {
                             bail!("server error: {text}");

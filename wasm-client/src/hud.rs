@@ -215,6 +215,11 @@ pub fn hud_text(hud: &Hud, fps: f64) -> String {
         hud.corrections, hud.snaps, hud.absorbed
     );
     let _ = writeln!(out, "lost up {}  down {}", hud.up.dropped, hud.down.dropped);
+    let _ = writeln!(
+        out,
+        "bytes/s down {:.0}  up {:.0}",
+        hud.down_rate, hud.up_rate
+    );
     let _ = write!(out, "fps {fps:.0}");
     out
 }

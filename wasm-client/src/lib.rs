@@ -55,6 +55,7 @@ struct App {
     controls_override: Option<Controls>,
     connection: Connection,
     session: ClientSession,
+    encoding: Encoding,
     last_frame: Option<f64>,
     fps: f64,
     frames: u64,
@@ -111,16 +112,19 @@ pub fn run() -> Result<(), JsValue> {
     let config = SessionConfig {
         name: name.chars().take(skirmish_core::MAX_NAME_CHARS).collect(),
         room: query(&window, "room"),
-        encoding: if query(&window, "encoding").as_deref() == Some("compact") {
-            Encoding::Compact
-        } else {
+        // Binary snapshots with deltas unless `?encoding=json` asks for
+        // readable ones.
+        encoding: if query(&window, "encoding").as_deref() == Some("json") {
             Encoding::Json
+        } else {
+            Encoding::Compact
         },
         seed: (js_sys::Math::random() * 1e9) as u64,
         ..SessionConfig::default()
     };
     let app = App {
         connection: Connection::new(url),
+        encoding: config.encoding,
         session: ClientSession::new(config),
         panel: Panel::new(document),
         keys: Keys::default(),
@@ -204,7 +208,10 @@ impl App {
         let status = self.connection.poll(now, &mut inbox).clone();
         match &status {
             Status::Open { fresh: true } => {
-                self.connection.send(&encode(&self.session.hello()));
+                let hello = encode(&self.session.hello());
+                if self.connection.send(&hello) {
+                    self.session.sent(hello.len());
+                }
             }
             Status::Open { .. } => {}
             Status::Connecting => self.status = "connecting…".to_string(),
@@ -238,7 +245,10 @@ impl App {
         });
         self.session.set_controls(controls);
         for message in self.session.advance(millis(now)) {
-            self.connection.send(&encode(&message));
+            let text = encode(&message);
+            if self.connection.send(&text) {
+                self.session.sent(text.len());
+            }
         }
         for event in self.session.events() {
             if let SessionEvent::Joined { id, room } = event {
@@ -302,6 +312,10 @@ impl App {
             "snapshots": hud.stats.snapshots,
             "ack": hud.ack.map(|t| t.0),
             "phase": format!("{:?}", hud.phase),
+            "encoding": format!("{:?}", self.encoding),
+            "bytes_down_per_sec": hud.down_rate,
+            "bytes_up_per_sec": hud.up_rate,
+            "missing_baselines": hud.stats.missing_baselines,
             "visible": view.own.map(|o| pose(o.visible)),
             "predicted": view.own.map(|o| pose(o.predicted)),
             "authoritative": view.own.and_then(|o| o.authoritative).map(pose),

@@ -149,7 +149,7 @@ fn a_client_session_predicts_and_reconciles_inside_wasm() {
         .iter()
         .rev()
         .find_map(|m| match m {
-            ClientMessage::Input { inputs } => Some(inputs.clone()),
+            ClientMessage::Input { inputs, .. } => Some(inputs.clone()),
             _ => None,
         })
         .expect("inputs sent");

@@ -29,6 +29,7 @@
 //! most that much simulation, so the fixed-step loop never spirals; the
 //! clock keeps the shell's real time.
 
+mod baselines;
 mod config;
 mod events;
 mod hud;
@@ -38,12 +39,15 @@ mod view;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
+pub use baselines::KEPT_BASELINES;
 pub use config::{Controls, Incoming, SessionConfig, Toggles};
 pub use events::SessionEvent;
+use hud::Rates;
 pub use hud::{Hud, SessionStats};
 pub use tracers::{Tracer, TRACER_LIFE};
 pub use view::{OwnView, RemoteView, View};
 
+use self::baselines::Baselines;
 use self::tracers::Tracers;
 use crate::client::authority::Authority;
 use crate::client::clock::ServerClock;
@@ -53,8 +57,9 @@ use crate::client::pending::PushError;
 use crate::client::prediction::LocalPlayer;
 use crate::client::smoothing::SmoothingConfig;
 use crate::shared::combat::{shot_path, CombatRules, Cooldown};
-use crate::shared::compact;
+use crate::shared::compact::QuantisedFrame;
 use crate::shared::config::SimConfig;
+use crate::shared::delta;
 use crate::shared::input::MoveInput;
 use crate::shared::protocol::{
     decode_server, ClientMessage, ErrorCode, ProtocolError, ServerMessage, WireInput,
@@ -74,6 +79,13 @@ pub enum Phase {
     Joined,
     /// Placed: fixed steps predict and send inputs.
     Playing,
+}
+
+/// A frame from the server, decoded, on its way through the conditioner.
+#[derive(Clone, Debug)]
+enum Downlink {
+    Text(ServerMessage),
+    Binary(QuantisedFrame),
 }
 
 /// What `welcome` told us.
@@ -113,7 +125,8 @@ pub struct ClientSession {
     remotes: BTreeMap<PlayerId, RemoteBuffer>,
     clock: ServerClock,
     up: Conditioner<ClientMessage>,
-    down: Conditioner<ServerMessage>,
+    down: Conditioner<Downlink>,
+    baselines: Baselines,
     controls: Controls,
     fire_latched: bool,
     next_tick: Tick,
@@ -123,6 +136,7 @@ pub struct ClientSession {
     last_error: Option<(ErrorCode, String)>,
     events: VecDeque<SessionEvent>,
     stats: SessionStats,
+    rates: Rates,
 }
 
 impl ClientSession {
@@ -141,6 +155,7 @@ impl ClientSession {
             clock: ServerClock::new(SimConfig::default().cadence()),
             up,
             down,
+            baselines: Baselines::default(),
             controls: Controls::default(),
             fire_latched: false,
             next_tick: Tick::ZERO,
@@ -150,6 +165,7 @@ impl ClientSession {
             last_error: None,
             events: VecDeque::new(),
             stats: SessionStats::default(),
+            rates: Rates::default(),
             config,
         }
     }
@@ -213,31 +229,42 @@ impl ClientSession {
         let decoded = match frame {
             Incoming::Text(text) => {
                 self.stats.bytes_received += text.len() as u64;
-                decode_server(text)
+                decode_server(text).map(Downlink::Text)
             }
             Incoming::Binary(bytes) => {
                 self.stats.bytes_received += bytes.len() as u64;
-                self.decode_binary(bytes)
+                self.decode_binary(bytes).map(Downlink::Binary)
             }
         };
         match decoded {
             // The handshake, the roster and errors are not game traffic: a
             // protocol over UDP would deliver them reliably, so they bypass
             // the conditioner.
-            Ok(
+            Ok(Downlink::Text(
                 message @ (ServerMessage::Welcome { .. }
                 | ServerMessage::Roster { .. }
                 | ServerMessage::Error { .. }),
-            ) => self.handle(message, at),
+            )) => self.handle(message, at),
             Ok(message) => {
                 self.down.send(at, message);
                 self.deliver_incoming(at);
             }
-            Err(e) => self.refuse(e),
+            Err(e) => {
+                let missing = match frame {
+                    Incoming::Binary(bytes) => {
+                        delta::baseline_tick(bytes).is_some_and(|t| self.baselines.get(t).is_none())
+                    }
+                    Incoming::Text(_) => false,
+                };
+                if missing {
+                    self.stats.missing_baselines += 1;
+                }
+                self.refuse(e);
+            }
         }
     }
 
-    fn decode_binary(&self, bytes: &[u8]) -> Result<ServerMessage, ProtocolError> {
+    fn decode_binary(&self, bytes: &[u8]) -> Result<QuantisedFrame, ProtocolError> {
         let sim = match &self.state {
             State::Joined(welcome) | State::Playing(welcome, _) => &welcome.sim,
             State::Connecting => {
@@ -247,11 +274,7 @@ impl ClientSession {
                 ))
             }
         };
-        let (server_tick, players) = compact::decode(bytes, sim)?;
-        Ok(ServerMessage::Snapshot {
-            server_tick,
-            players,
-        })
+        delta::decode(bytes, |tick| self.baselines.get(tick), sim)
     }
 
     /// The connection is gone: back to [`Phase::Connecting`], with nothing
@@ -261,6 +284,7 @@ impl ClientSession {
         self.state = State::Connecting;
         self.up.clear();
         self.down.clear();
+        self.baselines.clear();
         self.forget_world();
         self.names.clear();
         self.tracers.clear();
@@ -296,6 +320,7 @@ impl ClientSession {
             }
         }
         self.tracers.prune(now);
+        self.rates.update(now, &self.stats);
         let mut out = Vec::new();
         while let Some(message) = self.up.deliver(now) {
             out.push(message);
@@ -389,8 +414,33 @@ impl ClientSession {
 
     fn deliver_incoming(&mut self, at: Duration) {
         while let Some(message) = self.down.deliver(at) {
-            self.handle(message, at);
+            match message {
+                Downlink::Text(message) => self.handle(message, at),
+                Downlink::Binary(frame) => self.on_binary(frame, at),
+            }
         }
+    }
+
+    /// A binary snapshot came through: kept as a baseline for deltas (and
+    /// acknowledged with the next input), then handled as any snapshot with
+    /// the own state exact.
+    fn on_binary(&mut self, frame: QuantisedFrame, at: Duration) {
+        let Some(sim) = self.welcome().map(|w| w.sim.clone()) else {
+            return;
+        };
+        let players: Vec<PlayerState> = frame
+            .players
+            .iter()
+            .map(|(id, q)| {
+                if *id == frame.own.id {
+                    frame.own
+                } else {
+                    q.state(*id, frame.server_tick, &sim)
+                }
+            })
+            .collect();
+        self.baselines.keep(frame.server_tick, frame.players);
+        self.on_snapshot(frame.server_tick, &players, at);
     }
 
     fn handle(&mut self, message: ServerMessage, at: Duration) {
@@ -597,7 +647,13 @@ impl ClientSession {
             .collect();
         self.stats.inputs += 1;
         self.stats.input_messages += 1;
-        self.up.send(now, ClientMessage::Input { inputs });
+        self.up.send(
+            now,
+            ClientMessage::Input {
+                inputs,
+                snapshot_ack: self.baselines.ack(),
+            },
+        );
         self.push_event(SessionEvent::StepPredicted { tick, fired });
     }
 }

@@ -23,11 +23,13 @@
 //! Joining sends the joiner `welcome` at once; the roster follows with the
 //! next tick.
 
+mod snapshots;
+
 use std::collections::BTreeMap;
 
+use crate::server::interest::{InterestConfig, Truths, Viewer};
 use crate::server::world::{Received, World};
 use crate::shared::combat::CombatRules;
-use crate::shared::compact;
 use crate::shared::config::SimConfig;
 use crate::shared::protocol::{
     encode, ClientMessage, Encoding, ErrorCode, ProtocolError, RosterEntry, ServerMessage,
@@ -127,6 +129,8 @@ pub struct RoomConfig {
     pub rules: CombatRules,
     /// The seed of the world's randomness (spawn points).
     pub seed: u64,
+    /// Interest management and the byte budget of binary clients.
+    pub interest: InterestConfig,
 }
 
 impl Default for RoomConfig {
@@ -137,6 +141,7 @@ impl Default for RoomConfig {
             sim: SimConfig::default(),
             rules: CombatRules::default(),
             seed: 1,
+            interest: InterestConfig::default(),
         }
     }
 }
@@ -148,6 +153,13 @@ pub struct RoomStats {
     pub snapshots: u64,
     /// Combat events, each sent once to every client.
     pub combat_events: u64,
+    /// Binary snapshot frames sent as deltas.
+    pub deltas: u64,
+    /// Delta frames over the byte budget (players overdue a refresh go
+    /// whatever the budget).
+    pub over_budget: u64,
+    /// Bytes of binary snapshot frames.
+    pub binary_bytes: u64,
 }
 
 /// One client's seat.
@@ -169,6 +181,11 @@ pub struct Room {
     /// Reused every tick: the snapshot's states and the compact tail.
     states: Vec<PlayerState>,
     tail: Vec<u8>,
+    interest: InterestConfig,
+    /// Binary clients that acknowledge snapshots (they get deltas).
+    viewers: BTreeMap<PlayerId, Viewer>,
+    /// The quantised truth of the last ticks, baselines of complete frames.
+    truths: Truths,
 }
 
 impl Room {
@@ -183,6 +200,9 @@ impl Room {
             roster_changed: false,
             states: Vec::new(),
             tail: Vec::new(),
+            interest: config.interest,
+            viewers: BTreeMap::new(),
+            truths: Truths::default(),
         }
     }
 
@@ -219,6 +239,12 @@ impl Room {
     /// The authoritative world, to read.
     pub fn world(&self) -> &World {
         &self.world
+    }
+
+    /// The authoritative world, to change outside the rules (scripted
+    /// spawns, scenario set-up, tests), e.g. [`World::teleport`].
+    pub fn world_mut(&mut self) -> &mut World {
+        &mut self.world
     }
 
     /// The counters.
@@ -280,6 +306,7 @@ impl Room {
         if self.seats.remove(&id).is_none() {
             return false;
         }
+        self.viewers.remove(&id);
         self.world.leave(id);
         self.roster_changed = true;
         true
@@ -305,7 +332,20 @@ impl Room {
             ));
         }
         match message {
-            ClientMessage::Input { inputs } => Ok(self.world.receive(id, inputs)),
+            ClientMessage::Input {
+                inputs,
+                snapshot_ack,
+            } => {
+                let binary = self
+                    .seats
+                    .get(&id)
+                    .is_some_and(|s| s.encoding == Encoding::Compact);
+                if let (Some(ack), true) = (snapshot_ack, binary) {
+                    let now = self.world.tick();
+                    self.viewers.entry(id).or_default().acknowledge(*ack, now);
+                }
+                Ok(self.world.receive(id, inputs))
+            }
             ClientMessage::Ping { id: probe } => {
                 let pong = ServerMessage::Pong {
                     id: *probe,
@@ -334,6 +374,10 @@ impl Room {
         self.share_snapshot(tick, out);
         let events = self.world.events();
         if !events.is_empty() {
+            let until = tick.saturating_add(self.interest.combat_memory_ticks);
+            for (id, viewer) in &mut self.viewers {
+                viewer.note_combat(*id, events, until);
+            }
             self.stats.combat_events += events.len() as u64;
             let combat = ServerMessage::Combat {
                 events: events.to_vec(),
@@ -341,46 +385,6 @@ impl Room {
             out.share(self.seats.keys().copied(), Frame::Text(encode(&combat)));
         }
         tick
-    }
-
-    /// This tick's snapshot to every seat, each frame encoded once.
-    fn share_snapshot(&mut self, tick: Tick, out: &mut Outbox) {
-        let json = self.seats.values().any(|s| s.encoding == Encoding::Json);
-        if json {
-            let message = ServerMessage::Snapshot {
-                server_tick: tick,
-                players: std::mem::take(&mut self.states),
-            };
-            let text = encode(&message);
-            if let ServerMessage::Snapshot { players, .. } = message {
-                self.states = players;
-            }
-            let to = self
-                .seats
-                .iter()
-                .filter(|(_, s)| s.encoding == Encoding::Json)
-                .map(|(&id, _)| id);
-            let before = out.deliveries.len();
-            out.share(to, Frame::Text(text));
-            self.stats.snapshots += (out.deliveries.len() - before) as u64;
-        }
-        if self.seats.values().any(|s| s.encoding == Encoding::Compact) {
-            self.tail.clear();
-            compact::encode_tail(&self.states, self.world.sim_config(), &mut self.tail);
-            for (&id, seat) in &self.seats {
-                if seat.encoding != Encoding::Compact {
-                    continue;
-                }
-                let Ok(at) = self.states.binary_search_by_key(&id, |p| p.id) else {
-                    continue;
-                };
-                let mut frame = Vec::with_capacity(compact::HEAD_BYTES + self.tail.len());
-                compact::encode_head(tick, &self.states[at], &mut frame);
-                frame.extend_from_slice(&self.tail);
-                out.send(id, Frame::Binary(frame));
-                self.stats.snapshots += 1;
-            }
-        }
     }
 
     /// The `roster` message to every seat.

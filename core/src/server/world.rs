@@ -254,6 +254,20 @@ impl World {
         &self.events
     }
 
+    /// Puts player `id` at `pose` at once (scripted spawns, scenario set-up,
+    /// tests), pushed back inside the arena and out of obstacles, and
+    /// forgets its pose history; `false` if there is no such player or the
+    /// pose is not finite.
+    pub fn teleport(&mut self, id: PlayerId, pose: Pose) -> bool {
+        let sim = &self.sim;
+        let Some(p) = self.players.get_mut(&id).filter(|_| pose.is_finite()) else {
+            return false;
+        };
+        p.pose = Pose::new(resolve_collisions(pose.position, sim), pose.rotation);
+        p.history.clear();
+        true
+    }
+
     /// The hits of the last step.
     pub fn events(&self) -> &[CombatEvent] {
         &self.events
@@ -357,9 +371,7 @@ mod tests {
 
     /// Puts a player at `pose` and forgets its pose history.
     pub(super) fn place(w: &mut World, id: PlayerId, pose: Pose) {
-        let p = w.players.get_mut(&id).unwrap();
-        p.pose = pose;
-        p.history.clear();
+        assert!(w.teleport(id, pose));
     }
 
     pub(super) fn at(x: f32, y: f32, rotation: f32) -> Pose {

@@ -45,11 +45,85 @@ pub const ENTRY_BYTES: usize = 4 + 2 + 2 + 2 + 1 + 1 + 1 + 1;
 const ALIVE: u8 = 1;
 const HAS_VELOCITY: u8 = 2;
 
-/// The per-recipient head: the frame kind, the tick and the recipient's own
-/// state, exactly.
-pub fn encode_head(server_tick: Tick, own: &PlayerState, out: &mut Vec<u8>) {
-    out.push(SNAPSHOT);
-    out.extend_from_slice(&server_tick.0.to_le_bytes());
+/// A player's state as binary frames carry a remote player: position to
+/// 1/65535 of the arena, rotation to 1/65536 of a turn, HP to a byte,
+/// velocity to 1/127 of the top speed per axis.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Quantised {
+    /// x, in 1/65535 of the arena's width.
+    pub x: u16,
+    /// y, in 1/65535 of the arena's height.
+    pub y: u16,
+    /// Heading, in 1/65536 of a turn.
+    pub rotation: u16,
+    /// Hit points, at most 255.
+    pub hp: u8,
+    /// 1: alive, 2: has a velocity.
+    pub flags: u8,
+    /// Velocity x, in 1/127 of the top speed.
+    pub vx: i8,
+    /// Velocity y, in 1/127 of the top speed.
+    pub vy: i8,
+}
+
+impl Quantised {
+    /// `state` quantised for `config`'s arena and speed.
+    pub fn of(state: &PlayerState, config: &SimConfig) -> Quantised {
+        let turn = wrap_angle(state.rotation) / std::f32::consts::TAU;
+        let v = state.velocity.unwrap_or(Vec2::ZERO) / config.speed.max(1e-6) * 127.0;
+        Quantised {
+            x: quantise(state.position.x, config.arena.x),
+            y: quantise(state.position.y, config.arena.y),
+            rotation: (turn * 65536.0).round() as i32 as u16,
+            hp: state.hp.min(255) as u8,
+            flags: flags(state),
+            vx: v.x.round().clamp(-127.0, 127.0) as i8,
+            vy: v.y.round().clamp(-127.0, 127.0) as i8,
+        }
+    }
+
+    /// The state this stands for, as player `id`'s at `tick`.
+    pub fn state(&self, id: PlayerId, tick: Tick, config: &SimConfig) -> PlayerState {
+        let turn = f32::from(self.rotation as i16) / 65536.0;
+        let v = |q: i8| f32::from(q) / 127.0 * config.speed;
+        PlayerState {
+            id,
+            tick,
+            ack_move_tick: None,
+            position: Vec2::new(
+                dequantise(self.x, config.arena.x),
+                dequantise(self.y, config.arena.y),
+            ),
+            rotation: wrap_angle(turn * std::f32::consts::TAU),
+            hp: u16::from(self.hp),
+            alive: self.flags & ALIVE != 0,
+            velocity: (self.flags & HAS_VELOCITY != 0).then_some(Vec2::new(v(self.vx), v(self.vy))),
+        }
+    }
+
+    /// The raw bytes (10).
+    pub(crate) fn write(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.x.to_le_bytes());
+        out.extend_from_slice(&self.y.to_le_bytes());
+        out.extend_from_slice(&self.rotation.to_le_bytes());
+        out.extend_from_slice(&[self.hp, self.flags, self.vx as u8, self.vy as u8]);
+    }
+
+    pub(crate) fn read(r: &mut Reader<'_>) -> Result<Quantised, ProtocolError> {
+        Ok(Quantised {
+            x: r.u16()?,
+            y: r.u16()?,
+            rotation: r.u16()?,
+            hp: r.u8()?,
+            flags: r.u8()?,
+            vx: r.u8()? as i8,
+            vy: r.u8()? as i8,
+        })
+    }
+}
+
+/// The own block of a head: the recipient's state, exactly.
+pub(crate) fn write_own(own: &PlayerState, out: &mut Vec<u8>) {
     out.extend_from_slice(&own.id.0.to_le_bytes());
     out.extend_from_slice(&own.ack_move_tick.map_or(0, |t| t.0).to_le_bytes());
     for v in [own.position.x, own.position.y, own.rotation] {
@@ -62,21 +136,52 @@ pub fn encode_head(server_tick: Tick, own: &PlayerState, out: &mut Vec<u8>) {
     out.extend_from_slice(&v.y.to_le_bytes());
 }
 
+/// Reads an own block written by [`write_own`], as the state at `tick`.
+pub(crate) fn read_own(r: &mut Reader<'_>, tick: Tick) -> Result<PlayerState, ProtocolError> {
+    let id = PlayerId(r.u32()?);
+    let ack = r.u32()?;
+    let position = Vec2::new(r.f32()?, r.f32()?);
+    let rotation = r.f32()?;
+    let hp = u16::from(r.u8()?);
+    let flags = r.u8()?;
+    let velocity = Vec2::new(r.f32()?, r.f32()?);
+    Ok(PlayerState {
+        id,
+        tick,
+        ack_move_tick: (ack != 0).then_some(Tick(ack)),
+        position,
+        rotation,
+        hp,
+        alive: flags & ALIVE != 0,
+        velocity: (flags & HAS_VELOCITY != 0).then_some(velocity),
+    })
+}
+
+/// The per-recipient head: the frame kind, the tick and the recipient's own
+/// state, exactly.
+pub fn encode_head(server_tick: Tick, own: &PlayerState, out: &mut Vec<u8>) {
+    out.push(SNAPSHOT);
+    out.extend_from_slice(&server_tick.0.to_le_bytes());
+    write_own(own, out);
+}
+
 /// The shared tail: every player, quantised.
 pub fn encode_tail(players: &[PlayerState], config: &SimConfig, out: &mut Vec<u8>) {
     let count = players.len().min(usize::from(u16::MAX));
     out.extend_from_slice(&(count as u16).to_le_bytes());
     for p in &players[..count] {
         out.extend_from_slice(&p.id.0.to_le_bytes());
-        out.extend_from_slice(&quantise(p.position.x, config.arena.x).to_le_bytes());
-        out.extend_from_slice(&quantise(p.position.y, config.arena.y).to_le_bytes());
-        let turn = wrap_angle(p.rotation) / std::f32::consts::TAU;
-        out.extend_from_slice(&((turn * 65536.0).round() as i32 as u16).to_le_bytes());
-        out.push(p.hp.min(255) as u8);
-        out.push(flags(p));
-        let v = p.velocity.unwrap_or(Vec2::ZERO) / config.speed.max(1e-6) * 127.0;
-        out.push(v.x.round().clamp(-127.0, 127.0) as i8 as u8);
-        out.push(v.y.round().clamp(-127.0, 127.0) as i8 as u8);
+        Quantised::of(p, config).write(out);
+    }
+}
+
+/// [`encode_tail`] of players already quantised, in id order.
+pub fn encode_tail_quantised(players: &[(PlayerId, Quantised)], out: &mut Vec<u8>) {
+    let count = players.len().min(usize::from(u16::MAX));
+    out.extend_from_slice(&(count as u16).to_le_bytes());
+    for (id, q) in &players[..count] {
+        out.extend_from_slice(&id.0.to_le_bytes());
+        q.write(out);
     }
 }
 
@@ -99,18 +204,44 @@ pub fn encode(
 /// # Errors
 /// A frame of another kind, too short, or with trailing bytes.
 pub fn decode(bytes: &[u8], config: &SimConfig) -> Result<(Tick, Vec<PlayerState>), ProtocolError> {
-    let mut r = Reader { bytes, at: 0 };
+    let frame = decode_quantised(bytes)?;
+    let players = frame
+        .players
+        .iter()
+        .map(|(id, q)| {
+            if *id == frame.own.id {
+                frame.own
+            } else {
+                q.state(*id, frame.server_tick, config)
+            }
+        })
+        .collect();
+    Ok((frame.server_tick, players))
+}
+
+/// A binary snapshot as read: the tick, the own state exactly, and every
+/// player (the own one too) quantised, in id order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QuantisedFrame {
+    /// The server tick of the snapshot.
+    pub server_tick: Tick,
+    /// The recipient's state, exactly.
+    pub own: PlayerState,
+    /// Every player the frame holds, quantised, in id order.
+    pub players: Vec<(PlayerId, Quantised)>,
+}
+
+/// Reads a compact snapshot without dequantising the players.
+///
+/// # Errors
+/// As [`decode`].
+pub fn decode_quantised(bytes: &[u8]) -> Result<QuantisedFrame, ProtocolError> {
+    let mut r = Reader::new(bytes);
     if r.u8()? != SNAPSHOT {
         return Err(bad("not a compact snapshot"));
     }
-    let tick = Tick(r.u32()?);
-    let own_id = PlayerId(r.u32()?);
-    let ack = r.u32()?;
-    let own_position = Vec2::new(r.f32()?, r.f32()?);
-    let own_rotation = r.f32()?;
-    let own_hp = u16::from(r.u8()?);
-    let own_flags = r.u8()?;
-    let own_velocity = Vec2::new(r.f32()?, r.f32()?);
+    let server_tick = Tick(r.u32()?);
+    let own = read_own(&mut r, server_tick)?;
     let count = usize::from(r.u16()?);
     if r.remaining() != count * ENTRY_BYTES {
         return Err(bad("the player count does not match the frame length"));
@@ -118,39 +249,13 @@ pub fn decode(bytes: &[u8], config: &SimConfig) -> Result<(Tick, Vec<PlayerState
     let mut players = Vec::with_capacity(count);
     for _ in 0..count {
         let id = PlayerId(r.u32()?);
-        let x = dequantise(r.u16()?, config.arena.x);
-        let y = dequantise(r.u16()?, config.arena.y);
-        let turn = f32::from(r.u16()? as i16) / 65536.0;
-        let hp = u16::from(r.u8()?);
-        let flags = r.u8()?;
-        let vx = f32::from(r.u8()? as i8) / 127.0 * config.speed;
-        let vy = f32::from(r.u8()? as i8) / 127.0 * config.speed;
-        let state = if id == own_id {
-            PlayerState {
-                id,
-                tick,
-                ack_move_tick: (ack != 0).then_some(Tick(ack)),
-                position: own_position,
-                rotation: own_rotation,
-                hp: own_hp,
-                alive: own_flags & ALIVE != 0,
-                velocity: (own_flags & HAS_VELOCITY != 0).then_some(own_velocity),
-            }
-        } else {
-            PlayerState {
-                id,
-                tick,
-                ack_move_tick: None,
-                position: Vec2::new(x, y),
-                rotation: wrap_angle(turn * std::f32::consts::TAU),
-                hp,
-                alive: flags & ALIVE != 0,
-                velocity: (flags & HAS_VELOCITY != 0).then_some(Vec2::new(vx, vy)),
-            }
-        };
-        players.push(state);
+        players.push((id, Quantised::read(&mut r)?));
     }
-    Ok((tick, players))
+    Ok(QuantisedFrame {
+        server_tick,
+        own,
+        players,
+    })
 }
 
 fn flags(p: &PlayerState) -> u8 {
@@ -173,16 +278,22 @@ fn dequantise(q: u16, extent: f32) -> f32 {
     f32::from(q) / 65535.0 * extent
 }
 
-fn bad(message: &str) -> ProtocolError {
+pub(crate) fn bad(message: &str) -> ProtocolError {
     ProtocolError::new(ErrorCode::BadMessage, message)
 }
 
-struct Reader<'a> {
+/// Reads little-endian numbers off a frame; every read past the end is an
+/// error.
+pub(crate) struct Reader<'a> {
     bytes: &'a [u8],
     at: usize,
 }
 
-impl Reader<'_> {
+impl<'a> Reader<'a> {
+    pub(crate) fn new(bytes: &'a [u8]) -> Reader<'a> {
+        Reader { bytes, at: 0 }
+    }
+
     fn take<const N: usize>(&mut self) -> Result<[u8; N], ProtocolError> {
         let end = self
             .at
@@ -198,23 +309,23 @@ impl Reader<'_> {
         Ok(out)
     }
 
-    fn u8(&mut self) -> Result<u8, ProtocolError> {
+    pub(crate) fn u8(&mut self) -> Result<u8, ProtocolError> {
         Ok(self.take::<1>()?[0])
     }
 
-    fn u16(&mut self) -> Result<u16, ProtocolError> {
+    pub(crate) fn u16(&mut self) -> Result<u16, ProtocolError> {
         Ok(u16::from_le_bytes(self.take()?))
     }
 
-    fn u32(&mut self) -> Result<u32, ProtocolError> {
+    pub(crate) fn u32(&mut self) -> Result<u32, ProtocolError> {
         Ok(u32::from_le_bytes(self.take()?))
     }
 
-    fn f32(&mut self) -> Result<f32, ProtocolError> {
+    pub(crate) fn f32(&mut self) -> Result<f32, ProtocolError> {
         Ok(f32::from_le_bytes(self.take()?))
     }
 
-    fn remaining(&self) -> usize {
+    pub(crate) fn remaining(&self) -> usize {
         self.bytes.len().saturating_sub(self.at)
     }
 }

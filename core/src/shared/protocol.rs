@@ -119,6 +119,12 @@ pub enum ClientMessage {
     Input {
         /// The inputs.
         inputs: Vec<WireInput>,
+        /// The server tick of the newest snapshot the client has decoded: a
+        /// client that chose the compact encoding and acknowledges gets delta
+        /// frames against it (`crate::shared::delta`). Clients that omit it
+        /// keep getting full frames.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        snapshot_ack: Option<Tick>,
     },
     /// A clock probe; the server answers with `pong`.
     Ping {
@@ -324,9 +330,17 @@ pub fn decode_client(text: &str) -> Result<ClientMessage, ProtocolError> {
     // Inputs are nearly every message: read them as a plain struct first,
     // which skips serde's buffering of internally tagged enums. Anything
     // else (or anything odd) takes the general path, which gives the error.
-    if let Ok(InputBody { inputs, .. }) = serde_json::from_str::<InputBody>(text) {
+    if let Ok(InputBody {
+        inputs,
+        snapshot_ack,
+        ..
+    }) = serde_json::from_str::<InputBody>(text)
+    {
         check_inputs(&inputs)?;
-        return Ok(ClientMessage::Input { inputs });
+        return Ok(ClientMessage::Input {
+            inputs,
+            snapshot_ack,
+        });
     }
     let message: ClientMessage = serde_json::from_str(text)
         .map_err(|e| ProtocolError::new(ErrorCode::BadMessage, e.to_string()))?;
@@ -348,7 +362,7 @@ pub fn decode_client(text: &str) -> Result<ClientMessage, ProtocolError> {
                 check_name("room", room, MAX_ROOM_CHARS)?;
             }
         }
-        ClientMessage::Input { inputs } => check_inputs(inputs)?,
+        ClientMessage::Input { inputs, .. } => check_inputs(inputs)?,
         ClientMessage::Ping { .. } => {}
     }
     Ok(message)
@@ -362,6 +376,8 @@ struct InputBody {
     #[allow(dead_code)]
     kind: InputTag,
     inputs: Vec<WireInput>,
+    #[serde(default)]
+    snapshot_ack: Option<Tick>,
 }
 
 #[derive(Deserialize)]
@@ -463,7 +479,7 @@ mod tests {
             r#"{"type":"input","inputs":[{"tick":17,"turn":0.5,"throttle":1.0,"fire":false,"view_tick":1234.6}]}"#,
         )
         .unwrap();
-        let ClientMessage::Input { inputs } = input else {
+        let ClientMessage::Input { inputs, .. } = input else {
             panic!("an input message")
         };
         assert_eq!(inputs[0].tick, Tick(17));
@@ -592,11 +608,11 @@ mod props {
                 .into_iter()
                 .map(|t| WireInput { tick: Tick(t), turn, throttle, fire, view_tick: view })
                 .collect();
-            let mut text = encode(&ClientMessage::Input { inputs: inputs.clone() });
+            let mut text = encode(&ClientMessage::Input { inputs: inputs.clone(), snapshot_ack: None });
             if let Some(extra) = extra {
                 text = text.replacen('{', &format!("{{\"{extra}\":[1,{{}}],"), 1);
             }
-            prop_assert_eq!(decode_client(&text).unwrap(), ClientMessage::Input { inputs });
+            prop_assert_eq!(decode_client(&text).unwrap(), ClientMessage::Input { inputs, snapshot_ack: None });
         }
 
         /// Arbitrary text never panics the decoder.

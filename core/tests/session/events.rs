@@ -98,7 +98,7 @@ fn a_fire_tap_shorter_than_a_step_fires_once() {
     let last_input = sent
         .iter()
         .find_map(|m| match m {
-            ClientMessage::Input { inputs } => inputs.last().copied(),
+            ClientMessage::Input { inputs, .. } => inputs.last().copied(),
             _ => None,
         })
         .expect("an input");
@@ -184,7 +184,7 @@ fn each_input_keeps_the_view_it_was_made_in_until_acknowledged() {
     let inputs = |sent: Vec<ClientMessage>| {
         sent.into_iter()
             .find_map(|m| match m {
-                ClientMessage::Input { inputs } => Some(inputs),
+                ClientMessage::Input { inputs, .. } => Some(inputs),
                 _ => None,
             })
             .expect("an input message")

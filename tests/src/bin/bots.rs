@@ -58,9 +58,13 @@ struct Args {
     /// Time between two frames of each bot, in ms (16 is 60 fps).
     #[arg(long, default_value_t = 16)]
     frame_ms: u64,
-    /// Ask for compact binary snapshots instead of JSON.
+    /// Ask for compact binary snapshots instead of JSON (acknowledged, so
+    /// the server sends deltas).
     #[arg(long)]
     compact: bool,
+    /// With --compact: never acknowledge snapshots, so every frame is full.
+    #[arg(long)]
+    no_ack: bool,
     /// Light bots: send inputs on time and count received bytes without
     /// decoding them (the figures are the server's, not the bots').
     #[arg(long)]
@@ -101,6 +105,7 @@ fn light(args: &Args) -> Result<()> {
         warmup: Duration::from_secs_f64(args.warmup.max(0.0)),
         duration: Duration::from_secs_f64(args.seconds.max(0.1)),
         compact: args.compact,
+        ack: !args.no_ack,
         tick: Duration::from_millis(50),
     })?;
     println!("{}", serde_json::to_string_pretty(&report)?);

@@ -80,7 +80,7 @@ impl Default for SessionConfig {
 }
 
 /// The controls held right now. A `fire` seen by
-/// [`ClientSession::set_controls`] is latched until the next fixed step uses
+/// [`ClientSession::set_controls`](super::ClientSession::set_controls) is latched until the next fixed step uses
 /// it, so a tap shorter than a step still fires once.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Controls {

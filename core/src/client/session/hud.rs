@@ -17,6 +17,8 @@ pub struct SessionStats {
     pub frames_received: u64,
     /// Bytes received.
     pub bytes_received: u64,
+    /// Bytes the shell said it sent ([`ClientSession::sent`]).
+    pub bytes_sent: u64,
     /// Frames that did not decode (and unusable `welcome`s).
     pub decode_errors: u64,
     /// `error` messages from the server.
@@ -33,6 +35,9 @@ pub struct SessionStats {
     pub combat_events: u64,
     /// Respawns and other placements of the own player.
     pub placements: u64,
+    /// Delta frames against a snapshot the session no longer (or never)
+    /// held: refused, never drawn.
+    pub missing_baselines: u64,
     /// Events dropped because the shell did not drain them.
     pub events_dropped: u64,
 }
@@ -72,6 +77,10 @@ pub struct Hud {
     pub interpolation_delay: Duration,
     /// The last error from the server, or about what it sent.
     pub last_error: Option<(ErrorCode, String)>,
+    /// Bytes per second received, over the last whole second.
+    pub down_rate: f64,
+    /// Bytes per second sent, over the last whole second.
+    pub up_rate: f64,
     /// Session counters.
     pub stats: SessionStats,
     /// Client to server conditioner counters.
@@ -80,7 +89,37 @@ pub struct Hud {
     pub down: ConditionerStats,
 }
 
+/// Bytes per second each way, measured over whole seconds.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Rates {
+    since: Option<Duration>,
+    down_at: u64,
+    up_at: u64,
+    pub(crate) down: f64,
+    pub(crate) up: f64,
+}
+
+impl Rates {
+    /// Closes the window at `now` once a second has passed.
+    pub(crate) fn update(&mut self, now: Duration, stats: &SessionStats) {
+        let since = *self.since.get_or_insert(now);
+        let span = now.saturating_sub(since).as_secs_f64();
+        if span >= 1.0 {
+            self.down = (stats.bytes_received - self.down_at) as f64 / span;
+            self.up = (stats.bytes_sent - self.up_at) as f64 / span;
+            self.since = Some(now);
+            self.down_at = stats.bytes_received;
+            self.up_at = stats.bytes_sent;
+        }
+    }
+}
+
 impl ClientSession {
+    /// The shell sent `bytes` to the server (for the up rate).
+    pub fn sent(&mut self, bytes: usize) {
+        self.stats.bytes_sent += bytes as u64;
+    }
+
     /// The numbers for the HUD.
     pub fn hud(&self) -> Hud {
         let welcome = self.welcome();
@@ -106,6 +145,8 @@ impl ClientSession {
             visible_error: local.map_or(0.0, LocalPlayer::visible_error),
             interpolation_delay: self.interpolation_delay(),
             last_error: self.last_error.clone(),
+            down_rate: self.rates.down,
+            up_rate: self.rates.up,
             stats: self.stats,
             up: self.up.stats(),
             down: self.down.stats(),

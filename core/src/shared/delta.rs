@@ -1,0 +1,610 @@
+//! Delta snapshots: a binary frame that says only what changed since a
+//! snapshot the recipient has acknowledged (its baseline).
+//!
+//! A frame stands for a whole set of players, the same way a compact frame
+//! does; the delta frame writes it as differences from the baseline's set:
+//! - a player of the baseline that is not listed is exactly where the
+//!   baseline's velocity takes it ([`Quantised::predicted`]): an idle or
+//!   steadily moving player costs nothing;
+//! - a listed player carries a mask of the fields that differ from that
+//!   prediction and, for each, a small difference (zig-zag varint for
+//!   position and heading, a byte for the rest);
+//! - a player new to the set is listed in full;
+//! - a player of the baseline that left the set is listed as removed.
+//!
+//! The recipient's own state travels exactly in the head, as in the compact
+//! frame, because it is the reconciliation baseline.
+//!
+//! ```text
+//! u8 kind = 2, u32 server_tick, u32 baseline_tick, own block (as compact)
+//! varint removed count, then each removed id as a varint gap
+//! varint entry count, then per entry in id order:
+//!   varint id gap, u8 mask, then per set bit:
+//!     bit 0 x, bit 1 y, bit 2 heading: zig-zag varint of the i16 difference
+//!     bit 3 hp, bit 4 flags, bit 5 vx, bit 6 vy: the new byte
+//!   bit 7 (new): the whole quantised state follows (10 bytes) instead
+//! ```
+//! An id gap is the id minus the previous id plus one (the first: the id
+//! itself), so ids strictly increase. Decoding never panics and never
+//! guesses: a frame against a baseline the decoder does not hold, a removal
+//! or update of a player the baseline lacks, or a malformed frame is a
+//! [`ProtocolError`].
+
+use crate::shared::compact::{self, bad, Quantised, Reader};
+use crate::shared::config::SimConfig;
+use crate::shared::protocol::ProtocolError;
+use crate::shared::state::{PlayerId, PlayerState};
+use crate::shared::tick::Tick;
+
+/// The frame kind of a delta snapshot.
+pub const DELTA: u8 = 2;
+
+/// One player of a frame's set: its id and quantised state.
+pub type Entity = (PlayerId, Quantised);
+
+const X: u8 = 1;
+const Y: u8 = 2;
+const ROTATION: u8 = 4;
+const HP: u8 = 8;
+const FLAGS: u8 = 16;
+const VX: u8 = 32;
+const VY: u8 = 64;
+const NEW: u8 = 128;
+
+impl Quantised {
+    /// Where this state's velocity takes it in `ticks` of `config`'s
+    /// cadence, clamped to the arena; every other field unchanged. Both
+    /// sides compute it with the same `f64` operations, so it is
+    /// bit-identical natively and in wasm.
+    #[must_use]
+    pub fn predicted(&self, ticks: u32, config: &SimConfig) -> Quantised {
+        if self.vx == 0 && self.vy == 0 || ticks == 0 {
+            return *self;
+        }
+        let seconds = f64::from(config.tick_ms) / 1000.0 * f64::from(ticks);
+        let speed = f64::from(config.speed);
+        let step = |q: u16, v: i8, extent: f32| -> u16 {
+            let extent = f64::from(extent).max(1e-6);
+            let moved = f64::from(v) / 127.0 * speed * seconds / extent * 65535.0;
+            (f64::from(q) + moved).round().clamp(0.0, 65535.0) as u16
+        };
+        Quantised {
+            x: step(self.x, self.vx, config.arena.x),
+            y: step(self.y, self.vy, config.arena.y),
+            ..*self
+        }
+    }
+}
+
+/// The head of a delta frame: kind, ticks and the own state exactly.
+pub fn encode_head(server_tick: Tick, baseline: Tick, own: &PlayerState, out: &mut Vec<u8>) {
+    out.push(DELTA);
+    out.extend_from_slice(&server_tick.0.to_le_bytes());
+    out.extend_from_slice(&baseline.0.to_le_bytes());
+    compact::write_own(own, out);
+}
+
+/// The body of a delta frame that turns `baseline` (the set of the
+/// baseline frame, `ticks` before) into `target` (the set of this frame).
+/// Both are in id order.
+pub fn encode_body(
+    baseline: &[Entity],
+    target: &[Entity],
+    ticks: u32,
+    config: &SimConfig,
+    out: &mut Vec<u8>,
+) {
+    let mut removed = Vec::new();
+    let mut t = target.iter().peekable();
+    for (id, _) in baseline {
+        while t.next_if(|(tid, _)| tid < id).is_some() {}
+        if t.peek().is_none_or(|(tid, _)| tid != id) {
+            removed.push(*id);
+        }
+    }
+    write_varint(removed.len() as u64, out);
+    let mut previous = None;
+    for id in &removed {
+        write_gap(previous, *id, out);
+        previous = Some(*id);
+    }
+
+    let mut entries = Vec::with_capacity(target.len() * 3);
+    let mut count = 0u64;
+    let mut previous = None;
+    let mut b = baseline.iter().peekable();
+    for (id, value) in target {
+        while b.next_if(|(bid, _)| bid < id).is_some() {}
+        let base = b.next_if(|(bid, _)| bid == id).map(|(_, q)| q);
+        let before = entries.len();
+        write_gap(previous, *id, &mut entries);
+        let written = match base {
+            None => {
+                entries.push(NEW);
+                value.write(&mut entries);
+                true
+            }
+            Some(base) => write_changes(&base.predicted(ticks, config), value, &mut entries),
+        };
+        if written {
+            previous = Some(*id);
+            count += 1;
+        } else {
+            entries.truncate(before);
+        }
+    }
+    write_varint(count, out);
+    out.extend_from_slice(&entries);
+}
+
+/// A whole delta frame for one recipient.
+pub fn encode(
+    server_tick: Tick,
+    baseline_tick: Tick,
+    own: &PlayerState,
+    baseline: &[Entity],
+    target: &[Entity],
+    config: &SimConfig,
+) -> Vec<u8> {
+    let mut out = Vec::with_capacity(compact::HEAD_BYTES + 8 + target.len() * 3);
+    encode_head(server_tick, baseline_tick, own, &mut out);
+    let ticks = server_tick.0.saturating_sub(baseline_tick.0);
+    encode_body(baseline, target, ticks, config, &mut out);
+    out
+}
+
+/// The server tick a binary snapshot frame (compact or delta) is of: bytes
+/// 1..5, little-endian. `None` for anything shorter or of another kind.
+pub fn frame_tick(bytes: &[u8]) -> Option<Tick> {
+    match bytes {
+        [compact::SNAPSHOT | DELTA, a, b, c, d, ..] => {
+            Some(Tick(u32::from_le_bytes([*a, *b, *c, *d])))
+        }
+        _ => None,
+    }
+}
+
+/// The baseline tick a delta frame builds on; `None` for a full frame.
+pub fn baseline_tick(bytes: &[u8]) -> Option<Tick> {
+    match bytes {
+        [DELTA, _, _, _, _, a, b, c, d, ..] => Some(Tick(u32::from_le_bytes([*a, *b, *c, *d]))),
+        _ => None,
+    }
+}
+
+/// Reads a binary snapshot, full or delta, into the whole set it stands
+/// for. `baseline` finds the set of an earlier frame by its tick.
+///
+/// # Errors
+/// A malformed frame, a delta against a baseline `baseline` does not find,
+/// or one that changes or removes a player its baseline lacks.
+pub fn decode<'b>(
+    bytes: &[u8],
+    baseline: impl FnOnce(Tick) -> Option<&'b [Entity]>,
+    config: &SimConfig,
+) -> Result<compact::QuantisedFrame, ProtocolError> {
+    if bytes.first() != Some(&DELTA) {
+        return compact::decode_quantised(bytes);
+    }
+    let mut r = Reader::new(bytes);
+    r.u8()?;
+    let server_tick = Tick(r.u32()?);
+    let baseline_tick = Tick(r.u32()?);
+    let own = compact::read_own(&mut r, server_tick)?;
+    let base = baseline(baseline_tick).ok_or_else(|| {
+        ProtocolError::new(
+            crate::shared::protocol::ErrorCode::BadMessage,
+            format!("a delta against snapshot {baseline_tick}, which is not held"),
+        )
+    })?;
+    let ticks = server_tick.0.saturating_sub(baseline_tick.0);
+
+    let removed_count = read_count(&mut r)?;
+    let mut removed = Vec::with_capacity(removed_count);
+    let mut previous = None;
+    for _ in 0..removed_count {
+        let id = read_gap(&mut r, previous)?;
+        removed.push(id);
+        previous = Some(id);
+    }
+    let entry_count = read_count(&mut r)?;
+    let mut entries: Vec<(PlayerId, u8, Quantised)> = Vec::with_capacity(entry_count);
+    let mut previous = None;
+    for _ in 0..entry_count {
+        let id = read_gap(&mut r, previous)?;
+        previous = Some(id);
+        let mask = r.u8()?;
+        let value = if mask & NEW != 0 {
+            Quantised::read(&mut r)?
+        } else {
+            let base =
+                lookup(base, id).ok_or_else(|| bad("an update of a player the baseline lacks"))?;
+            read_changes(&mut r, mask, base.predicted(ticks, config))?
+        };
+        entries.push((id, mask, value));
+    }
+    if r.remaining() != 0 {
+        return Err(bad("trailing bytes after the delta"));
+    }
+    for id in &removed {
+        if lookup(base, *id).is_none() {
+            return Err(bad("a removal of a player the baseline lacks"));
+        }
+    }
+
+    // Merge: the baseline's players (predicted, unless removed or listed)
+    // and the entries, in id order.
+    let mut players = Vec::with_capacity(base.len() + entries.len());
+    let mut e = entries.iter().peekable();
+    let mut gone = removed.iter().peekable();
+    for (id, q) in base {
+        while let Some((eid, _, value)) = e.next_if(|(eid, _, _)| eid < id) {
+            players.push((*eid, *value));
+        }
+        if let Some((eid, _, value)) = e.next_if(|(eid, _, _)| eid == id) {
+            players.push((*eid, *value));
+            continue;
+        }
+        while gone.next_if(|g| *g < id).is_some() {}
+        if gone.next_if(|g| *g == id).is_some() {
+            continue;
+        }
+        players.push((*id, q.predicted(ticks, config)));
+    }
+    players.extend(e.map(|(id, _, value)| (*id, *value)));
+    Ok(compact::QuantisedFrame {
+        server_tick,
+        own,
+        players,
+    })
+}
+
+/// Bytes the entry of one player takes in a delta body (its id gap taken
+/// as one byte): 0 when the baseline's prediction is already right, the
+/// whole state when the baseline lacks it.
+pub fn entry_cost(
+    base: Option<&Quantised>,
+    value: &Quantised,
+    ticks: u32,
+    config: &SimConfig,
+) -> usize {
+    let Some(base) = base else {
+        return 1 + 1 + 10;
+    };
+    let predicted = base.predicted(ticks, config);
+    if predicted == *value {
+        return 0;
+    }
+    let wide = |old: u16, new: u16| {
+        if old == new {
+            0
+        } else {
+            varint_len(zigzag(new.wrapping_sub(old) as i16))
+        }
+    };
+    let narrow = |old: u8, new: u8| usize::from(old != new);
+    1 + 1
+        + wide(predicted.x, value.x)
+        + wide(predicted.y, value.y)
+        + wide(predicted.rotation, value.rotation)
+        + narrow(predicted.hp, value.hp)
+        + narrow(predicted.flags, value.flags)
+        + narrow(predicted.vx as u8, value.vx as u8)
+        + narrow(predicted.vy as u8, value.vy as u8)
+}
+
+fn varint_len(v: u64) -> usize {
+    let bits = 64 - v.leading_zeros() as usize;
+    bits.div_ceil(7).max(1)
+}
+
+/// The state of `id` in a set in id order.
+pub fn lookup(set: &[Entity], id: PlayerId) -> Option<Quantised> {
+    set.binary_search_by_key(&id, |(i, _)| *i)
+        .ok()
+        .map(|i| set[i].1)
+}
+
+/// Writes the fields of `value` that differ from `predicted`; `false` (and
+/// nothing written) when none do.
+fn write_changes(predicted: &Quantised, value: &Quantised, out: &mut Vec<u8>) -> bool {
+    let mut mask = 0;
+    let wide = [
+        (X, predicted.x, value.x),
+        (Y, predicted.y, value.y),
+        (ROTATION, predicted.rotation, value.rotation),
+    ];
+    let narrow = [
+        (HP, predicted.hp, value.hp),
+        (FLAGS, predicted.flags, value.flags),
+        (VX, predicted.vx as u8, value.vx as u8),
+        (VY, predicted.vy as u8, value.vy as u8),
+    ];
+    for (bit, old, new) in wide {
+        if old != new {
+            mask |= bit;
+        }
+    }
+    for (bit, old, new) in narrow {
+        if old != new {
+            mask |= bit;
+        }
+    }
+    if mask == 0 {
+        return false;
+    }
+    out.push(mask);
+    for (bit, old, new) in wide {
+        if mask & bit != 0 {
+            write_varint(zigzag(new.wrapping_sub(old) as i16), out);
+        }
+    }
+    for (bit, _, new) in narrow {
+        if mask & bit != 0 {
+            out.push(new);
+        }
+    }
+    true
+}
+
+fn read_changes(
+    r: &mut Reader<'_>,
+    mask: u8,
+    mut q: Quantised,
+) -> Result<Quantised, ProtocolError> {
+    for (bit, field) in [(X, &mut q.x), (Y, &mut q.y), (ROTATION, &mut q.rotation)] {
+        if mask & bit != 0 {
+            let difference = unzigzag(read_varint(r)?)?;
+            *field = field.wrapping_add(difference as u16);
+        }
+    }
+    if mask & HP != 0 {
+        q.hp = r.u8()?;
+    }
+    if mask & FLAGS != 0 {
+        q.flags = r.u8()?;
+    }
+    if mask & VX != 0 {
+        q.vx = r.u8()? as i8;
+    }
+    if mask & VY != 0 {
+        q.vy = r.u8()? as i8;
+    }
+    Ok(q)
+}
+
+fn write_gap(previous: Option<PlayerId>, id: PlayerId, out: &mut Vec<u8>) {
+    let gap = previous.map_or(id.0, |p| id.0 - p.0 - 1);
+    write_varint(u64::from(gap), out);
+}
+
+fn read_gap(r: &mut Reader<'_>, previous: Option<PlayerId>) -> Result<PlayerId, ProtocolError> {
+    let gap = u32::try_from(read_varint(r)?).map_err(|_| bad("an id gap out of range"))?;
+    let id = match previous {
+        None => Some(gap),
+        Some(p) => p.0.checked_add(1).and_then(|n| n.checked_add(gap)),
+    };
+    id.map(PlayerId).ok_or_else(|| bad("an id out of range"))
+}
+
+/// A count, at most one per remaining byte (every item takes one at least).
+fn read_count(r: &mut Reader<'_>) -> Result<usize, ProtocolError> {
+    let count = read_varint(r)?;
+    usize::try_from(count)
+        .ok()
+        .filter(|n| *n <= r.remaining())
+        .ok_or_else(|| bad("a count larger than the frame"))
+}
+
+fn zigzag(v: i16) -> u64 {
+    u64::from(((v << 1) ^ (v >> 15)) as u16)
+}
+
+fn unzigzag(v: u64) -> Result<i16, ProtocolError> {
+    let v = u16::try_from(v).map_err(|_| bad("a difference out of range"))?;
+    Ok(((v >> 1) as i16) ^ -((v & 1) as i16))
+}
+
+fn write_varint(mut v: u64, out: &mut Vec<u8>) {
+    while v >= 0x80 {
+        out.push((v as u8 & 0x7f) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn read_varint(r: &mut Reader<'_>) -> Result<u64, ProtocolError> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let byte = r.u8()?;
+        v |= u64::from(byte & 0x7f) << shift;
+        if byte & 0x80 == 0 {
+            return Ok(v);
+        }
+    }
+    Err(bad("a varint longer than 64 bits"))
+}
+
+/// Every player of `states` quantised, in id order.
+pub fn quantise_all(states: &[PlayerState], config: &SimConfig) -> Vec<Entity> {
+    let mut set: Vec<Entity> = states
+        .iter()
+        .map(|s| (s.id, Quantised::of(s, config)))
+        .collect();
+    set.sort_by_key(|(id, _)| *id);
+    set
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::Vec2;
+
+    use super::*;
+    use crate::shared::sim::Pose;
+
+    fn player(id: u32, x: f32, vx: f32, hp: u16) -> PlayerState {
+        PlayerState {
+            id: PlayerId(id),
+            hp,
+            velocity: Some(Vec2::new(vx, 0.0)),
+            ..PlayerState::at(Tick(1), None, Pose::new(Vec2::new(x, 600.0), 0.0))
+        }
+    }
+
+    fn set(players: &[PlayerState]) -> Vec<Entity> {
+        quantise_all(players, &SimConfig::default())
+    }
+
+    #[test]
+    fn idle_and_steady_players_cost_nothing_and_changes_little() {
+        let config = SimConfig::default();
+        let own = player(1, 100.0, 0.0, 100);
+        // Player 2 idle, player 3 at a steady 200 u/s (10 u per tick).
+        let before = set(&[
+            own,
+            player(2, 500.0, 0.0, 100),
+            player(3, 700.0, 200.0, 100),
+        ]);
+        let after = set(&[
+            own,
+            player(2, 500.0, 0.0, 100),
+            player(3, 740.0, 200.0, 100),
+        ]);
+        let frame = encode(Tick(14), Tick(10), &own, &before, &after, &config);
+        assert_eq!(
+            frame.len(),
+            compact::HEAD_BYTES + 4 + 1 + 1,
+            "head, baseline tick, two empty counts"
+        );
+        let decoded = decode(&frame, |t| (t == Tick(10)).then_some(&before[..]), &config).unwrap();
+        assert_eq!(decoded.players, after);
+        assert_eq!(
+            (decoded.server_tick, decoded.own),
+            (
+                Tick(14),
+                PlayerState {
+                    tick: Tick(14),
+                    ..own
+                }
+            )
+        );
+
+        // The cost of each entry is what it takes in the body.
+        for (before, after) in before.iter().zip(&after) {
+            let mut one = Vec::new();
+            encode_body(&[*before], &[*after], 4, &config, &mut one);
+            let cost = entry_cost(Some(&before.1), &after.1, 4, &config);
+            assert_eq!(one.len() - 2, cost, "{before:?} -> {after:?}");
+        }
+        // A hit and a turn: a few bytes.
+        let mut hurt = player(2, 500.0, 0.0, 80);
+        hurt.rotation = 0.5;
+        let changed = set(&[own, hurt, player(3, 740.0, 200.0, 100)]);
+        let frame = encode(Tick(14), Tick(10), &own, &before, &changed, &config);
+        assert!(
+            frame.len() <= compact::HEAD_BYTES + 4 + 1 + 1 + 6,
+            "{}",
+            frame.len()
+        );
+        let decoded = decode(&frame, |_| Some(&before[..]), &config).unwrap();
+        assert_eq!(decoded.players, changed);
+    }
+
+    #[test]
+    fn players_come_and_go() {
+        let config = SimConfig::default();
+        let own = player(1, 100.0, 0.0, 100);
+        let before = set(&[own, player(2, 500.0, 0.0, 100), player(300, 9.0, 0.0, 1)]);
+        let after = set(&[
+            own,
+            player(7, 50.0, -50.0, 100),
+            player(300, 9.0, 0.0, 1),
+            player(70_000, 1.0, 0.0, 5),
+        ]);
+        let frame = encode(Tick(3), Tick(2), &own, &before, &after, &config);
+        let decoded = decode(&frame, |_| Some(&before[..]), &config).unwrap();
+        assert_eq!(decoded.players, after);
+        // Against an empty baseline everything is new.
+        let frame = encode(Tick(3), Tick(2), &own, &[], &after, &config);
+        assert_eq!(
+            decode(&frame, |_| Some(&[][..]), &config).unwrap().players,
+            after
+        );
+    }
+
+    #[test]
+    fn a_baseline_not_held_is_an_error_not_a_picture() {
+        let config = SimConfig::default();
+        let own = player(1, 100.0, 0.0, 100);
+        let before = set(&[own, player(2, 500.0, 0.0, 100)]);
+        let after = set(&[own, player(2, 510.0, 0.0, 100)]);
+        let frame = encode(Tick(3), Tick(2), &own, &before, &after, &config);
+        assert!(decode(&frame, |_| None, &config).is_err());
+        // A baseline that lacks the updated player.
+        let other = set(&[own]);
+        assert!(decode(&frame, |_| Some(&other[..]), &config).is_err());
+        // Every cut is an error.
+        for cut in 0..frame.len() {
+            assert!(decode(&frame[..cut], |_| Some(&before[..]), &config).is_err());
+        }
+    }
+
+    #[test]
+    fn the_tick_is_in_bytes_one_to_five_of_every_binary_frame() {
+        let config = SimConfig::default();
+        let own = player(1, 100.0, 0.0, 100);
+        let full = compact::encode(Tick(77), &own, &[own], &config);
+        let delta = encode(Tick(78), Tick(77), &own, &[], &[], &config);
+        assert_eq!(frame_tick(&full), Some(Tick(77)));
+        assert_eq!(frame_tick(&delta), Some(Tick(78)));
+        assert_eq!(
+            (baseline_tick(&full), baseline_tick(&delta)),
+            (None, Some(Tick(77)))
+        );
+        assert_eq!(frame_tick(&[2, 1]), None);
+    }
+
+    #[test]
+    fn varints_and_zigzag_round_trip() {
+        for v in [0u64, 1, 127, 128, 300, u64::from(u32::MAX), u64::MAX] {
+            let mut out = Vec::new();
+            write_varint(v, &mut out);
+            assert_eq!(read_varint(&mut Reader::new(&out)).unwrap(), v);
+        }
+        for v in [0i16, 1, -1, 63, -64, i16::MAX, i16::MIN] {
+            assert_eq!(unzigzag(zigzag(v)).unwrap(), v);
+        }
+        assert!(read_varint(&mut Reader::new(&[0xff; 11])).is_err());
+        for v in [0u64, 1, 127, 128, 16_383, 16_384, u64::MAX] {
+            let mut out = Vec::new();
+            write_varint(v, &mut out);
+            assert_eq!(varint_len(v), out.len(), "{v}");
+        }
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Any bytes against any baseline decode to a frame or an error.
+        #[test]
+        fn arbitrary_bytes_never_panic(
+            bytes in prop::collection::vec(any::<u8>(), 0..120),
+            base in prop::collection::vec((1u32..50, any::<[u8; 10]>()), 0..8),
+        ) {
+            let mut base: Vec<Entity> = base
+                .into_iter()
+                .map(|(id, b)| (PlayerId(id), Quantised::read(&mut Reader::new(&b)).unwrap()))
+                .collect();
+            base.sort_by_key(|(id, _)| *id);
+            base.dedup_by_key(|(id, _)| *id);
+            let mut framed = vec![DELTA];
+            framed.extend_from_slice(&bytes);
+            let _ = decode(&framed, |_| Some(&base[..]), &SimConfig::default());
+            let _ = decode(&bytes, |_| Some(&base[..]), &SimConfig::default());
+        }
+    }
+}
