@@ -230,7 +230,12 @@ fn aoi_players_meet_within_a_tick_and_part_after_the_margin_without_flicker() {
 /// under a byte `budget`. The longest a player went without a refresh (in
 /// ticks, after the first second), the sizes of the delta frames, and the
 /// room's counters.
-fn forty_under(budget: usize) -> (u32, Vec<usize>, skirmish_core::RoomStats) {
+/// Acknowledgements reach the room `rtt_ticks` after the frame was decoded.
+/// Also checks that no player's picture goes back in time: the tick whose
+/// truth a decoded value stands for (its own tick when it is the truth,
+/// else what its baseline's value stood for) never decreases from frame to
+/// frame.
+fn forty_under(budget: usize, rtt_ticks: u32) -> (u32, Vec<usize>, skirmish_core::RoomStats) {
     let sim = common::open();
     let interest = InterestConfig {
         budget,
@@ -250,10 +255,18 @@ fn forty_under(budget: usize) -> (u32, Vec<usize>, skirmish_core::RoomStats) {
     let mut truths: BTreeMap<Tick, Vec<Entity>> = BTreeMap::new();
     let mut worst_gap = 0;
     let mut sizes = Vec::new();
+    let mut decoded_at: Vec<(u32, Tick)> = Vec::new();
+    let mut seen_from: BTreeMap<PlayerId, Tick> = BTreeMap::new();
+    let mut fresh_of: BTreeMap<Tick, BTreeMap<PlayerId, Tick>> = BTreeMap::new();
     for n in 1..=200u32 {
         for p in 1..=40u32 {
             let turn = if (n / 3 + p) % 2 == 0 { 1.0 } else { -1.0 };
-            let ack = if p == 1 { decoder.ack() } else { None };
+            let ack = decoded_at
+                .iter()
+                .filter(|(at, _)| at + rtt_ticks <= n)
+                .map(|(_, t)| *t)
+                .max()
+                .filter(|_| p == 1);
             let message = ClientMessage::Input {
                 inputs: vec![input(n, turn, 1.0)],
                 snapshot_ack: ack,
@@ -264,15 +277,37 @@ fn forty_under(budget: usize) -> (u32, Vec<usize>, skirmish_core::RoomStats) {
         truths.insert(tick, delta::quantise_all(&room.world().snapshot(), &sim));
         for bytes in binaries(&out, me) {
             let frame = decoder.decode(&bytes, &sim).expect("decodes");
+            decoded_at.push((n, frame.server_tick));
             if delta::baseline_tick(&bytes).is_some() {
                 sizes.push(bytes.len());
             }
-            let truth = &truths[&frame.server_tick];
+            let t = frame.server_tick;
+            let base = delta::baseline_tick(&bytes);
+            let mut fresh_here = BTreeMap::new();
             for (id, q) in &frame.players {
-                if delta::lookup(truth, *id) == Some(*q) {
-                    fresh.insert(*id, frame.server_tick);
+                if frame.stale.contains(id) {
+                    // Left out for the budget: not drawn, the client keeps
+                    // what it drew.
+                    continue;
+                }
+                // The tick whose truth this value stands for: this one when
+                // it is the truth, else what its baseline stood for.
+                let from = if delta::lookup(&truths[&t], *id) == Some(*q) {
+                    fresh.insert(*id, t);
+                    Some(t)
+                } else {
+                    base.and_then(|b| fresh_of.get(&b)?.get(id).copied())
+                };
+                if let Some(from) = from {
+                    fresh_here.insert(*id, from);
+                    let before = seen_from.insert(*id, from);
+                    assert!(
+                        before.is_none_or(|b| b <= from),
+                        "player {id} went back from tick {before:?} to {from} at {t}"
+                    );
                 }
             }
+            fresh_of.insert(t, fresh_here);
         }
         out.clear();
         if n > 20 {
@@ -288,7 +323,7 @@ fn forty_under(budget: usize) -> (u32, Vec<usize>, skirmish_core::RoomStats) {
 #[test]
 fn frames_fit_the_budget_and_nobody_in_view_starves() {
     // 300 bytes hold about every change: frames stay within it.
-    let (gap, sizes, stats) = forty_under(300);
+    let (gap, sizes, stats) = forty_under(300, 0);
     assert!(gap <= 5, "a player went {gap} ticks without a refresh");
     assert!(sizes.len() > 150 && stats.deltas > 150, "deltas were sent");
     assert!(sizes.iter().all(|&s| s <= 300), "{sizes:?}");
@@ -297,9 +332,64 @@ fn frames_fit_the_budget_and_nobody_in_view_starves() {
     // 80 bytes hold a few changes a tick: the priorities take turns, and a
     // player about to go 250 ms without a refresh goes whatever the budget
     // (counted).
-    let (gap, sizes, stats) = forty_under(80);
+    let (gap, sizes, stats) = forty_under(80, 0);
     assert!(gap <= 5, "a player went {gap} ticks without a refresh");
     assert!(stats.over_budget > 0, "{stats:?}");
     let within = sizes.iter().filter(|&&s| s <= 80).count();
     assert!(within > 0, "some frames fit: {sizes:?}");
+
+    // Acknowledgements 3 ticks late: frames build on older baselines, and
+    // the picture still never goes back.
+    let (gap, _, stats) = forty_under(80, 3);
+    assert!(gap <= 5, "a player went {gap} ticks without a refresh");
+    assert!(stats.deltas > 150);
+}
+
+/// Twenty clients that see everyone, in a room whose changes fit the
+/// budget, acknowledging at different moments: the room builds one delta
+/// body per distinct baseline, not one per client.
+#[test]
+fn clients_on_the_same_baseline_share_one_body() {
+    let sim = common::open();
+    let mut room = room(sim.clone(), InterestConfig::default());
+    let mut out = Outbox::new();
+    for p in 1..=20 {
+        room.join(PlayerId(p), "p", Encoding::Compact, &mut out)
+            .unwrap();
+    }
+    out.clear();
+    let mut decoders: Vec<Decoder> = (0..20).map(|_| Decoder::default()).collect();
+    for n in 1..=100u32 {
+        for p in 1..=20u32 {
+            // Half the clients acknowledge a tick later than the others.
+            let decoder = &decoders[p as usize - 1];
+            let ack = if p % 2 == 0 || n % 2 == 0 {
+                decoder.ack()
+            } else {
+                None
+            };
+            let message = ClientMessage::Input {
+                inputs: vec![input(n, 0.3, 1.0)],
+                snapshot_ack: ack,
+            };
+            room.receive(PlayerId(p), &message, &mut out).unwrap();
+        }
+        room.tick(&mut out);
+        for p in 1..=20u32 {
+            for bytes in binaries(&out, PlayerId(p)) {
+                decoders[p as usize - 1]
+                    .decode(&bytes, &sim)
+                    .expect("decodes");
+            }
+        }
+        out.clear();
+    }
+    let stats = room.stats();
+    assert!(stats.deltas > 1500, "{stats:?}");
+    assert!(
+        stats.delta_bodies * 5 < stats.deltas,
+        "bodies are shared: {} bodies for {} deltas",
+        stats.delta_bodies,
+        stats.deltas
+    );
 }

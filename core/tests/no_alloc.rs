@@ -1,7 +1,10 @@
 //! Steady-state prediction and reconciliation allocate nothing on the heap.
 //!
 //! This file is its own test binary with a single test, so the counting
-//! allocator sees only this test's allocations.
+//! allocator sees almost only this test's allocations: the harness's own
+//! thread may allocate at any moment, so a measurement is taken up to three
+//! times and one clean run passes (code that allocates does so every time,
+//! the harness does not).
 #![cfg(not(target_arch = "wasm32"))]
 
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
@@ -53,17 +56,19 @@ fn predict_reconcile_and_frames_allocate_nothing_in_steady_state() {
         cycle(&mut player);
     }
 
-    let region = Region::new(GLOBAL);
-    let mut replayed = 0;
-    for _ in 0..1000 {
-        replayed += cycle(&mut player).replayed;
+    let mut measured = Vec::new();
+    for _ in 0..3 {
+        let region = Region::new(GLOBAL);
+        let mut replayed = 0;
+        for _ in 0..1000 {
+            replayed += cycle(&mut player).replayed;
+        }
+        let stats = region.change();
+        assert_eq!(replayed, 32 * 1000, "every reconciliation replays 32 steps");
+        if (stats.allocations, stats.reallocations) == (0, 0) {
+            return;
+        }
+        measured.push(stats);
     }
-    let stats = region.change();
-
-    assert_eq!(replayed, 32 * 1000, "every reconciliation replays 32 steps");
-    assert_eq!(
-        (stats.allocations, stats.reallocations),
-        (0, 0),
-        "steady state allocates nothing: {stats:?}"
-    );
+    panic!("steady state allocates: {measured:?}");
 }

@@ -428,9 +428,12 @@ impl ClientSession {
         let Some(sim) = self.welcome().map(|w| w.sim.clone()) else {
             return;
         };
-        let players: Vec<PlayerState> = frame
+        // Players left out for the budget are in the set but not news.
+        let present: Vec<PlayerId> = frame.players.iter().map(|(id, _)| *id).collect();
+        let mut players: Vec<PlayerState> = frame
             .players
             .iter()
+            .filter(|(id, _)| frame.stale.binary_search(id).is_err())
             .map(|(id, q)| {
                 if *id == frame.own.id {
                     frame.own
@@ -439,8 +442,13 @@ impl ClientSession {
                 }
             })
             .collect();
+        // The head always carries the own state, whether or not the set
+        // has its entry yet.
+        if !players.iter().any(|p| p.id == frame.own.id) {
+            players.push(frame.own);
+        }
         self.baselines.keep(frame.server_tick, frame.players);
-        self.on_snapshot(frame.server_tick, &players, at);
+        self.on_snapshot(frame.server_tick, &players, Some(&present), at);
     }
 
     fn handle(&mut self, message: ServerMessage, at: Duration) {
@@ -460,7 +468,7 @@ impl ClientSession {
             ServerMessage::Snapshot {
                 server_tick,
                 players,
-            } => self.on_snapshot(server_tick, &players, at),
+            } => self.on_snapshot(server_tick, &players, None, at),
             ServerMessage::Roster { players } => {
                 self.names = players.into_iter().map(|e| (e.id, e.name)).collect();
             }
@@ -519,7 +527,16 @@ impl ClientSession {
         self.cooldown = Cooldown::default();
     }
 
-    fn on_snapshot(&mut self, server_tick: Tick, players: &[PlayerState], at: Duration) {
+    /// A snapshot of `players`; `present` lists everyone still in the
+    /// room's picture when it is more than `players` (binary frames with
+    /// players left out for the budget).
+    fn on_snapshot(
+        &mut self,
+        server_tick: Tick,
+        players: &[PlayerState],
+        present: Option<&[PlayerId]>,
+        at: Duration,
+    ) {
         let Some(me) = self.welcome().map(|w| w.id) else {
             return;
         };
@@ -529,7 +546,10 @@ impl ClientSession {
             // Only the newest snapshot so far says anything about the clock.
             self.clock.on_snapshot(server_tick, at);
             self.last_snapshot = Some(server_tick);
-            let ids: Vec<PlayerId> = players.iter().map(|p| p.id).collect();
+            let ids: Vec<PlayerId> = present.map_or_else(
+                || players.iter().map(|p| p.id).collect(),
+                <[PlayerId]>::to_vec,
+            );
             self.authority.retain_present(&ids);
             self.remotes.retain(|id, _| ids.contains(id));
         }

@@ -15,17 +15,26 @@
 //!   so nobody in view starves. A player the prediction already gets right
 //!   costs nothing and counts as refreshed.
 //! - **Baselines.** Each viewer keeps the frames sent since its
-//!   acknowledgement (at most [`KEPT_FRAMES`]); a frame that was the room's
-//!   whole truth is kept as a mark only ([`Sent::complete`]), its set read
-//!   from the room's own ring of the last [`KEPT_FRAMES`] ticks.
+//!   acknowledgement (at most [`KEPT_FRAMES`]). A frame carries what the
+//!   next one is built from: its set (or, when it was the room's whole
+//!   truth, only its tick: the set is in the room's ring of the last
+//!   [`KEPT_FRAMES`] ticks) and the priorities of the players it left
+//!   waiting. So the refresh order always follows what the client holds,
+//!   and clients that see everyone and acknowledged the same frame get the
+//!   same next frame, built once (`frames.rs`).
+
+pub(crate) mod frames;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
 
 use glam::Vec2;
 
-use crate::shared::compact::{Quantised, HEAD_BYTES};
+pub(crate) use frames::SentFrame;
+
+use crate::shared::compact::HEAD_BYTES;
 use crate::shared::config::SimConfig;
-use crate::shared::delta::{self, Entity};
+use crate::shared::delta::Entity;
 use crate::shared::protocol::CombatEvent;
 use crate::shared::state::{PlayerId, PlayerState};
 use crate::shared::tick::Tick;
@@ -60,46 +69,15 @@ impl Default for InterestConfig {
     }
 }
 
-/// A frame sent to a viewer.
-#[derive(Clone, Debug)]
-pub(crate) struct Sent {
-    pub(crate) tick: Tick,
-    /// The set the frame stands for; `None` when it was the room's whole
-    /// truth at that tick ([`Sent::complete`]).
-    set: Option<Vec<Entity>>,
-}
-
-impl Sent {
-    /// A frame that was the room's whole truth: only its tick is kept.
-    pub(crate) fn complete(tick: Tick) -> Sent {
-        Sent { tick, set: None }
-    }
-
-    /// A frame of a partial set.
-    pub(crate) fn partial(tick: Tick, set: Vec<Entity>) -> Sent {
-        Sent {
-            tick,
-            set: Some(set),
-        }
-    }
-
-    pub(crate) fn is_complete(&self) -> bool {
-        self.set.is_none()
-    }
-}
-
 /// What the room remembers of one binary client that acknowledges.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Viewer {
     acked: Option<Tick>,
-    sent: VecDeque<Sent>,
+    /// Frames sent since the acknowledged one (included), oldest first.
+    sent: VecDeque<Arc<SentFrame>>,
     in_view: BTreeSet<PlayerId>,
-    /// Accumulated priority and the last tick refreshed, per player in view.
-    priority: BTreeMap<PlayerId, (f32, Tick)>,
     /// Players this one hit or was hit by, until a tick.
     partners: BTreeMap<PlayerId, Tick>,
-    /// When the last complete frame refreshed everyone at once.
-    fresh_at: Option<Tick>,
 }
 
 impl Viewer {
@@ -115,31 +93,17 @@ impl Viewer {
     }
 
     /// The frame to build on: the acknowledged one, if still kept.
-    pub(crate) fn baseline(&self) -> Option<&Sent> {
+    pub(crate) fn baseline(&self) -> Option<&Arc<SentFrame>> {
         let acked = self.acked?;
         self.sent.iter().find(|s| s.tick == acked)
     }
 
     /// Remembers a frame sent.
-    pub(crate) fn record(&mut self, sent: Sent) {
+    pub(crate) fn record(&mut self, sent: Arc<SentFrame>) {
         if self.sent.len() >= KEPT_FRAMES {
             self.sent.pop_front();
         }
         self.sent.push_back(sent);
-    }
-
-    /// A frame refreshed every player in view at `tick`.
-    pub(crate) fn refreshed_all(&mut self, tick: Tick) {
-        self.priority.clear();
-        self.fresh_at = Some(tick);
-    }
-
-    /// A player's accumulated priority and the tick it was last refreshed.
-    fn standing(&self, id: PlayerId, now: Tick) -> (f32, Tick) {
-        self.priority
-            .get(&id)
-            .copied()
-            .unwrap_or((0.0, self.fresh_at.unwrap_or(now)))
     }
 
     /// Remembers who `me` fought this tick.
@@ -183,8 +147,8 @@ impl Truths {
     }
 
     /// The set a sent frame stood for.
-    pub(crate) fn set_of<'a>(&'a self, sent: &'a Sent) -> Option<&'a [Entity]> {
-        match &sent.set {
+    pub(crate) fn set_of<'a>(&'a self, sent: &'a SentFrame) -> Option<&'a [Entity]> {
+        match sent.partial() {
             Some(partial) => Some(partial),
             None => self.get(sent.tick),
         }
@@ -245,6 +209,8 @@ pub(crate) struct Scene<'a> {
     pub(crate) grid: Option<&'a Grid>,
     pub(crate) sim: &'a SimConfig,
     pub(crate) config: &'a InterestConfig,
+    /// Each player's speed as a fraction of the top speed (at most 1).
+    pub(crate) speed: Vec<f32>,
 }
 
 impl Viewer {
@@ -280,109 +246,6 @@ impl Viewer {
         seen.dedup();
         self.in_view = seen.iter().map(|&i| scene.states[i].id).collect();
         Some(seen)
-    }
-
-    /// This tick's delta body against `baseline` (the set of the frame of
-    /// `baseline_tick`) for the players `seen` (indices, `None`: all), within
-    /// `room` bytes: the set the frame stands for, whether it is the whole
-    /// truth, and the body.
-    pub(crate) fn delta(
-        &mut self,
-        me: usize,
-        seen: Option<&[usize]>,
-        baseline: &[Entity],
-        baseline_tick: Tick,
-        room: usize,
-        scene: &Scene<'_>,
-    ) -> (Vec<Entity>, bool, Vec<u8>) {
-        let ticks = scene.tick.0.saturating_sub(baseline_tick.0);
-        let all: Vec<usize>;
-        let seen = if let Some(seen) = seen {
-            seen
-        } else {
-            all = (0..scene.states.len()).collect();
-            &all
-        };
-        let here = scene.states[me].position;
-        let me_id = scene.states[me].id;
-        let reach = scene
-            .config
-            .radius
-            .unwrap_or(scene.sim.arena.length())
-            .max(1.0);
-        // Each player in view: its value if refreshed, its predicted value
-        // if not (None: left out of the set), what refreshing it costs, and
-        // how much it gains priority a tick.
-        let mut rows: Vec<(PlayerId, Quantised, Option<Quantised>, usize, f32)> =
-            Vec::with_capacity(seen.len());
-        for &i in seen {
-            let (id, value) = scene.truth[i];
-            let base = delta::lookup(baseline, id);
-            let carried = base.map(|b| b.predicted(ticks, scene.sim));
-            let cost = if carried == Some(value) {
-                0
-            } else {
-                delta::entry_cost(base.as_ref(), &value, ticks, scene.sim)
-            };
-            let s = &scene.states[i];
-            let near = 1.0 - (s.position.distance(here) / reach).min(1.0);
-            let fast = s.velocity.unwrap_or(Vec2::ZERO).length() / scene.sim.speed.max(1e-6);
-            let weight = 1.0 + 2.0 * near + fast.min(1.0);
-            rows.push((id, value, carried, cost, weight));
-        }
-        // The order to refresh in: overdue first, then by priority.
-        let stale_after = scene.config.max_stale_ticks.saturating_sub(1);
-        let keys: Vec<(bool, f32)> = rows
-            .iter()
-            .map(|(id, _, _, _, weight)| {
-                let (p, last) = self.standing(*id, scene.tick);
-                (
-                    scene.tick.0.saturating_sub(last.0) >= stale_after,
-                    p + weight,
-                )
-            })
-            .collect();
-        let mut order: Vec<usize> = (0..rows.len()).filter(|&r| rows[r].3 > 0).collect();
-        order.sort_by(|&a, &b| {
-            keys[b]
-                .partial_cmp(&keys[a])
-                .unwrap_or(std::cmp::Ordering::Equal)
-                .then(rows[a].0.cmp(&rows[b].0))
-        });
-        // The two counts of the body take up to two varint bytes each.
-        let room = room.saturating_sub(4);
-        let mut refreshed = vec![false; rows.len()];
-        let mut used = 0;
-        for r in order {
-            if used + rows[r].3 <= room || keys[r].0 || rows[r].0 == me_id {
-                used += rows[r].3;
-                refreshed[r] = true;
-            }
-        }
-        let mut set = Vec::with_capacity(rows.len());
-        let mut complete = seen.len() == scene.states.len();
-        for (r, (id, value, carried, cost, weight)) in rows.iter().enumerate() {
-            let fresh = *cost == 0 || refreshed[r];
-            if fresh {
-                set.push((*id, *value));
-                self.priority.insert(*id, (0.0, scene.tick));
-            } else {
-                complete = false;
-                let (p, last) = self.standing(*id, scene.tick);
-                self.priority.insert(*id, (p + weight, last));
-                if let Some(carried) = carried {
-                    set.push((*id, *carried));
-                }
-            }
-        }
-        let in_view: BTreeSet<PlayerId> = rows.iter().map(|r| r.0).collect();
-        self.priority.retain(|id, _| in_view.contains(id));
-        if complete {
-            self.refreshed_all(scene.tick);
-        }
-        let mut body = Vec::with_capacity(used + 8);
-        delta::encode_body(baseline, &set, ticks, scene.sim, &mut body);
-        (set, complete, body)
     }
 }
 

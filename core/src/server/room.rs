@@ -155,6 +155,9 @@ pub struct RoomStats {
     pub combat_events: u64,
     /// Binary snapshot frames sent as deltas.
     pub deltas: u64,
+    /// Delta bodies built: clients that see everyone and acknowledged the
+    /// same frame share one.
+    pub delta_bodies: u64,
     /// Delta frames over the byte budget (players overdue a refresh go
     /// whatever the budget).
     pub over_budget: u64,

@@ -229,6 +229,9 @@ pub struct QuantisedFrame {
     pub own: PlayerState,
     /// Every player the frame holds, quantised, in id order.
     pub players: Vec<(PlayerId, Quantised)>,
+    /// Players of the set left out for the byte budget (delta frames only):
+    /// their values are the baseline's, not news to draw.
+    pub stale: Vec<PlayerId>,
 }
 
 /// Reads a compact snapshot without dequantising the players.
@@ -255,6 +258,7 @@ pub fn decode_quantised(bytes: &[u8]) -> Result<QuantisedFrame, ProtocolError> {
         server_tick,
         own,
         players,
+        stale: Vec::new(),
     })
 }
 

@@ -23,7 +23,13 @@
 //!     bit 0 x, bit 1 y, bit 2 heading: zig-zag varint of the i16 difference
 //!     bit 3 hp, bit 4 flags, bit 5 vx, bit 6 vy: the new byte
 //!   bit 7 (new): the whole quantised state follows (10 bytes) instead
+//! varint stale mask length (0, or one bit per player of the set, in id
+//!   order, rounded up to bytes), then the mask
 //! ```
+//!
+//! A player of the set whose stale bit is set was left out for the byte
+//! budget: its value is only the baseline's, carried for building the next
+//! deltas, and a client must not draw it as news (it keeps what it drew).
 //! An id gap is the id minus the previous id plus one (the first: the id
 //! itself), so ids strictly increase. Decoding never panics and never
 //! guesses: a frame against a baseline the decoder does not hold, a removal
@@ -51,6 +57,26 @@ const VX: u8 = 32;
 const VY: u8 = 64;
 const NEW: u8 = 128;
 
+/// How far a quantised velocity carries a quantised position in a given
+/// number of ticks, per axis: computed once per frame, used per player.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Motion {
+    kx: f64,
+    ky: f64,
+}
+
+impl Motion {
+    /// The motion of `ticks` ticks of `config`'s cadence in its arena.
+    pub fn new(ticks: u32, config: &SimConfig) -> Motion {
+        let seconds = f64::from(config.tick_ms) / 1000.0 * f64::from(ticks);
+        let per_unit = f64::from(config.speed) * seconds / 127.0 * 65535.0;
+        Motion {
+            kx: per_unit / f64::from(config.arena.x).max(1e-6),
+            ky: per_unit / f64::from(config.arena.y).max(1e-6),
+        }
+    }
+}
+
 impl Quantised {
     /// Where this state's velocity takes it in `ticks` of `config`'s
     /// cadence, clamped to the arena; every other field unchanged. Both
@@ -58,19 +84,23 @@ impl Quantised {
     /// bit-identical natively and in wasm.
     #[must_use]
     pub fn predicted(&self, ticks: u32, config: &SimConfig) -> Quantised {
-        if self.vx == 0 && self.vy == 0 || ticks == 0 {
+        self.moved(&Motion::new(ticks, config))
+    }
+
+    /// [`Quantised::predicted`] with the motion computed once.
+    #[must_use]
+    pub fn moved(&self, motion: &Motion) -> Quantised {
+        if self.vx == 0 && self.vy == 0 {
             return *self;
         }
-        let seconds = f64::from(config.tick_ms) / 1000.0 * f64::from(ticks);
-        let speed = f64::from(config.speed);
-        let step = |q: u16, v: i8, extent: f32| -> u16 {
-            let extent = f64::from(extent).max(1e-6);
-            let moved = f64::from(v) / 127.0 * speed * seconds / extent * 65535.0;
-            (f64::from(q) + moved).round().clamp(0.0, 65535.0) as u16
+        // Rounded half up by a truncating cast of a non-negative number:
+        // plain IEEE operations, no library call.
+        let step = |q: u16, v: i8, k: f64| -> u16 {
+            ((f64::from(q) + f64::from(v) * k).clamp(0.0, 65535.0) + 0.5) as u16
         };
         Quantised {
-            x: step(self.x, self.vx, config.arena.x),
-            y: step(self.y, self.vy, config.arena.y),
+            x: step(self.x, self.vx, motion.kx),
+            y: step(self.y, self.vy, motion.ky),
             ..*self
         }
     }
@@ -94,47 +124,72 @@ pub fn encode_body(
     config: &SimConfig,
     out: &mut Vec<u8>,
 ) {
+    let motion = Motion::new(ticks, config);
     let mut removed = Vec::new();
-    let mut t = target.iter().peekable();
-    for (id, _) in baseline {
-        while t.next_if(|(tid, _)| tid < id).is_some() {}
-        if t.peek().is_none_or(|(tid, _)| tid != id) {
-            removed.push(*id);
+    let mut entries = Vec::with_capacity(target.len());
+    let mut b = baseline.iter().peekable();
+    for (id, value) in target {
+        while let Some((gone, _)) = b.next_if(|(bid, _)| bid < id) {
+            removed.push(*gone);
+        }
+        let predicted = b
+            .next_if(|(bid, _)| bid == id)
+            .map(|(_, q)| q.moved(&motion));
+        if predicted != Some(*value) {
+            entries.push((*id, predicted, *value));
         }
     }
+    removed.extend(b.map(|(id, _)| *id));
+    write_body(&removed, &entries, &[], out);
+}
+
+/// Writes a delta body from its parts: the removed ids, and each listed
+/// player with its predicted value (`None`: new to the set) and its value,
+/// all in id order. A listed player whose prediction is right is skipped.
+pub fn write_body(
+    removed: &[PlayerId],
+    entries: &[(PlayerId, Option<Quantised>, Quantised)],
+    stale: &[bool],
+    out: &mut Vec<u8>,
+) {
     write_varint(removed.len() as u64, out);
     let mut previous = None;
-    for id in &removed {
+    for id in removed {
         write_gap(previous, *id, out);
         previous = Some(*id);
     }
-
-    let mut entries = Vec::with_capacity(target.len() * 3);
-    let mut count = 0u64;
+    let listed = entries
+        .iter()
+        .filter(|(_, predicted, value)| *predicted != Some(*value))
+        .count();
+    write_varint(listed as u64, out);
     let mut previous = None;
-    let mut b = baseline.iter().peekable();
-    for (id, value) in target {
-        while b.next_if(|(bid, _)| bid < id).is_some() {}
-        let base = b.next_if(|(bid, _)| bid == id).map(|(_, q)| q);
-        let before = entries.len();
-        write_gap(previous, *id, &mut entries);
-        let written = match base {
+    for (id, predicted, value) in entries {
+        if *predicted == Some(*value) {
+            continue;
+        }
+        write_gap(previous, *id, out);
+        previous = Some(*id);
+        match predicted {
             None => {
-                entries.push(NEW);
-                value.write(&mut entries);
-                true
+                out.push(NEW);
+                value.write(out);
             }
-            Some(base) => write_changes(&base.predicted(ticks, config), value, &mut entries),
-        };
-        if written {
-            previous = Some(*id);
-            count += 1;
-        } else {
-            entries.truncate(before);
+            Some(predicted) => {
+                write_changes(predicted, value, out);
+            }
         }
     }
-    write_varint(count, out);
-    out.extend_from_slice(&entries);
+    if stale.iter().any(|s| *s) {
+        let mut mask = vec![0u8; stale.len().div_ceil(8)];
+        for (i, _) in stale.iter().enumerate().filter(|(_, s)| **s) {
+            mask[i / 8] |= 1 << (i % 8);
+        }
+        write_varint(mask.len() as u64, out);
+        out.extend_from_slice(&mask);
+    } else {
+        write_varint(0, out);
+    }
 }
 
 /// A whole delta frame for one recipient.
@@ -197,7 +252,7 @@ pub fn decode<'b>(
             format!("a delta against snapshot {baseline_tick}, which is not held"),
         )
     })?;
-    let ticks = server_tick.0.saturating_sub(baseline_tick.0);
+    let motion = Motion::new(server_tick.0.saturating_sub(baseline_tick.0), config);
 
     let removed_count = read_count(&mut r)?;
     let mut removed = Vec::with_capacity(removed_count);
@@ -219,9 +274,14 @@ pub fn decode<'b>(
         } else {
             let base =
                 lookup(base, id).ok_or_else(|| bad("an update of a player the baseline lacks"))?;
-            read_changes(&mut r, mask, base.predicted(ticks, config))?
+            read_changes(&mut r, mask, base.moved(&motion))?
         };
         entries.push((id, mask, value));
+    }
+    let stale_bytes = read_count(&mut r)?;
+    let mut stale_mask = Vec::with_capacity(stale_bytes);
+    for _ in 0..stale_bytes {
+        stale_mask.push(r.u8()?);
     }
     if r.remaining() != 0 {
         return Err(bad("trailing bytes after the delta"));
@@ -249,29 +309,37 @@ pub fn decode<'b>(
         if gone.next_if(|g| *g == id).is_some() {
             continue;
         }
-        players.push((*id, q.predicted(ticks, config)));
+        players.push((*id, q.moved(&motion)));
     }
     players.extend(e.map(|(id, _, value)| (*id, *value)));
+    if !stale_mask.is_empty() && stale_mask.len() != players.len().div_ceil(8) {
+        return Err(bad("a stale mask of the wrong length"));
+    }
+    let stale = players
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| {
+            stale_mask
+                .get(i / 8)
+                .is_some_and(|m| m & (1 << (i % 8)) != 0)
+        })
+        .map(|(_, (id, _))| *id)
+        .collect();
     Ok(compact::QuantisedFrame {
         server_tick,
         own,
         players,
+        stale,
     })
 }
 
 /// Bytes the entry of one player takes in a delta body (its id gap taken
-/// as one byte): 0 when the baseline's prediction is already right, the
-/// whole state when the baseline lacks it.
-pub fn entry_cost(
-    base: Option<&Quantised>,
-    value: &Quantised,
-    ticks: u32,
-    config: &SimConfig,
-) -> usize {
-    let Some(base) = base else {
+/// as one byte), given the baseline's prediction: 0 when it is already
+/// right, the whole state when there is none (new to the set).
+pub fn entry_cost(predicted: Option<&Quantised>, value: &Quantised) -> usize {
+    let Some(predicted) = predicted.copied() else {
         return 1 + 1 + 10;
     };
-    let predicted = base.predicted(ticks, config);
     if predicted == *value {
         return 0;
     }
@@ -473,8 +541,8 @@ mod tests {
         let frame = encode(Tick(14), Tick(10), &own, &before, &after, &config);
         assert_eq!(
             frame.len(),
-            compact::HEAD_BYTES + 4 + 1 + 1,
-            "head, baseline tick, two empty counts"
+            compact::HEAD_BYTES + 4 + 1 + 1 + 1,
+            "head, baseline tick, two empty counts, no stale mask"
         );
         let decoded = decode(&frame, |t| (t == Tick(10)).then_some(&before[..]), &config).unwrap();
         assert_eq!(decoded.players, after);
@@ -493,8 +561,8 @@ mod tests {
         for (before, after) in before.iter().zip(&after) {
             let mut one = Vec::new();
             encode_body(&[*before], &[*after], 4, &config, &mut one);
-            let cost = entry_cost(Some(&before.1), &after.1, 4, &config);
-            assert_eq!(one.len() - 2, cost, "{before:?} -> {after:?}");
+            let cost = entry_cost(Some(&before.1.predicted(4, &config)), &after.1);
+            assert_eq!(one.len() - 3, cost, "{before:?} -> {after:?}");
         }
         // A hit and a turn: a few bytes.
         let mut hurt = player(2, 500.0, 0.0, 80);

@@ -5,17 +5,15 @@
 //!   full compact frame: one shared tail, each with its own exact head.
 //! - Binary clients that acknowledge ([`Viewer`]) get a delta against the
 //!   frame they acknowledged, or a full frame when it is no longer kept.
-//!   When everyone is in view and the acknowledged frame was the room's
-//!   whole truth, clients with the same baseline share one encoded body
-//!   (the cost is per distinct baseline, not per client) as long as it fits
-//!   the budget; otherwise the body is built for the client, with interest
-//!   and the budget's priorities.
+//!   Clients that see everyone and acknowledged the same frame get the same
+//!   next frame, built once (the cost is per distinct baseline, not per
+//!   client); with an interest radius each client's frame is its own.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::{Frame, Outbox, Room, RoomStats};
-use crate::server::interest::{Grid, Scene, Sent, Truths, Viewer, DELTA_HEAD_BYTES};
+use crate::server::interest::{frames, Grid, Scene, SentFrame, Truths, Viewer, DELTA_HEAD_BYTES};
 use crate::shared::compact;
 use crate::shared::delta::{self, Entity};
 use crate::shared::protocol::{encode, Encoding, ServerMessage};
@@ -68,11 +66,20 @@ impl Room {
                 grid: grid.as_ref(),
                 sim: &sim,
                 config: &self.interest,
+                speed: self
+                    .states
+                    .iter()
+                    .map(|s| {
+                        let v = s.velocity.unwrap_or_default().length();
+                        (v / sim.speed.max(1e-6)).min(1.0)
+                    })
+                    .collect(),
             },
             truths: &self.truths,
             tail: &self.tail,
             budget: self.interest.budget.saturating_sub(DELTA_HEAD_BYTES),
             shared: BTreeMap::new(),
+            complete: Arc::new(SentFrame::full(tick, None)),
             stats: &mut self.stats,
         };
         for (&id, seat) in &self.seats {
@@ -105,9 +112,12 @@ struct Frames<'a> {
     tail: &'a [u8],
     /// Bytes a delta body may take.
     budget: usize,
-    /// Bodies shared by clients whose baseline was the room's whole truth
-    /// at a tick (`None`: over the budget, built per client).
-    shared: BTreeMap<Tick, Option<Vec<u8>>>,
+    /// Frames built this tick for clients that see everyone, by the
+    /// baseline frame they build on (its address): built once, shared.
+    shared: BTreeMap<usize, (Arc<SentFrame>, Vec<u8>)>,
+    /// This tick's frame that is the room's whole truth: every complete
+    /// frame is this one, so the clients that got one share what follows.
+    complete: Arc<SentFrame>,
     stats: &'a mut RoomStats,
 }
 
@@ -120,70 +130,64 @@ impl Frames<'_> {
         let own = &scene.states[at];
         let mut frame = Vec::with_capacity(compact::HEAD_BYTES + self.tail.len());
         let seen = viewer.view(at, scene);
-        // A complete baseline is read from the room's ring; a partial one
-        // is copied out of the viewer, which the delta then updates.
-        let baseline = viewer.baseline().and_then(|sent| {
-            let set: Cow<'_, [Entity]> = if sent.is_complete() {
-                Cow::Borrowed(self.truths.get(sent.tick)?)
-            } else {
-                Cow::Owned(self.truths.set_of(sent)?.to_vec())
-            };
-            Some((sent.tick, sent.is_complete(), set))
-        });
-        let sent = match baseline {
-            None => {
-                // Nothing to build on: a full frame of what it sees.
-                compact::encode_head(tick, own, &mut frame);
-                viewer.refreshed_all(tick);
-                if let Some(seen) = &seen {
-                    let set: Vec<Entity> = seen.iter().map(|&i| scene.truth[i]).collect();
-                    compact::encode_tail_quantised(&set, &mut frame);
-                    Sent::partial(tick, set)
-                } else {
-                    frame.extend_from_slice(self.tail);
-                    Sent::complete(tick)
-                }
-            }
-            Some((base_tick, base_complete, base_set)) => {
-                self.stats.deltas += 1;
-                delta::encode_head(tick, base_tick, own, &mut frame);
-                let budget = self.budget;
-                let body = (seen.is_none() && base_complete)
-                    .then(|| {
-                        self.shared
-                            .entry(base_tick)
-                            .or_insert_with(|| {
-                                let ticks = tick.0.saturating_sub(base_tick.0);
-                                let mut body = Vec::new();
-                                delta::encode_body(
-                                    &base_set,
-                                    scene.truth,
-                                    ticks,
-                                    scene.sim,
-                                    &mut body,
-                                );
-                                (body.len() <= budget).then_some(body)
-                            })
-                            .as_deref()
-                    })
-                    .flatten();
-                if let Some(body) = body {
-                    frame.extend_from_slice(body);
-                    viewer.refreshed_all(tick);
-                    Sent::complete(tick)
-                } else {
-                    let (set, complete, body) =
-                        viewer.delta(at, seen.as_deref(), &base_set, base_tick, budget, scene);
-                    if body.len() > budget {
-                        self.stats.over_budget += 1;
-                    }
-                    frame.extend_from_slice(&body);
-                    if complete {
-                        Sent::complete(tick)
+        // A baseline whose set is no longer known (older than the room's
+        // ring) is as good as none.
+        let truths = self.truths;
+        let base = viewer
+            .baseline()
+            .filter(|b| truths.set_of(b).is_some())
+            .cloned();
+        let sent = if let Some(base) = base {
+            self.stats.deltas += 1;
+            delta::encode_head(tick, base.tick, own, &mut frame);
+            let base_set = truths.set_of(&base).unwrap_or_default();
+            let budget = self.budget;
+            let (sent, body_len) = if seen.is_none() {
+                let key = Arc::as_ptr(&base) as usize;
+                let complete = &self.complete;
+                let bodies = &mut self.stats.delta_bodies;
+                let (sent, body) = self.shared.entry(key).or_insert_with(|| {
+                    *bodies += 1;
+                    let (next, body) = frames::build(&base, base_set, None, None, budget, scene);
+                    let next = if next.is_complete() {
+                        complete.clone()
                     } else {
-                        Sent::partial(tick, set)
-                    }
-                }
+                        Arc::new(next)
+                    };
+                    (next, body)
+                });
+                frame.extend_from_slice(body);
+                (sent.clone(), body.len())
+            } else {
+                let (next, body) = frames::build(
+                    &base,
+                    base_set,
+                    seen.as_deref(),
+                    Some(own.position),
+                    budget,
+                    scene,
+                );
+                frame.extend_from_slice(&body);
+                (Arc::new(next), body.len())
+            };
+            if body_len > budget {
+                self.stats.over_budget += 1;
+            }
+            sent
+        } else {
+            // Nothing to build on: a full frame of what it sees.
+            compact::encode_head(tick, own, &mut frame);
+            let set = if let Some(seen) = &seen {
+                let set: Vec<Entity> = seen.iter().map(|&i| scene.truth[i]).collect();
+                compact::encode_tail_quantised(&set, &mut frame);
+                Some(set)
+            } else {
+                frame.extend_from_slice(self.tail);
+                None
+            };
+            match set {
+                None => self.complete.clone(),
+                set => Arc::new(SentFrame::full(tick, set)),
             }
         };
         viewer.record(sent);

@@ -1,0 +1,200 @@
+//! A frame sent to binary clients and how the next one is built on it,
+//! within the byte budget.
+//!
+//! The frame built on a baseline refreshes every player in view whose
+//! baseline prediction is wrong, if all fit; otherwise players not
+//! refreshed for `max_stale_ticks - 1` ticks first (whatever the budget),
+//! then by priority (what they accumulated waiting plus their weight: 1,
+//! plus up to 2 for nearness when there is a radius, plus up to 1 for
+//! speed). A player left waiting keeps its predicted value in the set and
+//! adds its weight to its priority; a refreshed one starts from zero.
+
+use glam::Vec2;
+
+use super::Scene;
+use crate::shared::compact::Quantised;
+use crate::shared::delta::{self, Entity, Motion};
+use crate::shared::state::PlayerId;
+use crate::shared::tick::Tick;
+
+/// A frame sent: what the next frame is built from.
+#[derive(Clone, Debug)]
+pub(crate) struct SentFrame {
+    pub(crate) tick: Tick,
+    /// The set it stands for; `None` when it was the room's whole truth at
+    /// its tick.
+    set: Option<Vec<Entity>>,
+    /// Players it left waiting for a refresh, in id order: accumulated
+    /// priority and the tick they were last refreshed.
+    waiting: Vec<(PlayerId, f32, Tick)>,
+    /// Every player in view not waiting was refreshed at this tick.
+    fresh_at: Tick,
+}
+
+impl SentFrame {
+    /// A full frame: everything it holds is fresh.
+    pub(crate) fn full(tick: Tick, set: Option<Vec<Entity>>) -> SentFrame {
+        SentFrame {
+            tick,
+            set,
+            waiting: Vec::new(),
+            fresh_at: tick,
+        }
+    }
+
+    /// The set, when it was not the room's whole truth.
+    pub(crate) fn partial(&self) -> Option<&[Entity]> {
+        self.set.as_deref()
+    }
+
+    /// Whether it was the room's whole truth, everyone fresh.
+    pub(crate) fn is_complete(&self) -> bool {
+        self.set.is_none() && self.waiting.is_empty()
+    }
+}
+
+/// One player in view, while a frame is built.
+struct Row {
+    id: PlayerId,
+    value: Quantised,
+    /// Its value if not refreshed (`None`: left out of the set).
+    carried: Option<Quantised>,
+    /// Bytes refreshing it takes (0: the prediction is right).
+    cost: usize,
+    weight: f32,
+    accumulated: f32,
+    last: Tick,
+    key: f32,
+    overdue: bool,
+    refreshed: bool,
+}
+
+/// The frame built on `base` (whose set is `base_set`) for the players
+/// `seen` (indices into the scene, `None`: all), weighting nearness to
+/// `here` when given, within `room` bytes of body: the frame and its body.
+pub(crate) fn build(
+    base: &SentFrame,
+    base_set: &[Entity],
+    seen: Option<&[usize]>,
+    here: Option<Vec2>,
+    room: usize,
+    scene: &Scene<'_>,
+) -> (SentFrame, Vec<u8>) {
+    let tick = scene.tick;
+    let motion = Motion::new(tick.0.saturating_sub(base.tick.0), scene.sim);
+    let count = seen.map_or(scene.states.len(), <[usize]>::len);
+    let reach = scene
+        .config
+        .radius
+        .unwrap_or(scene.sim.arena.length())
+        .max(1.0);
+    let reach2 = reach * reach;
+    let stale_after = scene.config.max_stale_ticks.saturating_sub(1);
+    // One pass over the players in view, the baseline and the waiting
+    // list, all in id order.
+    let mut rows: Vec<Row> = Vec::with_capacity(count);
+    let mut removed = Vec::new();
+    let mut old = base_set.iter().peekable();
+    let mut waiting = base.waiting.iter().peekable();
+    for k in 0..count {
+        let i = seen.map_or(k, |s| s[k]);
+        let (id, value) = scene.truth[i];
+        while let Some((gone, _)) = old.next_if(|(b, _)| *b < id) {
+            removed.push(*gone);
+        }
+        let carried = old
+            .next_if(|(b, _)| *b == id)
+            .map(|(_, q)| q.moved(&motion));
+        let cost = delta::entry_cost(carried.as_ref(), &value);
+        while waiting.next_if(|(w, _, _)| *w < id).is_some() {}
+        let (accumulated, last) = waiting
+            .next_if(|(w, _, _)| *w == id)
+            .map_or((0.0, base.fresh_at), |(_, a, l)| (*a, *l));
+        let near = here.map_or(0.0, |h| {
+            2.0 * (1.0 - (scene.states[i].position.distance_squared(h) / reach2).min(1.0))
+        });
+        let weight = 1.0 + near + scene.speed[i];
+        let overdue = tick.0.saturating_sub(last.0) >= stale_after;
+        rows.push(Row {
+            id,
+            value,
+            carried,
+            cost,
+            weight,
+            accumulated,
+            last,
+            key: accumulated + weight + if overdue { 1e9 } else { 0.0 },
+            overdue,
+            refreshed: cost == 0,
+        });
+    }
+    removed.extend(old.map(|(id, _)| *id));
+    // The body's two counts and its stale mask (one bit per player).
+    let used = choose(&mut rows, room.saturating_sub(5 + count.div_ceil(8)));
+
+    let mut set = Vec::with_capacity(rows.len());
+    let mut stale = Vec::with_capacity(rows.len());
+    let mut entries = Vec::with_capacity(rows.len());
+    let mut left = Vec::new();
+    for row in &rows {
+        if row.refreshed {
+            set.push((row.id, row.value));
+            stale.push(false);
+            if row.cost > 0 {
+                entries.push((row.id, row.carried, row.value));
+            }
+        } else {
+            left.push((row.id, row.accumulated + row.weight, row.last));
+            if let Some(carried) = row.carried {
+                set.push((row.id, carried));
+                stale.push(true);
+            }
+        }
+    }
+    let complete = left.is_empty() && count == scene.states.len();
+    let mut body = Vec::with_capacity(used + 8);
+    delta::write_body(&removed, &entries, &stale, &mut body);
+    let frame = SentFrame {
+        tick,
+        set: (!complete).then_some(set),
+        waiting: left,
+        fresh_at: tick,
+    };
+    (frame, body)
+}
+
+/// Marks the rows to refresh within `room` bytes: all when they fit;
+/// otherwise overdue ones first, then by priority. The bytes used.
+fn choose(rows: &mut [Row], room: usize) -> usize {
+    let total: usize = rows.iter().map(|r| r.cost).sum();
+    if total <= room {
+        for row in rows.iter_mut() {
+            row.refreshed = true;
+        }
+        return total;
+    }
+    let mut order: Vec<usize> = (0..rows.len()).filter(|&r| rows[r].cost > 0).collect();
+    let first = |a: &usize, b: &usize| {
+        rows[*b]
+            .key
+            .total_cmp(&rows[*a].key)
+            .then(rows[*a].id.cmp(&rows[*b].id))
+    };
+    // Only the head of the order matters: select about as many as the room
+    // holds (twice the mean cost's worth), sort those, and leave the tail
+    // unsorted for the small ones that still fit.
+    let mean = (total / order.len().max(1)).max(1);
+    let head = (2 * room / mean).min(order.len());
+    if head < order.len() {
+        order.select_nth_unstable_by(head, first);
+    }
+    order[..head].sort_unstable_by(first);
+    let mut used = 0;
+    for r in order {
+        if used + rows[r].cost <= room || rows[r].overdue {
+            used += rows[r].cost;
+            rows[r].refreshed = true;
+        }
+    }
+    used
+}
