@@ -43,7 +43,9 @@ mod shared;
 pub use client::authority::{Authority, AuthorityStats, Refused};
 pub use client::backoff::Backoff;
 pub use client::clock::{ServerClock, PINGS_IN_FLIGHT};
-pub use client::conditioner::{Conditioner, ConditionerStats, LinkConditions, MAX_DELAY_MS};
+pub use client::conditioner::{
+    Conditioner, ConditionerStats, Delivery, LinkConditions, MAX_DELAY_MS,
+};
 pub use client::interpolation::{InterpolationConfig, RemoteBuffer, SampleKind};
 pub use client::pending::{PendingInputs, PushError};
 pub use client::prediction::{LocalPlayer, LocalStats, ReconcileError, ReconcileReport};
@@ -75,6 +77,6 @@ pub use shared::sim::{
 };
 pub use shared::state::{PlayerId, PlayerState};
 pub use shared::tick::Tick;
-pub use shared::{compact, delta, determinism, protocol};
+pub use shared::{compact, delta, determinism, framing, protocol};
 
 pub use glam::Vec2;

@@ -8,6 +8,7 @@ pub mod compact;
 pub mod config;
 pub mod delta;
 pub mod determinism;
+pub mod framing;
 pub mod input;
 pub mod protocol;
 pub mod rng;

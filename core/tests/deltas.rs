@@ -393,3 +393,49 @@ fn clients_on_the_same_baseline_share_one_body() {
         stats.deltas
     );
 }
+
+/// Past `max_budgeted_view` players in view, choosing per client would cost
+/// the room a pass over everyone for everyone: clients that see everyone
+/// get the whole truth as a delta shared per baseline, over the budget if
+/// need be (counted), and every decoded frame is the truth.
+#[test]
+fn a_view_too_large_to_budget_gets_the_shared_truth() {
+    let sim = common::open();
+    let interest = InterestConfig {
+        budget: 80,
+        max_budgeted_view: 10,
+        ..InterestConfig::default()
+    };
+    let mut room = room(sim.clone(), interest);
+    let mut out = Outbox::new();
+    for p in 1..=20 {
+        room.join(PlayerId(p), "p", Encoding::Compact, &mut out)
+            .unwrap();
+    }
+    out.clear();
+    let mut decoders: Vec<Decoder> = (0..20).map(|_| Decoder::default()).collect();
+    for n in 1..=60u32 {
+        for p in 1..=20u32 {
+            let message = ClientMessage::Input {
+                inputs: vec![input(n, if p % 2 == 0 { 1.0 } else { -0.5 }, 1.0)],
+                snapshot_ack: decoders[p as usize - 1].ack(),
+            };
+            room.receive(PlayerId(p), &message, &mut out).unwrap();
+        }
+        room.tick(&mut out);
+        let truth = delta::quantise_all(&room.world().snapshot(), &sim);
+        for p in 1..=20u32 {
+            for bytes in binaries(&out, PlayerId(p)) {
+                let frame = decoders[p as usize - 1]
+                    .decode(&bytes, &sim)
+                    .expect("decodes");
+                assert_eq!(frame.players, truth);
+                assert!(frame.stale.is_empty());
+            }
+        }
+        out.clear();
+    }
+    let stats = room.stats();
+    assert!(stats.over_budget > 0, "{stats:?}");
+    assert!(stats.delta_bodies * 5 < stats.deltas, "{stats:?}");
+}

@@ -37,6 +37,33 @@ pub struct ServerConfig {
     /// small one to find slow consumers quickly).
     #[arg(skip)]
     pub socket_send_buffer: Option<u32>,
+    /// WebTransport.
+    #[command(flatten)]
+    pub webtransport: WebTransportSettings,
+}
+
+/// Where WebTransport listens, and with which certificate.
+#[derive(Clone, Debug, Args)]
+pub struct WebTransportSettings {
+    /// Serve no WebTransport (pages and bots use WebSocket).
+    #[arg(long = "no-webtransport")]
+    pub disabled: bool,
+    /// UDP address of the WebTransport endpoint; default: `--addr`'s
+    /// address and port, over UDP.
+    #[arg(long = "webtransport-addr")]
+    pub listen: Option<SocketAddr>,
+    /// A PEM certificate chain for WebTransport (with `--tls-key`); without
+    /// it a self-signed certificate is made, valid 14 days and renewed a day
+    /// before it expires, which pages pin by hash (`GET /transport`).
+    #[arg(long = "tls-cert", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The PKCS#8 PEM private key of `--tls-cert`.
+    #[arg(long = "tls-key", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// How often a self-signed certificate is replaced: 13 days, a day
+    /// before the browser's 14-day limit (tests shorten it).
+    #[arg(skip = Duration::from_secs(13 * 24 * 3600))]
+    pub renew_every: Duration,
 }
 
 /// How rooms are set up.

@@ -4,7 +4,8 @@
 //! - `GET /` serves the `web/` folder (the page and the built wasm client).
 //! - `GET /ws` upgrades to the game (protocol v1, `docs/PROTOCOL.md`).
 //! - `GET /healthz` answers `ok`; `GET /rooms` lists rooms as JSON;
-//!   `GET /metrics` is Prometheus text.
+//!   `GET /metrics` is Prometheus text; `GET /transport` says where to
+//!   connect over WebTransport (served on UDP beside, see [`webtransport`]).
 //!
 //! The server accepts connections itself rather than through `axum::serve`,
 //! so that limits apply before any HTTP work: each accepted socket first
@@ -16,15 +17,17 @@
 //! start one on `127.0.0.1:0` and talk to it over real WebSockets.
 
 pub mod config;
+pub mod gate;
 pub mod limits;
 pub mod metrics;
 pub mod rooms;
 pub mod socket;
+pub mod webtransport;
 pub mod ws;
 
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicU32;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use axum::extract::{Request, State};
@@ -62,9 +65,12 @@ pub struct AppState {
     pub next_player: AtomicU32,
     /// Becomes `true` when the server shuts down.
     pub shutdown: watch::Receiver<bool>,
-    /// WebSocket sessions still running; shutdown waits for them to say
-    /// goodbye.
+    /// Sessions still running (WebSocket and WebTransport); shutdown waits
+    /// for them to say goodbye.
     pub sessions: watch::Sender<usize>,
+    /// The WebTransport endpoint, once bound (never with
+    /// `--no-webtransport`).
+    pub webtransport: OnceLock<Arc<webtransport::WebTransport>>,
 }
 
 /// How long shutdown waits for sessions to tell their clients why.
@@ -77,6 +83,7 @@ fn app(state: Arc<AppState>) -> Router {
     Router::new()
         .route("/ws", get(upgrade))
         .route("/healthz", get(|| async { "ok" }))
+        .route("/transport", get(transport))
         .route("/rooms", get(rooms))
         .route("/metrics", get(metrics))
         .fallback_service(web)
@@ -124,6 +131,20 @@ async fn upgrade(
         .into_response()
 }
 
+/// `GET /transport`: where a page may connect over WebTransport and which
+/// certificate hashes to pin; `{"webtransport":null}` when it is off.
+async fn transport(
+    State(state): State<Arc<AppState>>,
+    headers: axum::http::HeaderMap,
+) -> Json<serde_json::Value> {
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("127.0.0.1");
+    let offer = state.webtransport.get().map(|wt| wt.offer(host));
+    Json(serde_json::json!({ "webtransport": offer }))
+}
+
 async fn rooms(State(state): State<Arc<AppState>>) -> Json<Vec<RoomInfo>> {
     Json(state.rooms.list())
 }
@@ -157,6 +178,9 @@ impl RunningServer {
         self.task.await?;
         let mut sessions = self.state.sessions.subscribe();
         let _ = tokio::time::timeout(SHUTDOWN_GRACE, sessions.wait_for(|n| *n == 0)).await;
+        if let Some(wt) = self.state.webtransport.get() {
+            wt.stopped().await;
+        }
         Ok(())
     }
 }
@@ -192,7 +216,19 @@ pub fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
         next_player: AtomicU32::new(1),
         shutdown,
         sessions: watch::Sender::new(0),
+        webtransport: OnceLock::new(),
     });
+    let settings = &state.config.webtransport;
+    if !settings.disabled {
+        let udp = settings.listen.unwrap_or(addr);
+        let files = settings
+            .tls_cert
+            .as_deref()
+            .zip(settings.tls_key.as_deref());
+        let wt = webtransport::start(udp, files, state.clone())
+            .map_err(|e| anyhow::anyhow!("WebTransport on UDP {udp}: {e}"))?;
+        let _ = state.webtransport.set(wt);
+    }
     let task = tokio::spawn(accept(listener, state.clone()));
     Ok(RunningServer {
         addr,

@@ -31,6 +31,35 @@ use crate::config::RoomSettings;
 use crate::limits::{AddressBook, Permit};
 use crate::metrics::Metrics;
 use crate::socket::{SendError, Writer};
+use crate::webtransport::Datagrams;
+
+/// Where a client's frames go, whatever carries them.
+#[derive(Clone, Debug)]
+pub enum Sink {
+    /// A WebSocket: every frame on the TCP stream, in order.
+    WebSocket(Arc<Writer>),
+    /// WebTransport: droppable frames as datagrams, the rest on the stream.
+    WebTransport(Arc<Datagrams>),
+}
+
+impl Sink {
+    /// Sends one frame; `droppable` (snapshots, pongs) may travel
+    /// unreliably.
+    fn send(&self, text: bool, payload: &[u8], droppable: bool) -> Result<(), SendError> {
+        match self {
+            Sink::WebSocket(writer) => writer.send(text, payload),
+            Sink::WebTransport(datagrams) => datagrams.send(text, payload, droppable),
+        }
+    }
+
+    /// The room dropped the client: tell its connection why.
+    fn kick(&self, code: ErrorCode) {
+        match self {
+            Sink::WebSocket(writer) => writer.kick(code),
+            Sink::WebTransport(datagrams) => datagrams.kick(code),
+        }
+    }
+}
 
 /// One row of `GET /rooms`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -46,7 +75,7 @@ pub struct RoomInfo {
 /// A client of a room, as the shell keeps it.
 #[derive(Debug)]
 struct Client {
-    writer: Arc<Writer>,
+    sink: Sink,
     /// The address's seat, given back when the client goes.
     _seat: Permit,
 }
@@ -152,6 +181,7 @@ impl RoomHandle {
         let mut gone = Vec::new();
         let (mut count, mut bytes) = (0, 0);
         for &(to, i) in shared.out.deliveries() {
+            let droppable = shared.out.droppable(i);
             let (Some(client), Some(frame)) = (shared.clients.get(&to), shared.out.frames().get(i))
             else {
                 continue;
@@ -160,7 +190,7 @@ impl RoomHandle {
                 Frame::Text(text) => (true, text.as_bytes()),
                 Frame::Binary(bytes) => (false, bytes.as_slice()),
             };
-            match client.writer.send(text, payload) {
+            match client.sink.send(text, payload, droppable) {
                 Ok(()) => {
                     count += 1;
                     bytes += payload.len();
@@ -176,7 +206,7 @@ impl RoomHandle {
             };
             if why == SendError::Slow {
                 tracing::info!(room = %self.inner.name, %id, "slow consumer dropped");
-                client.writer.kick(ErrorCode::SlowConsumer);
+                client.sink.kick(ErrorCode::SlowConsumer);
             }
         }
     }
@@ -246,7 +276,7 @@ impl Rooms {
     }
 
     /// Seats `joiner` in the room [`place`] chooses, opening it if needed;
-    /// the room writes `welcome` and `roster` through `writer`.
+    /// the room writes `welcome` and `roster` through `sink`.
     ///
     /// # Errors
     /// `server_full` when no seat can be found, `address_limit` when the
@@ -254,7 +284,7 @@ impl Rooms {
     pub fn join(
         self: &Arc<Self>,
         joiner: &Joiner<'_>,
-        writer: Arc<Writer>,
+        sink: Sink,
     ) -> Result<RoomHandle, ProtocolError> {
         let mut registry = self.lock();
         let seat = self.book.seat(joiner.address)?;
@@ -286,13 +316,9 @@ impl Rooms {
         let mut shared = handle.lock();
         let Shared { room, out, .. } = &mut *shared;
         room.join(joiner.id, joiner.name, joiner.encoding, out)?;
-        shared.clients.insert(
-            joiner.id,
-            Client {
-                writer,
-                _seat: seat,
-            },
-        );
+        shared
+            .clients
+            .insert(joiner.id, Client { sink, _seat: seat });
         self.metrics.players_changed(true);
         handle
             .inner

@@ -2,11 +2,10 @@
 //! that reads the client's frames into its room.
 //!
 //! Every frame, before and after `hello`, goes through `Connection::read`:
-//! the per-second rate limit comes first (a flood costs no parsing), then
+//! the connection's [`Gate`] comes first (a flood costs no parsing), then
 //! [`decode_client`], which never panics. A refused message gets an `error`
-//! with its code, is counted, and changes nothing else; more than
-//! [`ERROR_BUDGET`] errors within [`ERROR_WINDOW`] close the connection
-//! (`too_many_errors`). A connection only ever names its own player: the id
+//! with its code, is counted, and changes nothing else; too many errors
+//! close the connection (`too_many_errors`). A connection only ever names its own player: the id
 //! comes from the server, never from the client.
 //!
 //! The room writes its frames to the client's socket itself, through the
@@ -27,22 +26,19 @@ use skirmish_core::{
 };
 use tokio::net::TcpStream;
 use tokio::sync::watch;
-use tokio::time::{timeout, Instant};
+use tokio::time::timeout;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 use tokio_tungstenite::WebSocketStream;
 
+use crate::gate::{Admit, Gate};
 use crate::limits::Permit;
 use crate::metrics::DisconnectReason;
-use crate::rooms::{Joiner, RoomHandle};
+use crate::rooms::{Joiner, RoomHandle, Sink};
 use crate::socket::{SendError, Stream, Writer};
 use crate::AppState;
 
-/// Errors tolerated within [`ERROR_WINDOW`] before the connection is closed.
-pub const ERROR_BUDGET: u32 = 10;
-/// The window of [`ERROR_BUDGET`].
-pub const ERROR_WINDOW: Duration = Duration::from_secs(10);
 /// How long a closing message may take to send.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(1);
 /// The largest message or frame a client may send; frames announcing more
@@ -78,8 +74,7 @@ pub async fn serve(tcp: TcpStream, read: Vec<u8>, state: Arc<AppState>, permit: 
         socket,
         writer,
         state: &state,
-        budget: Window::new(ERROR_WINDOW),
-        rate: Window::new(Duration::from_secs(1)),
+        gate: Gate::new(limits.max_messages_per_sec),
     };
     let reason = connection.run(permit.address()).await;
     // Send what is still queued, such as tungstenite's answer to the
@@ -87,33 +82,6 @@ pub async fn serve(tcp: TcpStream, read: Vec<u8>, state: Arc<AppState>, permit: 
     let _ = timeout(CLOSE_TIMEOUT, connection.socket.flush()).await;
     tracing::debug!(?reason, "connection ended");
     state.metrics.disconnected(reason);
-}
-
-/// Counts events in fixed windows.
-struct Window {
-    length: Duration,
-    start: Instant,
-    count: u32,
-}
-
-impl Window {
-    fn new(length: Duration) -> Window {
-        Window {
-            length,
-            start: Instant::now(),
-            count: 0,
-        }
-    }
-
-    /// Counts one event; how many this window holds.
-    fn count(&mut self) -> u32 {
-        if self.start.elapsed() >= self.length {
-            self.start = Instant::now();
-            self.count = 0;
-        }
-        self.count += 1;
-        self.count
-    }
 }
 
 /// What one read from the client gave.
@@ -135,8 +103,7 @@ struct Connection<'a> {
     socket: Socket,
     writer: Arc<Writer>,
     state: &'a AppState,
-    budget: Window,
-    rate: Window,
+    gate: Gate,
 }
 
 impl Connection<'_> {
@@ -168,7 +135,11 @@ impl Connection<'_> {
             encoding,
             address,
         };
-        let seat = match self.state.rooms.join(&joiner, self.writer.clone()) {
+        let seat = match self
+            .state
+            .rooms
+            .join(&joiner, Sink::WebSocket(self.writer.clone()))
+        {
             Ok(room) => Seated { room, id },
             Err(e) => {
                 self.state.metrics.rejected(e.code);
@@ -286,29 +257,21 @@ impl Connection<'_> {
     /// Counts a message against the rate limit; `Some` if it is over and
     /// must be dropped (told once per window).
     fn limited(&mut self) -> Option<Read> {
-        let count = self.rate.count();
-        let max = self.state.config.limits.max_messages_per_sec;
-        if count <= max {
-            return None;
+        match self.gate.admit() {
+            Admit::Read => None,
+            Admit::Refuse(e) => Some(Read::Refused(e)),
+            Admit::Drop => {
+                self.state.metrics.rejected(ErrorCode::RateLimited);
+                Some(Read::Nothing)
+            }
         }
-        // The first message over the limit in a window is answered; the
-        // rest are dropped and counted.
-        if count > max.saturating_add(1) {
-            self.state.metrics.rejected(ErrorCode::RateLimited);
-            return Some(Read::Nothing);
-        }
-        Some(Read::Refused(ProtocolError::new(
-            ErrorCode::RateLimited,
-            format!("more than {max} messages per second; dropped"),
-        )))
     }
 
     /// Counts a refused message and answers it with its error; `Err` with
     /// the ending once the error budget is spent or the socket is gone.
     fn refuse(&mut self, error: &ProtocolError) -> Result<(), Ending> {
         self.state.metrics.rejected(error.code);
-        // Rate-limited messages are dropped, not held against the budget.
-        if error.code != ErrorCode::RateLimited && self.budget.count() > ERROR_BUDGET {
+        if self.gate.spend(error.code) {
             return Err((
                 DisconnectReason::TooManyErrors,
                 Some((ErrorCode::TooManyErrors, "too many bad messages".into())),
@@ -354,10 +317,10 @@ impl Connection<'_> {
 
 /// One running session, counted (in `/metrics` and for shutdown) until
 /// dropped.
-struct Session<'a>(&'a AppState);
+pub(crate) struct Session<'a>(&'a AppState);
 
 impl Session<'_> {
-    fn start(state: &AppState) -> Session<'_> {
+    pub(crate) fn start(state: &AppState) -> Session<'_> {
         state.metrics.connections_changed(true);
         state.sessions.send_modify(|n| *n += 1);
         Session(state)
@@ -373,9 +336,19 @@ impl Drop for Session<'_> {
 
 /// A seat in a room, given back when dropped, however the connection ends
 /// (a panic included), so no ghost stays behind.
-struct Seated {
+pub(crate) struct Seated {
     room: RoomHandle,
     id: PlayerId,
+}
+
+impl Seated {
+    pub(crate) fn new(room: RoomHandle, id: PlayerId) -> Seated {
+        Seated { room, id }
+    }
+
+    pub(crate) fn room(&self) -> &RoomHandle {
+        &self.room
+    }
 }
 
 impl Drop for Seated {

@@ -5,19 +5,25 @@
 //! the socket and a 60 Hz frame timer, and measures what a player would
 //! notice: corrections and snaps, RTT, the gaps between snapshots, bytes.
 
+use std::collections::VecDeque;
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
 use serde::Serialize;
+use skirmish_core::framing::StreamMessage;
 use skirmish_core::LinkConditions;
 use skirmish_core::{encode, Encoding, Tick};
-use skirmish_core::{ClientSession, Incoming, SessionConfig, SessionEvent};
+use skirmish_core::{
+    ClientMessage, ClientSession, Delivery, Incoming, SessionConfig, SessionEvent,
+};
 use tokio::time::{Instant, MissedTickBehavior};
 use tokio_tungstenite::tungstenite::Message;
 
 use crate::script::Script;
+use crate::wt::WtClient;
 
 /// How one bot plays.
 #[derive(Clone, Debug)]
@@ -43,6 +49,23 @@ pub struct BotOptions {
     /// The loopback address to connect from (a server on 127.0.0.1 then
     /// sees each bot as its own host); `None` lets the system choose.
     pub source: Option<IpAddr>,
+    /// WebSocket or WebTransport.
+    pub transport: BotTransport,
+    /// Connect through this relay instead of straight to the server: a
+    /// TCP relay for the WebSocket, a UDP relay for WebTransport (the
+    /// offer still comes from the server).
+    pub via: Option<SocketAddr>,
+}
+
+/// What a bot connects over.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BotTransport {
+    /// A WebSocket (TCP).
+    #[default]
+    Websocket,
+    /// WebTransport (QUIC datagrams).
+    Webtransport,
 }
 
 /// What one bot saw.
@@ -94,6 +117,16 @@ pub struct BotReport {
     pub errors: u64,
     /// Frames that did not decode.
     pub decode_errors: u64,
+    /// Transport used.
+    pub transport: BotTransport,
+    /// From sending an input to the first snapshot acknowledging it, ms
+    /// (not serialised; see p50/p99).
+    #[serde(skip)]
+    pub ack_ms: Vec<f64>,
+    /// Median input-to-acknowledgement time, ms.
+    pub input_to_ack_p50_ms: f64,
+    /// 99th percentile input-to-acknowledgement time, ms.
+    pub input_to_ack_p99_ms: f64,
 }
 
 /// The `p`-th percentile (0..=100) of `values`, 0 when empty.
@@ -112,19 +145,7 @@ pub fn percentile(values: &[f64], p: f64) -> f64 {
 /// # Errors
 /// The connection fails or the server closes it.
 pub async fn run_bot(addr: SocketAddr, mut options: BotOptions) -> Result<BotReport> {
-    let socket = match options.source {
-        Some(source) => {
-            let tcp = crate::tcp_from(addr, source).await.context("connecting")?;
-            crate::websocket_over(addr, tcp).await?
-        }
-        None => {
-            tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
-                .await
-                .context("connecting")?
-                .0
-        }
-    };
-    let (mut sink, mut stream) = socket.split();
+    let mut link = Link::open(addr, &options).await?;
     let mut session = ClientSession::new(SessionConfig {
         name: options.name.clone(),
         room: options.room.clone(),
@@ -134,10 +155,16 @@ pub async fn run_bot(addr: SocketAddr, mut options: BotOptions) -> Result<BotRep
         encoding: options.encoding,
         ..SessionConfig::default()
     });
-    sink.send(Message::text(encode(&session.hello()))).await?;
+    // The conditioner models what the transport would do with loss.
+    session.set_delivery(match options.transport {
+        BotTransport::Websocket => Delivery::Stream,
+        BotTransport::Webtransport => Delivery::Datagrams,
+    });
+    link.send(&session.hello()).await?;
 
     let mut report = BotReport {
         name: options.name.clone(),
+        transport: options.transport,
         ..BotReport::default()
     };
     let mut frames = tokio::time::interval(options.frame.max(Duration::from_millis(1)));
@@ -146,25 +173,21 @@ pub async fn run_bot(addr: SocketAddr, mut options: BotOptions) -> Result<BotRep
     let mut last_snapshot: Option<Instant> = None;
     let mut bytes_in = 0u64;
     let mut snapshots = 0u64;
+    // Inputs sent and not yet acknowledged: (tick, when).
+    let mut unacked: VecDeque<(u32, Instant)> = VecDeque::new();
     loop {
         tokio::select! {
-            frame = stream.next() => {
+            frame = link.recv() => {
                 let at = start.elapsed();
-                match frame {
-                    Some(Ok(Message::Text(text))) => {
+                match frame? {
+                    Payload::Text(text) => {
                         bytes_in += text.len() as u64;
                         session.receive(Incoming::Text(&text), at);
                     }
-                    Some(Ok(Message::Binary(bytes))) => {
+                    Payload::Binary(bytes) => {
                         bytes_in += bytes.len() as u64;
                         session.receive(Incoming::Binary(&bytes), at);
                     }
-                    Some(Ok(Message::Close(frame))) => {
-                        anyhow::bail!("{}: closed by the server: {frame:?}", options.name)
-                    }
-                    Some(Ok(_)) => {}
-                    Some(Err(e)) => anyhow::bail!("{}: socket error: {e}", options.name),
-                    None => anyhow::bail!("{}: connection ended", options.name),
                 }
             }
             _ = frames.tick() => {
@@ -176,21 +199,35 @@ pub async fn run_bot(addr: SocketAddr, mut options: BotOptions) -> Result<BotRep
                 let controls = options.script.controls(&session, arena);
                 session.set_controls(controls);
                 for message in session.advance(now.duration_since(start)) {
-                    sink.send(Message::text(encode(&message))).await?;
+                    link.send(&message).await?;
                 }
             }
         }
-        for event in session.events() {
+        let events: Vec<SessionEvent> = session.events().collect();
+        for event in events {
             match event {
                 SessionEvent::Snapshot { .. } => {
                     snapshot_arrived(&mut report, &mut last_snapshot, &mut snapshots);
                 }
                 SessionEvent::Pong { rtt } => report.rtt_ms.push(rtt.as_secs_f64() * 1000.0),
+                SessionEvent::StepPredicted { tick, .. } => {
+                    unacked.push_back((tick.0, Instant::now()));
+                }
+                SessionEvent::Reconciled { .. } => {
+                    let ack = session.hud().ack.map_or(0, Tick::get);
+                    while let Some(&(tick, sent)) = unacked.front() {
+                        if tick > ack {
+                            break;
+                        }
+                        unacked.pop_front();
+                        report.ack_ms.push(sent.elapsed().as_secs_f64() * 1000.0);
+                    }
+                }
                 _ => {}
             }
         }
     }
-    let _ = sink.send(Message::Close(None)).await;
+    link.close().await;
 
     finish(
         &mut report,
@@ -200,6 +237,98 @@ pub async fn run_bot(addr: SocketAddr, mut options: BotOptions) -> Result<BotRep
         snapshots,
     );
     Ok(report)
+}
+
+/// One frame from the server.
+enum Payload {
+    Text(String),
+    Binary(Vec<u8>),
+}
+
+/// A bot's connection, over either transport.
+enum Link {
+    WebSocket(
+        SplitSink<crate::Socket, Message>,
+        SplitStream<crate::Socket>,
+    ),
+    WebTransport(Box<WtClient>),
+}
+
+impl Link {
+    async fn open(addr: SocketAddr, options: &BotOptions) -> Result<Link> {
+        match options.transport {
+            BotTransport::Websocket => {
+                let target = options.via.unwrap_or(addr);
+                let tcp = match options.source {
+                    Some(source) => crate::tcp_from(target, source)
+                        .await
+                        .context("connecting")?,
+                    None => tokio::net::TcpStream::connect(target)
+                        .await
+                        .context("connecting")?,
+                };
+                let (sink, stream) = crate::websocket_over(addr, tcp).await?.split();
+                Ok(Link::WebSocket(sink, stream))
+            }
+            BotTransport::Webtransport => {
+                let mut offer = crate::wt::offer(addr).await?;
+                if let Some(via) = options.via {
+                    offer.url = format!("https://{via}/wt");
+                }
+                let client = WtClient::connect(&offer, options.source).await?;
+                Ok(Link::WebTransport(Box::new(client)))
+            }
+        }
+    }
+
+    async fn send(&mut self, message: &ClientMessage) -> Result<()> {
+        let text = encode(message);
+        match self {
+            Link::WebSocket(sink, _) => sink.send(Message::text(text)).await?,
+            Link::WebTransport(wt) => match message {
+                ClientMessage::Input { .. } | ClientMessage::Ping { .. } => {
+                    // A datagram too large for the path is dropped like a
+                    // lost one; the next input carries the same inputs.
+                    let _ = wt.send_datagram(text.as_bytes());
+                }
+                ClientMessage::Hello { .. } => wt.send_reliable(&text).await?,
+            },
+        }
+        Ok(())
+    }
+
+    async fn recv(&mut self) -> Result<Payload> {
+        match self {
+            Link::WebSocket(_, stream) => loop {
+                match stream.next().await {
+                    Some(Ok(Message::Text(text))) => return Ok(Payload::Text(text.to_string())),
+                    Some(Ok(Message::Binary(bytes))) => return Ok(Payload::Binary(bytes.to_vec())),
+                    Some(Ok(Message::Close(frame))) => {
+                        anyhow::bail!("closed by the server: {frame:?}")
+                    }
+                    Some(Ok(_)) => {}
+                    Some(Err(e)) => anyhow::bail!("socket error: {e}"),
+                    None => anyhow::bail!("connection ended"),
+                }
+            },
+            Link::WebTransport(wt) => match wt.next().await? {
+                Some(received) => Ok(match received.message {
+                    StreamMessage::Text(text) => Payload::Text(text),
+                    StreamMessage::Binary(bytes) => Payload::Binary(bytes),
+                }),
+                None => anyhow::bail!("closed by the server: {}", wt.closed().await),
+            },
+        }
+    }
+
+    async fn close(self) {
+        match self {
+            Link::WebSocket(mut sink, _) => {
+                let _ = sink.send(Message::Close(None)).await;
+            }
+            Link::WebTransport(_) => {}
+        }
+    }
 }
 
 /// Records the arrival of a snapshot (when the session handled it: at
@@ -250,4 +379,6 @@ fn finish(
     report.snapshot_gap_p99_ms = percentile(&report.gaps_ms, 99.0);
     report.errors = hud.stats.server_errors;
     report.decode_errors = hud.stats.decode_errors;
+    report.input_to_ack_p50_ms = percentile(&report.ack_ms, 50.0);
+    report.input_to_ack_p99_ms = percentile(&report.ack_ms, 99.0);
 }

@@ -7,8 +7,10 @@
 
 pub mod bot;
 pub mod light;
+pub mod relay;
 pub mod script;
 pub mod stepper;
+pub mod wt;
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -58,7 +58,7 @@ async fn browser(driver: &Driver) -> Result<Client> {
             "binary": "/usr/bin/chromium",
             "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                      "--disable-background-networking", "--disable-component-update",
-                     "--disable-sync", "--disable-quic", "--no-first-run", "--window-size=1280,720"]
+                     "--disable-sync", "--no-first-run", "--window-size=1280,720"]
         }
     });
     let Value::Object(caps) = caps else {
@@ -225,6 +225,15 @@ async fn page_loads_and_holding_forward_moves_the_player_and_the_ack_catches_up(
     let (px, py, _) = pose(&end, "predicted").ok_or_else(|| anyhow!("no pose"))?;
     assert!((x - px).hypot(y - py) < 1.0, "drawn where predicted");
     assert_eq!(end["phase"], "Playing", "{end}");
+    assert_eq!(
+        end["transport"], "webtransport",
+        "the default where offered: {end}"
+    );
+    // Binary snapshots with deltas by default; none refused.
+    assert_eq!(end["encoding"], "Compact", "{end}");
+    assert_eq!(end["missing_baselines"], 0, "{end}");
+    assert!(end["deltas"].as_u64() > Some(10), "{end}");
+    assert!(end["bytes_down_per_sec"].as_f64() > Some(0.0), "{end}");
     srv.shutdown().await
 }
 
@@ -382,18 +391,67 @@ async fn two_pages_one_shoots_the_other_and_both_huds_show_the_hp_drop() -> Resu
     let driver = start_driver()?;
     let target = browser(&driver).await?;
     let shooter = browser(&driver).await?;
+    // One page on each transport: they share the room all the same.
     target
-        .goto(&page_url(&srv, "name=target&room=duel")?)
+        .goto(&page_url(
+            &srv,
+            "name=target&room=duel&transport=websocket",
+        )?)
         .await?;
     shooter
         .goto(&page_url(&srv, "name=shooter&room=duel")?)
         .await?;
     let result = two_pages(&shooter, &target).await;
+    let transports = (
+        state(&shooter).await?["transport"].clone(),
+        state(&target).await?["transport"].clone(),
+    );
     screenshot(&shooter, "duel_shooter").await?;
     screenshot(&target, "duel_target").await?;
     shooter.close().await?;
     target.close().await?;
     result?;
+    assert_eq!(
+        transports,
+        (json!("webtransport"), json!("websocket")),
+        "the shooter over WebTransport, the target over WebSocket"
+    );
+    srv.shutdown().await
+}
+
+/// A page whose WebTransport cannot connect (here: a certificate the
+/// browser does not trust, offered without hashes to pin) falls back to the
+/// WebSocket within 3 s and plays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_falls_back_to_the_websocket_when_webtransport_fails() -> Result<()> {
+    let dir = std::env::temp_dir().join(format!("skirmish-untrusted-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let identity = wtransport::Identity::self_signed(["localhost", "127.0.0.1"])?;
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    identity.certificate_chain().store_pemfile(&cert).await?;
+    identity.private_key().store_secret_pemfile(&key).await?;
+    let srv = web_server(config_with(|c| {
+        c.webtransport.tls_cert = Some(cert);
+        c.webtransport.tls_key = Some(key);
+    }))?;
+    let driver = start_driver()?;
+    let client = browser(&driver).await?;
+    let loaded = Instant::now();
+    client.goto(&page_url(&srv, "name=fallback")?).await?;
+    let s = wait_for(
+        &client,
+        "playing over the WebSocket",
+        Duration::from_secs(8),
+        |s| s["transport"] == "websocket" && s["phase"] == "Playing",
+    )
+    .await?;
+    let took = loaded.elapsed();
+    assert!(
+        took < Duration::from_secs(6),
+        "fell back and joined in {took:?}: {s}"
+    );
+    client.close().await?;
+    let _ = std::fs::remove_dir_all(&dir);
     srv.shutdown().await
 }
 

@@ -35,6 +35,8 @@ async fn good_bots(addr: SocketAddr, conditions: LinkConditions) -> Vec<BotRepor
                 frame: Duration::from_millis(16),
                 encoding: skirmish_core::Encoding::Json,
                 source: Some(next_source()),
+                transport: skirmish_tests::bot::BotTransport::Websocket,
+                via: None,
             },
         )
     });

@@ -50,6 +50,8 @@ async fn sixteen_bots(encoding: Encoding) -> anyhow::Result<f64> {
                 frame: Duration::from_millis(16),
                 encoding,
                 source: Some(next_source()),
+                transport: skirmish_tests::bot::BotTransport::Websocket,
+                via: None,
             },
         )
     });

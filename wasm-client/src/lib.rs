@@ -13,13 +13,14 @@ pub mod hud;
 pub mod input;
 pub mod net;
 pub mod render;
+pub mod wt;
 
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
 use skirmish_core::{
-    encode, ClientSession, Controls, Encoding, Incoming, Phase, PlayerId, SessionConfig,
+    ClientSession, Controls, Delivery, Encoding, Incoming, Phase, PlayerId, SessionConfig,
     SessionEvent,
 };
 use wasm_bindgen::prelude::{wasm_bindgen, Closure, JsValue};
@@ -28,7 +29,7 @@ use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, KeyboardEvent, Window
 
 use crate::hud::Panel;
 use crate::input::Keys;
-use crate::net::{Connection, Payload, Status};
+use crate::net::{now_ms, Connection, Payload, Preference, Status};
 use crate::render::Overlays;
 
 /// The golden trajectory hash as computed in this build, as a hex string
@@ -123,7 +124,11 @@ pub fn run() -> Result<(), JsValue> {
         ..SessionConfig::default()
     };
     let app = App {
-        connection: Connection::new(url),
+        connection: Connection::new(
+            url,
+            Preference::parse(query(&window, "transport").as_deref()),
+            now_ms(),
+        ),
         encoding: config.encoding,
         session: ClientSession::new(config),
         panel: Panel::new(document),
@@ -207,10 +212,18 @@ impl App {
         let mut inbox = Vec::new();
         let status = self.connection.poll(now, &mut inbox).clone();
         match &status {
-            Status::Open { fresh: true } => {
-                let hello = encode(&self.session.hello());
-                if self.connection.send(&hello) {
-                    self.session.sent(hello.len());
+            Status::Open {
+                fresh: true,
+                transport,
+            } => {
+                // The conditioner models what the transport would do with
+                // loss: a stall on a WebSocket, a drop on WebTransport.
+                self.session.set_delivery(match transport {
+                    net::Transport::WebSocket => Delivery::Stream,
+                    net::Transport::WebTransport => Delivery::Datagrams,
+                });
+                if let Some(bytes) = self.connection.send(&self.session.hello()) {
+                    self.session.sent(bytes);
                 }
             }
             Status::Open { .. } => {}
@@ -245,14 +258,17 @@ impl App {
         });
         self.session.set_controls(controls);
         for message in self.session.advance(millis(now)) {
-            let text = encode(&message);
-            if self.connection.send(&text) {
-                self.session.sent(text.len());
+            if let Some(bytes) = self.connection.send(&message) {
+                self.session.sent(bytes);
             }
         }
         for event in self.session.events() {
             if let SessionEvent::Joined { id, room } = event {
-                self.status = format!("connected: room {room}, player #{id}");
+                let over = self
+                    .connection
+                    .transport()
+                    .map_or("?", net::Transport::name);
+                self.status = format!("connected over {over}: room {room}, player #{id}");
             }
         }
 
@@ -312,10 +328,12 @@ impl App {
             "snapshots": hud.stats.snapshots,
             "ack": hud.ack.map(|t| t.0),
             "phase": format!("{:?}", hud.phase),
+            "transport": self.connection.transport().map(net::Transport::name),
             "encoding": format!("{:?}", self.encoding),
             "bytes_down_per_sec": hud.down_rate,
             "bytes_up_per_sec": hud.up_rate,
             "missing_baselines": hud.stats.missing_baselines,
+            "deltas": hud.stats.deltas,
             "visible": view.own.map(|o| pose(o.visible)),
             "predicted": view.own.map(|o| pose(o.predicted)),
             "authoritative": view.own.and_then(|o| o.authoritative).map(pose),

@@ -59,7 +59,7 @@ fn canvas(width: u32, height: u32) -> (HtmlCanvasElement, CanvasRenderingContext
 
 fn pixel(ctx: &CanvasRenderingContext2d, x: f64, y: f64) -> [u8; 4] {
     let data = ctx
-        .get_image_data(x, y, 1.0, 1.0)
+        .get_image_data(x as i32, y as i32, 1, 1)
         .expect("image data")
         .data();
     [data[0], data[1], data[2], data[3]]

@@ -3,7 +3,8 @@
 //!
 //! Each load run starts the release server as its own process and runs the
 //! release `bots` binary in light mode (`--light --compact`: raw clients that
-//! send one input per tick and only count bytes) against it. The server is
+//! send one input per tick, acknowledge snapshots and only count bytes)
+//! against it, with each run's extra flags. The server is
 //! measured only over the bots' measured window: once the bots print that
 //! every bot joined (`light bots: ...` on stderr), the run sleeps the bots'
 //! warmup, samples the server's CPU times and RSS from `/proc` and its tick
@@ -12,7 +13,8 @@
 //! Flags: `--quick` (10 s windows instead of 20 s, a 30 s soak) and
 //! `--soak SECONDS` (the soak's window; 0 skips it).
 
-use std::fmt::Write as _;
+mod table;
+
 use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -21,7 +23,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use super::{cargo, probe, root, sh, Result};
+use super::{cargo, root, sh, Result};
 
 const START: &str = "<!-- load-runs:start -->";
 const END: &str = "<!-- load-runs:end -->";
@@ -69,6 +71,10 @@ struct Scenario {
     rooms: usize,
     seconds: u64,
     target: Target,
+    /// Extra server flags.
+    server: &'static [&'static str],
+    /// Extra bot flags.
+    bots: &'static [&'static str],
 }
 
 /// What one load run measured.
@@ -152,7 +158,7 @@ pub fn run(args: &[String]) -> Result {
         }
         rows.push((scenario, measured));
     }
-    write_table(&rows, &options)?;
+    table::write_table(&rows, &options)?;
     let failed = rows.iter().filter(|(_, m)| m.is_err()).count();
     if failed > 0 {
         return Err(format!(
@@ -164,29 +170,63 @@ pub fn run(args: &[String]) -> Result {
 
 fn scenarios(options: &Options) -> Vec<Scenario> {
     let secs = if options.quick { 10 } else { 20 };
+    let interest: &'static [&'static str] = &["--arena", "8000x8000", "--interest-radius", "1000"];
+    let full: &'static [&'static str] = &["--no-ack"];
     let soak = (
         "soak: 16 rooms of 64",
         1024,
         16,
         options.soak,
         Target::RateNoGrowth,
+        &[][..],
+        &[][..],
     );
     [
-        ("tick time: 1 room of 64", 64, 1, secs, Target::Tick),
-        ("1 room of 100", 100, 1, secs, Target::None),
-        ("1 room of 400", 400, 1, secs, Target::None),
-        ("1 room of 800", 800, 1, secs, Target::Rate),
-        ("16 rooms of 64", 1024, 16, secs, Target::Rate),
+        (
+            "tick time: 1 room of 64",
+            64,
+            1,
+            secs,
+            Target::Tick,
+            &[][..],
+            &[][..],
+        ),
+        ("1 room of 100", 100, 1, secs, Target::None, &[], &[]),
+        ("1 room of 400", 400, 1, secs, Target::None, &[], &[]),
+        (
+            "1 room of 400, full frames",
+            400,
+            1,
+            secs,
+            Target::None,
+            &[],
+            full,
+        ),
+        ("1 room of 800", 800, 1, secs, Target::Rate, &[], &[]),
+        (
+            "1 room of 800 in 8000 x 8000, interest radius 1000",
+            800,
+            1,
+            secs,
+            Target::None,
+            interest,
+            &[],
+        ),
+        ("16 rooms of 64", 1024, 16, secs, Target::Rate, &[], &[]),
     ]
     .into_iter()
     .chain((options.soak > 0).then_some(soak))
-    .map(|(name, players, rooms, seconds, target)| Scenario {
-        name,
-        players,
-        rooms,
-        seconds,
-        target,
-    })
+    .map(
+        |(name, players, rooms, seconds, target, server, bots)| Scenario {
+            name,
+            players,
+            rooms,
+            seconds,
+            target,
+            server,
+            bots,
+        },
+    )
     .collect()
 }
 
@@ -232,6 +272,7 @@ fn start_server(scenario: &Scenario) -> Result<(Reaped, String)> {
     let server = Command::new(release_bin("skirmish-server"))
         .args(["--addr", &addr, "--room-capacity", &capacity])
         .args(["--max-rooms", "64"])
+        .args(scenario.server)
         .env("RUST_LOG", "warn")
         .stdout(Stdio::null())
         .spawn()
@@ -257,9 +298,16 @@ struct Bots {
 
 impl Bots {
     fn start(scenario: &Scenario, addr: &str) -> Result<Bots> {
+        // One file per run, named after it.
+        let slug: String = scenario
+            .name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
         let json = root().join("artifacts").join(format!(
-            "light-{}x{}-{}s.json",
-            scenario.players, scenario.rooms, scenario.seconds
+            "light-{}-{}s.json",
+            slug.trim_matches('-'),
+            scenario.seconds
         ));
         let child = Command::new(release_bin("bots"))
             .args(["--light", "--compact", "--addr", addr])
@@ -268,6 +316,7 @@ impl Bots {
             .args(["--seconds", &scenario.seconds.to_string()])
             .args(["--warmup", &WARMUP_SECS.to_string()])
             .args(["--threads", &BOT_THREADS.to_string()])
+            .args(scenario.bots)
             .arg("--json")
             .arg(&json)
             .stdout(Stdio::piped())
@@ -492,150 +541,4 @@ fn load_run(scenario: &Scenario) -> Result<Measured> {
         bytes_per_sec: field("bytes_per_client_per_sec")?,
         gap_p99_ms: field("snapshot_gap_p99_ms")?,
     })
-}
-
-fn format_tick(bound: Option<f64>) -> String {
-    match bound {
-        None => "–".to_string(),
-        Some(b) if b.is_infinite() => "> 50 ms".to_string(),
-        Some(b) => format!("≤ {:.0} µs", b * 1e6),
-    }
-}
-
-/// "meets", "misses (...)" or "no target" for one run.
-fn verdict(scenario: &Scenario, m: &Measured) -> String {
-    let mut misses = Vec::new();
-    if m.failed > 0.0 {
-        let players = scenario.players;
-        misses.push(format!("{:.0} of {players} bots failed", m.failed));
-    }
-    if matches!(scenario.target, Target::Rate | Target::RateNoGrowth) {
-        let (rate, gap) = (m.snapshots_per_sec, m.gap_p99_ms);
-        if rate < MIN_SNAPSHOTS_PER_SEC {
-            misses.push(format!("{rate:.2} snapshots/s < {MIN_SNAPSHOTS_PER_SEC}"));
-        }
-        if gap > MAX_GAP_P99_MS {
-            misses.push(format!("gap p99 {gap:.1} ms > {MAX_GAP_P99_MS} ms"));
-        }
-    }
-    if scenario.target == Target::Tick && m.tick_p99.is_none_or(|b| b > MAX_TICK_P99) {
-        let p99 = format_tick(m.tick_p99);
-        misses.push(format!(
-            "tick p99 {p99}, target ≤ {:.0} µs",
-            MAX_TICK_P99 * 1e6
-        ));
-    }
-    let growth = m.rss_end_mib - m.rss_start_mib;
-    if scenario.target == Target::RateNoGrowth && growth > (m.rss_start_mib / 100.0).max(1.0) {
-        misses.push(format!("RSS grew {growth:.1} MiB"));
-    }
-    if !misses.is_empty() {
-        format!("misses ({})", misses.join("; "))
-    } else if scenario.target == Target::None {
-        "no target".to_string()
-    } else {
-        "meets".to_string()
-    }
-}
-
-fn table_row(scenario: &Scenario, measured: &Result<Measured>) -> String {
-    let head = format!(
-        "| {} | {} | {} | {} |",
-        scenario.name, scenario.players, scenario.rooms, scenario.seconds
-    );
-    let m = match measured {
-        Ok(m) => m,
-        Err(e) => {
-            let dashes = " – |".repeat(11);
-            return format!(
-                "{head}{dashes} misses (the run failed: {}) |",
-                e.replace('|', "/")
-            );
-        }
-    };
-    let players_per_room = (scenario.players / scenario.rooms.max(1)).max(1) as f64;
-    let per_snapshot = if m.snapshots_per_sec > 0.0 {
-        let bytes = m.bytes_per_sec / m.snapshots_per_sec / players_per_room;
-        format!("{bytes:.1}")
-    } else {
-        "–".to_string()
-    };
-    let cpu = m.user_percent + m.system_percent;
-    format!(
-        "{head} {cpu:.1} % | **{:.2} %** | {:.1} % | {:.1} % | {:.2} | {:.1} ms | {per_snapshot} | {} | {} | {} | {:.1} → {:.1} MiB | {} |",
-        cpu / scenario.players as f64 * 100.0,
-        m.user_percent,
-        m.system_percent,
-        m.snapshots_per_sec,
-        m.gap_p99_ms,
-        format_tick(m.tick_p50),
-        format_tick(m.tick_p99),
-        format_tick(m.send_p99),
-        m.rss_start_mib,
-        m.rss_end_mib,
-        verdict(scenario, m),
-    )
-}
-
-/// Today's date (UTC) as `YYYY-MM-DD`.
-fn today_utc() -> String {
-    probe("date", &["-u", "+%F"]).unwrap_or_else(|| "an unknown date".to_string())
-}
-
-/// The machine note: cores and, if known, the CPU model.
-fn machine() -> String {
-    let cores = thread::available_parallelism().map_or(0, std::num::NonZero::get);
-    let model = fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|info| {
-            info.lines()
-                .find_map(|l| l.strip_prefix("model name")?.split_once(':'))
-                .map(|(_, m)| format!(" ({})", m.trim()))
-        })
-        .unwrap_or_default();
-    format!("{cores} cores{model}")
-}
-
-fn write_table(rows: &[(&Scenario, Result<Measured>)], options: &Options) -> Result {
-    let mut table = String::new();
-    let command = match (options.quick, options.soak) {
-        (true, 30) => " --quick".to_string(),
-        (false, 300) => String::new(),
-        (quick, soak) => format!("{} --soak {soak}", if quick { " --quick" } else { "" }),
-    };
-    let _ = writeln!(table, "{START}");
-    let _ = writeln!(
-        table,
-        "Produced by `cargo xtask bench{command}` on {} (UTC). Machine: {}, shared by the server (one worker thread) and the bots ({BOT_THREADS} threads).\n",
-        today_utc(),
-        machine(),
-    );
-    let _ = writeln!(
-        table,
-        "Every run uses light bots (`bots --light --compact`: one input per 50 ms, bytes counted, nothing decoded), each from its own loopback address. \
-         The server is measured over the bots' measured window only ({WARMUP_SECS} s after every bot joined, then the seconds shown): \
-         CPU is utime + stime from `/proc` in % of one core, also per 100 players and split into user and system; \
-         tick p50/p99 (the room's decision: stepping the world and encoding its frames) and send p99 (writing one tick's frames to every socket) are upper bounds of the `/metrics` histogram buckets over the window; RSS is at the window's start → end. \
-         Targets: 800 players in one room, and 1,024 in 16 rooms, keep ≥ {MIN_SNAPSHOTS_PER_SEC} snapshots/s per client with a snapshot gap p99 ≤ {MAX_GAP_P99_MS} ms; \
-         a room of 64 ticks in ≤ {:.0} µs at p99; the soak must also not grow its RSS by more than 1 % (at least 1 MiB). The bots' JSON is in `artifacts/light-*.json`.\n",
-        MAX_TICK_P99 * 1e6
-    );
-    table.push_str(HEADER);
-    for (scenario, measured) in rows {
-        let _ = writeln!(table, "{}", table_row(scenario, measured));
-    }
-    let _ = writeln!(table, "{END}");
-    let path = root().join("docs").join("BENCHMARKS.md");
-    let doc =
-        fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let doc = match (doc.find(START), doc.find(END)) {
-        (Some(a), Some(b)) if b > a => {
-            format!("{}{}{}", &doc[..a], table.trim_end(), &doc[b + END.len()..])
-        }
-        _ => format!("{}\n\n## Load runs\n\n{table}", doc.trim_end()),
-    };
-    fs::write(&path, doc).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    println!("{table}");
-    println!("==> wrote the load table into {}", path.display());
-    Ok(())
 }

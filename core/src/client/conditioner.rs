@@ -1,11 +1,13 @@
 //! A seeded network conditioner: added latency, jitter, loss and duplication
 //! applied to whole messages, one instance per direction.
 //!
-//! Over a WebSocket (TCP) nothing is lost or reordered: real loss shows up as
-//! a stall while TCP retransmits. The conditioner sits between the socket and
-//! the session and lets us see UDP-like conditions instead: a message may be
-//! dropped, delivered twice, or overtaken by a later one when jitter is
-//! larger than the gap between them. Every random choice comes from a
+//! It models what the transport underneath would do ([`Delivery`]). Over
+//! datagrams (WebTransport) a message may be dropped, delivered twice, or
+//! overtaken by a later one when jitter is larger than the gap between
+//! them. Over a stream (WebSocket, TCP) nothing is lost, duplicated or
+//! reordered: a lost segment is retransmitted after a timeout, and it holds
+//! back every message behind it (head-of-line blocking), so loss shows up as
+//! a stall. Every random choice comes from a
 //! [`SeededRng`], so the same seed and the same sends give the same
 //! deliveries: a bug seen under bad conditions can be replayed.
 //!
@@ -54,6 +56,26 @@ impl LinkConditions {
     }
 }
 
+/// How the transport underneath delivers messages.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Delivery {
+    /// Unreliable datagrams: loss drops, duplication repeats, jitter
+    /// reorders.
+    #[default]
+    Datagrams,
+    /// One reliable, ordered stream (TCP): a loss delays the message by a
+    /// retransmission timeout and everything behind it waits.
+    Stream,
+}
+
+/// The retransmission timeout a lost stream segment costs: at least 200 ms
+/// (Linux's minimum RTO), or twice the one-way latency (about one RTT)
+/// plus four times the jitter.
+fn retransmission_timeout(c: &LinkConditions) -> Duration {
+    let ms = (2.0 * c.latency_ms + 4.0 * c.jitter_ms).max(200.0);
+    Duration::from_micros((f64::from(ms) * 1000.0) as u64)
+}
+
 /// What a conditioner did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ConditionerStats {
@@ -65,6 +87,8 @@ pub struct ConditionerStats {
     pub dropped: u64,
     /// Extra copies scheduled.
     pub duplicated: u64,
+    /// Messages a stream had to retransmit (delayed, not lost).
+    pub retransmitted: u64,
 }
 
 /// A message on its way.
@@ -84,6 +108,9 @@ pub struct Conditioner<T> {
     in_flight: Vec<InFlight<T>>,
     seq: u64,
     stats: ConditionerStats,
+    delivery: Delivery,
+    /// The latest due time handed out (streams deliver in order).
+    last_due: Duration,
 }
 
 impl<T: Clone> Conditioner<T> {
@@ -95,7 +122,14 @@ impl<T: Clone> Conditioner<T> {
             in_flight: Vec::new(),
             seq: 0,
             stats: ConditionerStats::default(),
+            delivery: Delivery::default(),
+            last_due: Duration::ZERO,
         }
+    }
+
+    /// Models datagrams or a stream from now on.
+    pub fn set_delivery(&mut self, delivery: Delivery) {
+        self.delivery = delivery;
     }
 
     /// Changes the conditions for messages sent from now on.
@@ -112,6 +146,16 @@ impl<T: Clone> Conditioner<T> {
     pub fn send(&mut self, now: Duration, message: T) {
         self.stats.sent += 1;
         let c = self.conditions;
+        if self.delivery == Delivery::Stream {
+            let lost = c.loss > 0.0 && self.rng.chance(c.loss);
+            let mut at = now;
+            if lost {
+                self.stats.retransmitted += 1;
+                at += retransmission_timeout(&c);
+            }
+            self.schedule(at, message);
+            return;
+        }
         if c.loss > 0.0 && self.rng.chance(c.loss) {
             self.stats.dropped += 1;
             return;
@@ -133,7 +177,12 @@ impl<T: Clone> Conditioner<T> {
             0.0
         };
         let delay_ms = (c.latency_ms + jitter).max(0.0);
-        let due = now + Duration::from_micros((f64::from(delay_ms) * 1000.0) as u64);
+        let mut due = now + Duration::from_micros((f64::from(delay_ms) * 1000.0) as u64);
+        if self.delivery == Delivery::Stream {
+            // In order: nothing overtakes what was sent before it.
+            due = due.max(self.last_due);
+        }
+        self.last_due = self.last_due.max(due);
         self.seq += 1;
         let entry = InFlight {
             due,
@@ -182,6 +231,50 @@ impl<T: Clone> Conditioner<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stream_delays_what_it_loses_and_everything_behind_it() {
+        let ms = Duration::from_millis;
+        let mut link = Conditioner::new(
+            3,
+            LinkConditions {
+                latency_ms: 50.0,
+                jitter_ms: 20.0,
+                loss: 0.2,
+                duplicate: 0.5,
+            },
+        );
+        link.set_delivery(Delivery::Stream);
+        for i in 0..500u64 {
+            link.send(ms(i * 10), i);
+        }
+        let mut got = Vec::new();
+        let mut at = Vec::new();
+        let mut t = Duration::ZERO;
+        while got.len() < 500 {
+            t += ms(1);
+            while let Some(m) = link.deliver(t) {
+                got.push(m);
+                at.push(t);
+            }
+        }
+        assert_eq!(
+            got,
+            (0..500).collect::<Vec<_>>(),
+            "all of them, in order, once"
+        );
+        let stats = link.stats();
+        assert_eq!((stats.dropped, stats.duplicated), (0, 0));
+        assert!(stats.retransmitted > 50, "{stats:?}");
+        // A retransmission (200 ms or more late) holds back the message
+        // sent right after it, which would otherwise have arrived earlier.
+        let held = (0..499).any(|i| {
+            let late = at[i].saturating_sub(ms(i as u64 * 10)) >= ms(200);
+            let next_waited = at[i + 1].saturating_sub(ms((i as u64 + 1) * 10)) >= ms(190);
+            late && next_waited
+        });
+        assert!(held, "head-of-line blocking");
+    }
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)

@@ -51,7 +51,7 @@ use self::baselines::Baselines;
 use self::tracers::Tracers;
 use crate::client::authority::Authority;
 use crate::client::clock::ServerClock;
-use crate::client::conditioner::{Conditioner, LinkConditions};
+use crate::client::conditioner::{Conditioner, Delivery, LinkConditions};
 use crate::client::interpolation::{InterpolationConfig, RemoteBuffer};
 use crate::client::pending::PushError;
 use crate::client::prediction::LocalPlayer;
@@ -213,6 +213,13 @@ impl ClientSession {
         self.toggles
     }
 
+    /// Models the transport underneath: datagrams (the default) or one
+    /// ordered stream, whose losses stall rather than drop.
+    pub fn set_delivery(&mut self, delivery: Delivery) {
+        self.up.set_delivery(delivery);
+        self.down.set_delivery(delivery);
+    }
+
     /// Changes the added network conditions.
     pub fn set_conditions(&mut self, up: LinkConditions, down: LinkConditions) {
         self.up.set_conditions(up);
@@ -233,7 +240,11 @@ impl ClientSession {
             }
             Incoming::Binary(bytes) => {
                 self.stats.bytes_received += bytes.len() as u64;
-                self.decode_binary(bytes).map(Downlink::Binary)
+                let decoded = self.decode_binary(bytes);
+                if decoded.is_ok() && delta::baseline_tick(bytes).is_some() {
+                    self.stats.deltas += 1;
+                }
+                decoded.map(Downlink::Binary)
             }
         };
         match decoded {

@@ -55,6 +55,13 @@ pub struct InterestConfig {
     pub max_stale_ticks: u32,
     /// How long a hit keeps its shooter and target in each other's view.
     pub combat_memory_ticks: u32,
+    /// Above this many players in view, a client that sees everyone gets
+    /// the room's whole truth as a delta shared with every client on the
+    /// same baseline, whatever its size, rather than a frame of its own
+    /// within the budget: choosing per client costs the room a pass over
+    /// every player for every client each tick, which a room of 400 to 800
+    /// cannot afford at 20 Hz (see `docs/BENCHMARKS.md`).
+    pub max_budgeted_view: usize,
 }
 
 impl Default for InterestConfig {
@@ -65,6 +72,7 @@ impl Default for InterestConfig {
             budget: 1200,
             max_stale_ticks: 5,
             combat_memory_ticks: 40,
+            max_budgeted_view: 256,
         }
     }
 }

@@ -53,6 +53,9 @@ pub enum Frame {
 #[derive(Clone, Debug, Default)]
 pub struct Outbox {
     frames: Vec<Frame>,
+    /// Per frame: whether it may travel unreliably (snapshots and pongs:
+    /// the next one makes up for a lost one).
+    droppable: Vec<bool>,
     deliveries: Vec<(PlayerId, usize)>,
 }
 
@@ -72,6 +75,13 @@ impl Outbox {
         &self.frames
     }
 
+    /// Whether frame `i` may travel unreliably (a datagram): snapshots and
+    /// pongs, which the next one makes up for. Everything else must arrive,
+    /// in order.
+    pub fn droppable(&self, i: usize) -> bool {
+        self.droppable.get(i).copied().unwrap_or(false)
+    }
+
     /// Every delivery in order: the recipient and an index into
     /// [`Outbox::frames`].
     pub fn deliveries(&self) -> &[(PlayerId, usize)] {
@@ -88,6 +98,7 @@ impl Outbox {
 
     /// Takes the frames and the deliveries out, leaving the outbox empty.
     pub fn take(&mut self) -> (Vec<Frame>, Vec<(PlayerId, usize)>) {
+        self.droppable.clear();
         (
             std::mem::take(&mut self.frames),
             std::mem::take(&mut self.deliveries),
@@ -97,21 +108,23 @@ impl Outbox {
     /// Forgets everything (keeping the allocations).
     pub fn clear(&mut self) {
         self.frames.clear();
+        self.droppable.clear();
         self.deliveries.clear();
     }
 
-    fn push(&mut self, frame: Frame) -> usize {
+    fn push(&mut self, frame: Frame, droppable: bool) -> usize {
         self.frames.push(frame);
+        self.droppable.push(droppable);
         self.frames.len() - 1
     }
 
-    fn send(&mut self, to: PlayerId, frame: Frame) {
-        let i = self.push(frame);
+    fn send(&mut self, to: PlayerId, frame: Frame, droppable: bool) {
+        let i = self.push(frame, droppable);
         self.deliveries.push((to, i));
     }
 
-    fn share(&mut self, to: impl IntoIterator<Item = PlayerId>, frame: Frame) {
-        let i = self.push(frame);
+    fn share(&mut self, to: impl IntoIterator<Item = PlayerId>, frame: Frame, droppable: bool) {
+        let i = self.push(frame, droppable);
         self.deliveries.extend(to.into_iter().map(|id| (id, i)));
     }
 }
@@ -298,7 +311,7 @@ impl Room {
             config: self.world.sim_config().clone(),
             combat: Some(*self.world.rules()),
         };
-        out.send(id, Frame::Text(encode(&welcome)));
+        out.send(id, Frame::Text(encode(&welcome)), false);
         self.roster_changed = true;
         Ok(())
     }
@@ -354,7 +367,7 @@ impl Room {
                     id: *probe,
                     server_tick: self.world.tick(),
                 };
-                out.send(id, Frame::Text(encode(&pong)));
+                out.send(id, Frame::Text(encode(&pong)), true);
                 Ok(Received::default())
             }
             ClientMessage::Hello { .. } => Err(ProtocolError::new(
@@ -385,7 +398,11 @@ impl Room {
             let combat = ServerMessage::Combat {
                 events: events.to_vec(),
             };
-            out.share(self.seats.keys().copied(), Frame::Text(encode(&combat)));
+            out.share(
+                self.seats.keys().copied(),
+                Frame::Text(encode(&combat)),
+                false,
+            );
         }
         tick
     }
@@ -402,7 +419,11 @@ impl Room {
                 })
                 .collect(),
         };
-        out.share(self.seats.keys().copied(), Frame::Text(encode(&roster)));
+        out.share(
+            self.seats.keys().copied(),
+            Frame::Text(encode(&roster)),
+            false,
+        );
     }
 }
 

@@ -15,8 +15,9 @@ use anyhow::Result;
 use clap::Parser;
 use skirmish_core::Encoding;
 use skirmish_core::LinkConditions;
-use skirmish_tests::bot::{percentile, run_bot, BotOptions, BotReport};
+use skirmish_tests::bot::{percentile, run_bot, BotOptions, BotReport, BotTransport};
 use skirmish_tests::light::LightOptions;
+use skirmish_tests::relay::{Impairment, TcpRelay, UdpRelay};
 use skirmish_tests::script::{Script, Wander};
 
 /// Headless bots for load and netcode-quality runs.
@@ -75,6 +76,20 @@ struct Args {
     /// Light bots: seconds after everyone joined before measuring.
     #[arg(long, default_value_t = 3.0)]
     warmup: f64,
+    /// What full bots connect over.
+    #[arg(long, value_enum, default_value = "websocket")]
+    transport: BotTransport,
+    /// Full bots: connect through an impairment relay started here (UDP for
+    /// WebTransport, TCP for WebSocket) with this one-way latency, ms...
+    #[arg(long)]
+    relay_latency_ms: Option<f64>,
+    /// ...this jitter each way, ms...
+    #[arg(long, default_value_t = 0.0)]
+    relay_jitter_ms: f64,
+    /// ...and this loss each way, 0 to 1 (UDP only: TCP loss cannot be
+    /// injected without kernel support).
+    #[arg(long, default_value_t = 0.0)]
+    relay_loss: f64,
     /// Where to write the JSON report.
     #[arg(long, default_value = "artifacts/bots.json")]
     json: PathBuf,
@@ -132,6 +147,9 @@ async fn full(args: Args) -> Result<()> {
         "bots: {} bots in {} room(s) against {} for {} s...",
         args.bots, args.rooms, args.addr, args.seconds
     );
+    // The relay, if asked for, lives as long as the bots.
+    let relay = start_relay(&args).await?;
+    let via = relay.as_ref().map(Relay::addr);
     let mut tasks = Vec::new();
     for i in 0..args.bots {
         let seed = args.seed.wrapping_mul(1000).wrapping_add(i as u64);
@@ -159,6 +177,8 @@ async fn full(args: Args) -> Result<()> {
                 .ip()
                 .is_loopback()
                 .then(skirmish_tests::next_source),
+            transport: args.transport,
+            via,
         };
         let addr = args.addr;
         tasks.push(tokio::spawn(run_bot(addr, options)));
@@ -199,6 +219,57 @@ async fn full(args: Args) -> Result<()> {
     Ok(())
 }
 
+/// An impairment relay started for the bots.
+enum Relay {
+    Udp(UdpRelay),
+    Tcp(TcpRelay),
+}
+
+impl Relay {
+    fn addr(&self) -> SocketAddr {
+        match self {
+            Relay::Udp(r) => r.addr,
+            Relay::Tcp(r) => r.addr,
+        }
+    }
+}
+
+/// The relay `--relay-latency-ms` asks for: UDP in front of the server's
+/// WebTransport port, or TCP in front of its HTTP port.
+async fn start_relay(args: &Args) -> Result<Option<Relay>> {
+    let Some(latency_ms) = args.relay_latency_ms else {
+        return Ok(None);
+    };
+    let impairment = Impairment {
+        latency_ms,
+        jitter_ms: args.relay_jitter_ms,
+        loss: args.relay_loss,
+        duplicate: 0.0,
+    };
+    let relay = match args.transport {
+        BotTransport::Webtransport => {
+            let offer = skirmish_tests::wt::offer(args.addr).await?;
+            let port: u16 = offer
+                .url
+                .rsplit_once(':')
+                .and_then(|(_, rest)| rest.split('/').next()?.parse().ok())
+                .ok_or_else(|| anyhow::anyhow!("no port in {}", offer.url))?;
+            let server = SocketAddr::new(args.addr.ip(), port);
+            Relay::Udp(UdpRelay::start(server, impairment, impairment, args.seed).await?)
+        }
+        BotTransport::Websocket => {
+            Relay::Tcp(TcpRelay::start(args.addr, impairment, impairment, args.seed).await?)
+        }
+    };
+    eprintln!(
+        "bots: through a relay at {}: {latency_ms} ms ± {} ms, loss {} each way",
+        relay.addr(),
+        args.relay_jitter_ms,
+        args.relay_loss
+    );
+    Ok(Some(relay))
+}
+
 /// Totals over every bot.
 fn summarise(reports: &[BotReport]) -> serde_json::Value {
     let sum = |f: fn(&BotReport) -> f64| reports.iter().map(f).sum::<f64>();
@@ -210,6 +281,10 @@ fn summarise(reports: &[BotReport]) -> serde_json::Value {
     let gaps: Vec<f64> = reports
         .iter()
         .flat_map(|r| r.gaps_ms.iter().copied())
+        .collect();
+    let acks: Vec<f64> = reports
+        .iter()
+        .flat_map(|r| r.ack_ms.iter().copied())
         .collect();
     let n = reports.len().max(1) as f64;
     serde_json::json!({
@@ -226,6 +301,8 @@ fn summarise(reports: &[BotReport]) -> serde_json::Value {
         "snapshots_per_sec": sum(|r| r.snapshots_per_sec) / n,
         "snapshot_gap_p99_ms": percentile(&gaps, 99.0),
         "max_snapshot_gap_ms": max(|r| r.max_snapshot_gap_ms),
+        "input_to_ack_p50_ms": percentile(&acks, 50.0),
+        "input_to_ack_p99_ms": percentile(&acks, 99.0),
         "errors": sum(|r| r.errors as f64),
     })
 }

@@ -35,6 +35,8 @@ pub struct SessionStats {
     pub combat_events: u64,
     /// Respawns and other placements of the own player.
     pub placements: u64,
+    /// Binary snapshots decoded as deltas.
+    pub deltas: u64,
     /// Delta frames against a snapshot the session no longer (or never)
     /// held: refused, never drawn.
     pub missing_baselines: u64,

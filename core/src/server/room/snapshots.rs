@@ -37,7 +37,7 @@ impl Room {
                 .filter(|(_, s)| s.encoding == Encoding::Json)
                 .map(|(&id, _)| id);
             let before = out.deliveries.len();
-            out.share(to, Frame::Text(text));
+            out.share(to, Frame::Text(text), true);
             self.stats.snapshots += (out.deliveries.len() - before) as u64;
         }
         if self.seats.values().any(|s| s.encoding == Encoding::Compact) {
@@ -99,7 +99,7 @@ impl Room {
             };
             frames.stats.binary_bytes += frame.len() as u64;
             frames.stats.snapshots += 1;
-            out.send(id, Frame::Binary(frame));
+            out.send(id, Frame::Binary(frame), true);
         }
     }
 }
@@ -146,9 +146,16 @@ impl Frames<'_> {
                 let key = Arc::as_ptr(&base) as usize;
                 let complete = &self.complete;
                 let bodies = &mut self.stats.delta_bodies;
+                // A view too large to choose from per client: the whole
+                // truth, shared.
+                let room = if scene.states.len() > scene.config.max_budgeted_view {
+                    usize::MAX
+                } else {
+                    budget
+                };
                 let (sent, body) = self.shared.entry(key).or_insert_with(|| {
                     *bodies += 1;
-                    let (next, body) = frames::build(&base, base_set, None, None, budget, scene);
+                    let (next, body) = frames::build(&base, base_set, None, None, room, scene);
                     let next = if next.is_complete() {
                         complete.clone()
                     } else {

@@ -1,0 +1,606 @@
+//! WebTransport beside the HTTP server: the same sessions as over WebSocket,
+//! with inputs and snapshots as unreliable datagrams.
+//!
+//! A client opens one bidirectional stream and sends `hello` on it; every
+//! reliable message (welcome, roster, combat, error, and a snapshot too
+//! large for a datagram) travels on that stream, framed by
+//! [`skirmish_core::framing`]. Inputs, pings, snapshots and pongs travel as
+//! datagrams of at most [`MAX_DATAGRAM_BYTES`]: JSON text (first byte `{`)
+//! or a binary snapshot (first byte its kind). Every message passes the
+//! same [`Gate`] and decoder as on WebSocket, a session only drives its own
+//! player, and the same per-address limits apply.
+//!
+//! Without `--tls-cert`, the endpoint makes a self-signed ECDSA certificate
+//! valid for 14 days (the browser's rule for pinning by hash) and replaces
+//! it a day before it expires, without touching open sessions; `GET
+//! /transport` tells a page where to connect and which hashes to pin.
+
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use serde::Serialize;
+use skirmish_core::framing::{write_message, StreamMessage, StreamReader};
+use skirmish_core::{decode_client, encode, ClientMessage, ErrorCode, PlayerId, ProtocolError};
+use tokio::sync::{mpsc, Notify};
+use tokio::time::timeout;
+use wtransport::endpoint::endpoint_side::Server;
+use wtransport::endpoint::IncomingSession;
+use wtransport::error::SendDatagramError;
+use wtransport::tls::Sha256DigestFmt;
+use wtransport::{Connection, Endpoint, Identity, RecvStream, SendStream, ServerConfig};
+
+use crate::gate::{Admit, Gate};
+use crate::metrics::DisconnectReason;
+use crate::rooms::{Joiner, RoomHandle, Sink};
+use crate::socket::SendError;
+use crate::ws::{Seated, Session, TRANSPORT_LIMIT};
+use crate::AppState;
+
+/// The largest datagram sent or taken: what every browser path carries.
+pub const MAX_DATAGRAM_BYTES: usize = 1200;
+/// How long a closing message may take.
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// Where pages connect, as `GET /transport` says.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Offer {
+    /// The WebTransport URL (`https://host:port/wt`).
+    pub url: String,
+    /// SHA-256 hashes (hex) of the self-signed certificates to pin, newest
+    /// first; empty with a real certificate.
+    pub certificate_hashes: Vec<String>,
+}
+
+/// The running endpoint, for `/transport`.
+#[derive(Debug)]
+pub struct WebTransport {
+    port: u16,
+    hashes: Mutex<Vec<String>>,
+    /// The endpoint's task, until shutdown takes it to wait for the end.
+    task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl WebTransport {
+    /// What a page reaching us at `host` (its `Host`, port included or not)
+    /// should use.
+    pub fn offer(&self, host: &str) -> Offer {
+        let name = host.rsplit_once(':').map_or(host, |(name, port)| {
+            if port.chars().all(|c| c.is_ascii_digit()) {
+                name
+            } else {
+                host
+            }
+        });
+        Offer {
+            url: format!("https://{name}:{}/wt", self.port),
+            certificate_hashes: self
+                .hashes
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone(),
+        }
+    }
+
+    /// The UDP port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Waits (after shutdown was signalled) until the endpoint has closed
+    /// every session and let go of its UDP port.
+    pub async fn stopped(&self) {
+        let task = self
+            .task
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(task) = task {
+            let _ = task.await;
+        }
+    }
+}
+
+/// The identity from PEM files (a real certificate).
+fn from_files(cert: &std::path::Path, key: &std::path::Path) -> anyhow::Result<Identity> {
+    use anyhow::Context as _;
+    use rustls_pki_types::pem::PemObject;
+    use rustls_pki_types::{CertificateDer, PrivatePkcs8KeyDer};
+    let chain = CertificateDer::pem_file_iter(cert)
+        .with_context(|| format!("cannot read {}", cert.display()))?
+        .map(|c| {
+            let der = c.with_context(|| format!("bad certificate in {}", cert.display()))?;
+            wtransport::tls::Certificate::from_der(der.to_vec())
+                .with_context(|| format!("bad certificate in {}", cert.display()))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let key_der = PrivatePkcs8KeyDer::from_pem_file(key)
+        .with_context(|| format!("{} holds no PKCS#8 private key", key.display()))?;
+    Ok(Identity::new(
+        wtransport::tls::CertificateChain::new(chain),
+        wtransport::tls::PrivateKey::from_der_pkcs8(key_der.secret_pkcs8_der().to_vec()),
+    ))
+}
+
+fn self_signed() -> anyhow::Result<Identity> {
+    Ok(Identity::self_signed(["localhost", "127.0.0.1", "::1"])?)
+}
+
+fn hash_of(identity: &Identity) -> Vec<String> {
+    identity
+        .certificate_chain()
+        .as_slice()
+        .first()
+        .map(|c| c.hash().fmt(Sha256DigestFmt::DottedHex).replace(':', ""))
+        .into_iter()
+        .collect()
+}
+
+fn server_config(addr: SocketAddr, identity: &Identity) -> ServerConfig {
+    ServerConfig::builder()
+        .with_bind_address(addr)
+        .with_identity(identity.clone_identity())
+        .keep_alive_interval(Some(Duration::from_secs(3)))
+        .max_idle_timeout(Some(Duration::from_secs(10)))
+        .unwrap_or_else(|_| unreachable_idle())
+        .build()
+}
+
+/// The idle timeout above is a small constant QUIC always accepts.
+fn unreachable_idle() -> ! {
+    unreachable!("a 10 s idle timeout is valid")
+}
+
+/// Binds the endpoint on `addr` (UDP) and serves it until shutdown, with
+/// the certificate of `files` (chain, key) or a self-signed one.
+///
+/// # Errors
+/// The UDP socket cannot be bound or the certificate cannot be made or
+/// read.
+pub fn start(
+    addr: SocketAddr,
+    files: Option<(&std::path::Path, &std::path::Path)>,
+    state: Arc<AppState>,
+) -> anyhow::Result<Arc<WebTransport>> {
+    let identity = match files {
+        None => self_signed()?,
+        Some((cert, key)) => from_files(cert, key)?,
+    };
+    let endpoint = Endpoint::server(server_config(addr, &identity))?;
+    let bound = endpoint.local_addr()?;
+    let hashes = if files.is_none() {
+        hash_of(&identity)
+    } else {
+        Vec::new()
+    };
+    let wt = Arc::new(WebTransport {
+        port: bound.port(),
+        hashes: Mutex::new(hashes),
+        task: Mutex::new(None),
+    });
+    let task = tokio::spawn(serve(endpoint, bound, files.is_none(), wt.clone(), state));
+    *wt.task.lock().unwrap_or_else(PoisonError::into_inner) = Some(task);
+    Ok(wt)
+}
+
+async fn serve(
+    endpoint: Endpoint<Server>,
+    addr: SocketAddr,
+    renew: bool,
+    wt: Arc<WebTransport>,
+    state: Arc<AppState>,
+) {
+    let mut shutdown = state.shutdown.clone();
+    let renewal = state
+        .config
+        .webtransport
+        .renew_every
+        .max(Duration::from_millis(10));
+    let mut next_renewal = tokio::time::Instant::now() + renewal;
+    loop {
+        tokio::select! {
+            incoming = endpoint.accept() => {
+                tokio::spawn(session(incoming, state.clone()));
+            }
+            () = tokio::time::sleep_until(next_renewal), if renew => {
+                next_renewal += renewal;
+                renew_certificate(&endpoint, addr, &wt);
+            }
+            _ = shutdown.wait_for(|stop| *stop) => break,
+        }
+    }
+    // Sessions tell their clients why on their own (they saw the same
+    // signal); then everything closes, and the port is let go.
+    let mut sessions = state.sessions.subscribe();
+    let _ = timeout(Duration::from_secs(3), sessions.wait_for(|n| *n == 0)).await;
+    endpoint.close(0u32.into(), b"shutting_down");
+    let _ = timeout(Duration::from_secs(2), endpoint.wait_idle()).await;
+}
+
+/// A fresh certificate for new sessions; open ones keep theirs.
+fn renew_certificate(endpoint: &Endpoint<Server>, addr: SocketAddr, wt: &WebTransport) {
+    let Ok(identity) = self_signed() else {
+        tracing::warn!("cannot make a new certificate; keeping the old one");
+        return;
+    };
+    if let Err(e) = endpoint.reload_config(server_config(addr, &identity), false) {
+        tracing::warn!(%e, "cannot load the new certificate");
+        return;
+    }
+    let mut hashes = wt.hashes.lock().unwrap_or_else(PoisonError::into_inner);
+    let previous = hashes.first().cloned();
+    *hashes = hash_of(&identity);
+    hashes.extend(previous);
+    tracing::info!("WebTransport certificate renewed");
+}
+
+/// Sends one client's frames: datagrams straight away, reliable messages
+/// through a bounded queue to the task that writes the stream.
+#[derive(Debug)]
+pub struct Datagrams {
+    connection: Connection,
+    reliable: mpsc::Sender<Vec<u8>>,
+    kicked: Mutex<Option<ErrorCode>>,
+    kick: Notify,
+}
+
+impl Datagrams {
+    /// Sends a frame: a droppable one that fits as a datagram, anything
+    /// else on the stream.
+    ///
+    /// # Errors
+    /// `Slow` when the stream's queue is full (the client does not read),
+    /// `Closed` when the connection is gone.
+    pub fn send(&self, text: bool, payload: &[u8], droppable: bool) -> Result<(), SendError> {
+        if droppable && payload.len() <= MAX_DATAGRAM_BYTES {
+            match self.connection.send_datagram(payload) {
+                Ok(()) => return Ok(()),
+                Err(SendDatagramError::TooLarge) => {}
+                Err(_) => return Err(SendError::Closed),
+            }
+        }
+        let mut framed = Vec::with_capacity(payload.len() + 5);
+        write_message(text, payload, &mut framed);
+        self.reliable.try_send(framed).map_err(|e| match e {
+            mpsc::error::TrySendError::Full(_) => SendError::Slow,
+            mpsc::error::TrySendError::Closed(_) => SendError::Closed,
+        })
+    }
+
+    /// The room dropped this client.
+    pub fn kick(&self, code: ErrorCode) {
+        *self.kicked.lock().unwrap_or_else(PoisonError::into_inner) = Some(code);
+        self.kick.notify_one();
+    }
+
+    async fn kicked(&self) -> ErrorCode {
+        loop {
+            let notified = self.kick.notified();
+            if let Some(code) = *self.kicked.lock().unwrap_or_else(PoisonError::into_inner) {
+                return code;
+            }
+            notified.await;
+        }
+    }
+}
+
+/// Writes queued reliable messages to the stream, each within the send
+/// timeout; a client that does not read is dropped as slow. An empty
+/// message finishes the stream (the connection is closing).
+async fn write_stream(
+    mut stream: SendStream,
+    mut queue: mpsc::Receiver<Vec<u8>>,
+    send_timeout: Duration,
+    sink: Arc<Datagrams>,
+) {
+    while let Some(bytes) = queue.recv().await {
+        if bytes.is_empty() {
+            let _ = timeout(send_timeout, stream.finish()).await;
+            return;
+        }
+        match timeout(send_timeout, stream.write_all(&bytes)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => return,
+            Err(_) => {
+                sink.kick(ErrorCode::SlowConsumer);
+                return;
+            }
+        }
+    }
+}
+
+/// What one read from the client gave.
+enum Read {
+    Message(ClientMessage),
+    Refused(ProtocolError),
+    Nothing,
+    Ended(DisconnectReason),
+}
+
+/// One client over WebTransport, from its first packet to its end.
+async fn session(incoming: IncomingSession, state: Arc<AppState>) {
+    let address = incoming.remote_address().ip();
+    let permit = match state.book.connect(address) {
+        Ok(permit) => permit,
+        Err(refusal) => {
+            state.metrics.refused(refusal);
+            incoming.refuse();
+            return;
+        }
+    };
+    let limits = &state.config.limits;
+    let Ok(Ok(request)) = timeout(limits.upgrade_timeout, incoming).await else {
+        return;
+    };
+    if request.path() != "/wt" {
+        request.not_found().await;
+        return;
+    }
+    let Ok(connection) = request.accept().await else {
+        return;
+    };
+    let _session = Session::start(&state);
+    let Ok(Ok((send, recv))) = timeout(limits.hello_timeout, connection.accept_bi()).await else {
+        state.metrics.rejected(ErrorCode::HelloTimeout);
+        connection.close(1u32.into(), ErrorCode::HelloTimeout.as_str().as_bytes());
+        state.metrics.disconnected(DisconnectReason::HelloTimeout);
+        return;
+    };
+    let (queue, rx) = mpsc::channel(limits.outbox_capacity.max(1));
+    let sink = Arc::new(Datagrams {
+        connection: connection.clone(),
+        reliable: queue,
+        kicked: Mutex::new(None),
+        kick: Notify::new(),
+    });
+    let writer = tokio::spawn(write_stream(send, rx, limits.send_timeout, sink.clone()));
+    let mut client = Client {
+        writer: Some(writer),
+        connection,
+        recv,
+        reader: StreamReader::new(TRANSPORT_LIMIT),
+        gate: Gate::new(limits.max_messages_per_sec),
+        sink,
+        state: &state,
+        buffer: vec![0; 4096],
+    };
+    let reason = client.run(address).await;
+    drop(permit);
+    state.metrics.disconnected(reason);
+}
+
+struct Client<'a> {
+    /// The task writing the stream, awaited when closing.
+    writer: Option<tokio::task::JoinHandle<()>>,
+    connection: Connection,
+    recv: RecvStream,
+    reader: StreamReader,
+    gate: Gate,
+    sink: Arc<Datagrams>,
+    state: &'a AppState,
+    buffer: Vec<u8>,
+}
+
+impl Client<'_> {
+    async fn run(&mut self, address: std::net::IpAddr) -> DisconnectReason {
+        let limits = &self.state.config.limits;
+        let hello = match timeout(limits.hello_timeout, self.wait_for_hello()).await {
+            Ok(Ok(hello)) => hello,
+            Ok(Err(reason)) => return reason,
+            Err(_) => {
+                self.state.metrics.rejected(ErrorCode::HelloTimeout);
+                self.close(ErrorCode::HelloTimeout, "no hello in time")
+                    .await;
+                return DisconnectReason::HelloTimeout;
+            }
+        };
+        let (name, room, encoding) = hello;
+        let id = PlayerId(self.state.next_player.fetch_add(1, Ordering::Relaxed));
+        let joiner = Joiner {
+            id,
+            name: &name,
+            room: room.as_deref(),
+            encoding,
+            address,
+        };
+        let seat = match self
+            .state
+            .rooms
+            .join(&joiner, Sink::WebTransport(self.sink.clone()))
+        {
+            Ok(room) => Seated::new(room, id),
+            Err(e) => {
+                self.state.metrics.rejected(e.code);
+                self.close(e.code, &e.message).await;
+                return DisconnectReason::Refused;
+            }
+        };
+        let room = seat.room().clone();
+        let mut shutdown = self.state.shutdown.clone();
+        let sink = self.sink.clone();
+        let (reason, farewell) = loop {
+            tokio::select! {
+                biased;
+                _ = shutdown.wait_for(|stop| *stop) => break (
+                    DisconnectReason::Shutdown,
+                    Some((ErrorCode::ShuttingDown, "the server is shutting down".to_string())),
+                ),
+                code = sink.kicked() => break match code {
+                    ErrorCode::SlowConsumer => (DisconnectReason::SlowConsumer, None),
+                    code => (DisconnectReason::Closed, Some((code, "disconnected by the room".into()))),
+                },
+                read = self.read() => {
+                    if let Some(ending) = self.on_read(read, &room, id) {
+                        break ending;
+                    }
+                }
+            }
+        };
+        drop(seat);
+        if let Some((code, message)) = farewell {
+            self.close(code, &message).await;
+        }
+        reason
+    }
+
+    async fn wait_for_hello(
+        &mut self,
+    ) -> Result<(String, Option<String>, skirmish_core::Encoding), DisconnectReason> {
+        loop {
+            let error = match self.read().await {
+                Read::Message(ClientMessage::Hello {
+                    name,
+                    room,
+                    encoding,
+                    ..
+                }) => return Ok((name, room, encoding)),
+                Read::Message(_) => ProtocolError::new(ErrorCode::NotJoined, "send hello first"),
+                Read::Refused(e)
+                    if matches!(e.code, ErrorCode::BadProtocol | ErrorCode::BadName) =>
+                {
+                    self.state.metrics.rejected(e.code);
+                    self.close(e.code, &e.message).await;
+                    return Err(DisconnectReason::Refused);
+                }
+                Read::Refused(e) => e,
+                Read::Nothing => continue,
+                Read::Ended(reason) => return Err(reason),
+            };
+            if let Some((reason, farewell)) = self.refuse(&error) {
+                if let Some((code, message)) = farewell {
+                    self.close(code, &message).await;
+                }
+                return Err(reason);
+            }
+        }
+    }
+
+    fn on_read(
+        &mut self,
+        read: Read,
+        room: &RoomHandle,
+        id: PlayerId,
+    ) -> Option<(DisconnectReason, Option<(ErrorCode, String)>)> {
+        let error = match read {
+            Read::Message(message) => match room.receive(id, &message) {
+                Ok(_) => return None,
+                Err(e) => e,
+            },
+            Read::Refused(e) => e,
+            Read::Nothing => return None,
+            Read::Ended(reason) => return Some((reason, None)),
+        };
+        self.refuse(&error)
+    }
+
+    /// The next message, from the stream or as a datagram.
+    async fn read(&mut self) -> Read {
+        loop {
+            match self.reader.next_message() {
+                Ok(Some(StreamMessage::Text(text))) => return self.decode(text.as_bytes()),
+                Ok(Some(StreamMessage::Binary(bytes))) => {
+                    self.state.metrics.received(bytes.len());
+                    return self.limited().unwrap_or_else(|| {
+                        Read::Refused(ProtocolError::new(
+                            ErrorCode::BinaryFrame,
+                            "the protocol is JSON text",
+                        ))
+                    });
+                }
+                Ok(None) => {}
+                Err(_) => return Read::Ended(DisconnectReason::ProtocolError),
+            }
+            tokio::select! {
+                datagram = self.connection.receive_datagram() => {
+                    let Ok(datagram) = datagram else {
+                        return Read::Ended(DisconnectReason::Closed);
+                    };
+                    return self.decode(&datagram);
+                }
+                chunk = self.recv.read(&mut self.buffer) => match chunk {
+                    Ok(Some(n)) => {
+                        let bytes = self.buffer.get(..n).unwrap_or_default().to_vec();
+                        self.reader.push(&bytes);
+                    }
+                    Ok(None) | Err(_) => return Read::Ended(DisconnectReason::Closed),
+                },
+            }
+        }
+    }
+
+    fn decode(&mut self, bytes: &[u8]) -> Read {
+        self.state.metrics.received(bytes.len());
+        if let Some(limited) = self.limited() {
+            return limited;
+        }
+        if bytes.len() > skirmish_core::MAX_FRAME_BYTES {
+            return Read::Refused(ProtocolError::new(
+                ErrorCode::TooLarge,
+                format!("{} bytes is over the limit", bytes.len()),
+            ));
+        }
+        let Ok(text) = std::str::from_utf8(bytes) else {
+            return Read::Refused(ProtocolError::new(
+                ErrorCode::BadMessage,
+                "a message that is not UTF-8 text",
+            ));
+        };
+        match decode_client(text) {
+            Ok(message) => Read::Message(message),
+            Err(e) => Read::Refused(e),
+        }
+    }
+
+    fn limited(&mut self) -> Option<Read> {
+        match self.gate.admit() {
+            Admit::Read => None,
+            Admit::Refuse(e) => Some(Read::Refused(e)),
+            Admit::Drop => {
+                self.state.metrics.rejected(ErrorCode::RateLimited);
+                Some(Read::Nothing)
+            }
+        }
+    }
+
+    /// Counts a refused message and answers it; the ending once the error
+    /// budget is spent or the client is gone.
+    fn refuse(
+        &mut self,
+        error: &ProtocolError,
+    ) -> Option<(DisconnectReason, Option<(ErrorCode, String)>)> {
+        self.state.metrics.rejected(error.code);
+        if self.gate.spend(error.code) {
+            return Some((
+                DisconnectReason::TooManyErrors,
+                Some((ErrorCode::TooManyErrors, "too many bad messages".into())),
+            ));
+        }
+        let text = encode(&error.to_message());
+        match self.sink.send(true, text.as_bytes(), false) {
+            Ok(()) => {
+                self.state.metrics.sent(text.len());
+                None
+            }
+            Err(SendError::Slow) => Some((DisconnectReason::SlowConsumer, None)),
+            Err(SendError::Closed) => Some((DisconnectReason::Closed, None)),
+        }
+    }
+
+    /// Sends an `error` on the stream and closes, waiting at most a second
+    /// for the client to take it.
+    async fn close(&mut self, code: ErrorCode, message: &str) {
+        let text = encode(&ProtocolError::new(code, message).to_message());
+        let _ = self.sink.send(true, text.as_bytes(), false);
+        // Finish the stream after what is queued, wait for the writer to
+        // get it out (at most a second), then close with the code's name.
+        let _ = self.sink.reliable.try_send(Vec::new());
+        if let Some(writer) = self.writer.take() {
+            let _ = timeout(CLOSE_TIMEOUT, writer).await;
+        }
+        // Give the client the chance to read it and close first, as on
+        // WebSocket: closing at once could discard what is in flight.
+        let _ = timeout(CLOSE_TIMEOUT, self.connection.closed()).await;
+        self.connection.close(1u32.into(), code.as_str().as_bytes());
+    }
+}
