@@ -275,8 +275,17 @@ impl Link {
                 if let Some(via) = options.via {
                     offer.url = format!("https://{via}/wt");
                 }
-                let client = WtClient::connect(&offer, options.source).await?;
-                Ok(Link::WebTransport(Box::new(client)))
+                // A handshake can fail on a lossy path; try a few times, as
+                // the page's reconnection would.
+                let mut tries = 0;
+                loop {
+                    tries += 1;
+                    match WtClient::connect(&offer, options.source).await {
+                        Ok(client) => return Ok(Link::WebTransport(Box::new(client))),
+                        Err(e) if tries >= 3 => return Err(e),
+                        Err(_) => {}
+                    }
+                }
             }
         }
     }
