@@ -31,6 +31,7 @@
 
 mod baselines;
 mod config;
+mod downlink;
 mod events;
 mod hud;
 mod tracers;
@@ -48,6 +49,7 @@ pub use tracers::{Tracer, TRACER_LIFE};
 pub use view::{OwnView, RemoteView, View};
 
 use self::baselines::Baselines;
+use self::downlink::Downlink;
 use self::tracers::Tracers;
 use crate::client::authority::Authority;
 use crate::client::clock::ServerClock;
@@ -57,7 +59,6 @@ use crate::client::pending::PushError;
 use crate::client::prediction::LocalPlayer;
 use crate::client::smoothing::SmoothingConfig;
 use crate::shared::combat::{shot_path, CombatRules, Cooldown};
-use crate::shared::compact::QuantisedFrame;
 use crate::shared::config::SimConfig;
 use crate::shared::delta;
 use crate::shared::input::MoveInput;
@@ -79,13 +80,6 @@ pub enum Phase {
     Joined,
     /// Placed: fixed steps predict and send inputs.
     Playing,
-}
-
-/// A frame from the server, decoded, on its way through the conditioner.
-#[derive(Clone, Debug)]
-enum Downlink {
-    Text(ServerMessage),
-    Binary(QuantisedFrame),
 }
 
 /// What `welcome` told us.
@@ -275,19 +269,6 @@ impl ClientSession {
         }
     }
 
-    fn decode_binary(&self, bytes: &[u8]) -> Result<QuantisedFrame, ProtocolError> {
-        let sim = match &self.state {
-            State::Joined(welcome) | State::Playing(welcome, _) => &welcome.sim,
-            State::Connecting => {
-                return Err(ProtocolError::new(
-                    ErrorCode::BadMessage,
-                    "a binary frame before welcome",
-                ))
-            }
-        };
-        delta::decode(bytes, |tick| self.baselines.get(tick), sim)
-    }
-
     /// The connection is gone: back to [`Phase::Connecting`], with nothing
     /// of the old connection left to send or to draw. Counters and settings
     /// stay.
@@ -430,36 +411,6 @@ impl ClientSession {
                 Downlink::Binary(frame) => self.on_binary(frame, at),
             }
         }
-    }
-
-    /// A binary snapshot came through: kept as a baseline for deltas (and
-    /// acknowledged with the next input), then handled as any snapshot with
-    /// the own state exact.
-    fn on_binary(&mut self, frame: QuantisedFrame, at: Duration) {
-        let Some(sim) = self.welcome().map(|w| w.sim.clone()) else {
-            return;
-        };
-        // Players left out for the budget are in the set but not news.
-        let present: Vec<PlayerId> = frame.players.iter().map(|(id, _)| *id).collect();
-        let mut players: Vec<PlayerState> = frame
-            .players
-            .iter()
-            .filter(|(id, _)| frame.stale.binary_search(id).is_err())
-            .map(|(id, q)| {
-                if *id == frame.own.id {
-                    frame.own
-                } else {
-                    q.state(*id, frame.server_tick, &sim)
-                }
-            })
-            .collect();
-        // The head always carries the own state, whether or not the set
-        // has its entry yet.
-        if !players.iter().any(|p| p.id == frame.own.id) {
-            players.push(frame.own);
-        }
-        self.baselines.keep(frame.server_tick, frame.players);
-        self.on_snapshot(frame.server_tick, &players, Some(&present), at);
     }
 
     fn handle(&mut self, message: ServerMessage, at: Duration) {
