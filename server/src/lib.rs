@@ -17,6 +17,7 @@
 //! start one on `127.0.0.1:0` and talk to it over real WebSockets.
 
 pub mod config;
+mod conversation;
 pub mod gate;
 pub mod limits;
 pub mod metrics;

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 use skirmish_core::framing::{write_message, StreamMessage, StreamReader};
-use skirmish_core::{decode_client, encode, ClientMessage, ErrorCode, PlayerId, ProtocolError};
+use skirmish_core::{decode_client, encode, ErrorCode, PlayerId, ProtocolError};
 use tokio::sync::{mpsc, Notify};
 use tokio::time::timeout;
 use wtransport::endpoint::endpoint_side::Server;
@@ -31,9 +31,10 @@ use wtransport::error::SendDatagramError;
 use wtransport::tls::Sha256DigestFmt;
 use wtransport::{Connection, Endpoint, Identity, RecvStream, SendStream, ServerConfig};
 
-use crate::gate::{Admit, Gate};
+use crate::conversation::{Conversation, Read};
+use crate::gate::Gate;
 use crate::metrics::DisconnectReason;
-use crate::rooms::{Joiner, RoomHandle, Sink};
+use crate::rooms::{Joiner, Sink};
 use crate::socket::SendError;
 use crate::ws::{Seated, Session, TRANSPORT_LIMIT};
 use crate::AppState;
@@ -310,14 +311,6 @@ async fn write_stream(
     }
 }
 
-/// What one read from the client gave.
-enum Read {
-    Message(ClientMessage),
-    Refused(ProtocolError),
-    Nothing,
-    Ended(DisconnectReason),
-}
-
 /// One client over WebTransport, from its first packet to its end.
 async fn session(incoming: IncomingSession, state: Arc<AppState>) {
     let address = incoming.remote_address().ip();
@@ -444,54 +437,41 @@ impl Client<'_> {
         reason
     }
 
-    async fn wait_for_hello(
-        &mut self,
-    ) -> Result<(String, Option<String>, skirmish_core::Encoding), DisconnectReason> {
-        loop {
-            let error = match self.read().await {
-                Read::Message(ClientMessage::Hello {
-                    name,
-                    room,
-                    encoding,
-                    ..
-                }) => return Ok((name, room, encoding)),
-                Read::Message(_) => ProtocolError::new(ErrorCode::NotJoined, "send hello first"),
-                Read::Refused(e)
-                    if matches!(e.code, ErrorCode::BadProtocol | ErrorCode::BadName) =>
-                {
-                    self.state.metrics.rejected(e.code);
-                    self.close(e.code, &e.message).await;
-                    return Err(DisconnectReason::Refused);
-                }
-                Read::Refused(e) => e,
-                Read::Nothing => continue,
-                Read::Ended(reason) => return Err(reason),
-            };
-            if let Some((reason, farewell)) = self.refuse(&error) {
-                if let Some((code, message)) = farewell {
-                    self.close(code, &message).await;
-                }
-                return Err(reason);
-            }
+    fn decode(&mut self, bytes: &[u8]) -> Read {
+        self.state.metrics.received(bytes.len());
+        if let Some(limited) = self.limited() {
+            return limited;
+        }
+        if bytes.len() > skirmish_core::MAX_FRAME_BYTES {
+            return Read::Refused(ProtocolError::new(
+                ErrorCode::TooLarge,
+                format!("{} bytes is over the limit", bytes.len()),
+            ));
+        }
+        let Ok(text) = std::str::from_utf8(bytes) else {
+            return Read::Refused(ProtocolError::new(
+                ErrorCode::BadMessage,
+                "a message that is not UTF-8 text",
+            ));
+        };
+        match decode_client(text) {
+            Ok(message) => Read::Message(message),
+            Err(e) => Read::Refused(e),
         }
     }
+}
 
-    fn on_read(
-        &mut self,
-        read: Read,
-        room: &RoomHandle,
-        id: PlayerId,
-    ) -> Option<(DisconnectReason, Option<(ErrorCode, String)>)> {
-        let error = match read {
-            Read::Message(message) => match room.receive(id, &message) {
-                Ok(_) => return None,
-                Err(e) => e,
-            },
-            Read::Refused(e) => e,
-            Read::Nothing => return None,
-            Read::Ended(reason) => return Some((reason, None)),
-        };
-        self.refuse(&error)
+impl Conversation for Client<'_> {
+    fn state(&self) -> &AppState {
+        self.state
+    }
+
+    fn gate(&mut self) -> &mut Gate {
+        &mut self.gate
+    }
+
+    fn send_text(&self, text: &str) -> Result<(), SendError> {
+        self.sink.send(true, text.as_bytes(), false)
     }
 
     /// The next message, from the stream or as a datagram.
@@ -526,64 +506,6 @@ impl Client<'_> {
                     Ok(None) | Err(_) => return Read::Ended(DisconnectReason::Closed),
                 },
             }
-        }
-    }
-
-    fn decode(&mut self, bytes: &[u8]) -> Read {
-        self.state.metrics.received(bytes.len());
-        if let Some(limited) = self.limited() {
-            return limited;
-        }
-        if bytes.len() > skirmish_core::MAX_FRAME_BYTES {
-            return Read::Refused(ProtocolError::new(
-                ErrorCode::TooLarge,
-                format!("{} bytes is over the limit", bytes.len()),
-            ));
-        }
-        let Ok(text) = std::str::from_utf8(bytes) else {
-            return Read::Refused(ProtocolError::new(
-                ErrorCode::BadMessage,
-                "a message that is not UTF-8 text",
-            ));
-        };
-        match decode_client(text) {
-            Ok(message) => Read::Message(message),
-            Err(e) => Read::Refused(e),
-        }
-    }
-
-    fn limited(&mut self) -> Option<Read> {
-        match self.gate.admit() {
-            Admit::Read => None,
-            Admit::Refuse(e) => Some(Read::Refused(e)),
-            Admit::Drop => {
-                self.state.metrics.rejected(ErrorCode::RateLimited);
-                Some(Read::Nothing)
-            }
-        }
-    }
-
-    /// Counts a refused message and answers it; the ending once the error
-    /// budget is spent or the client is gone.
-    fn refuse(
-        &mut self,
-        error: &ProtocolError,
-    ) -> Option<(DisconnectReason, Option<(ErrorCode, String)>)> {
-        self.state.metrics.rejected(error.code);
-        if self.gate.spend(error.code) {
-            return Some((
-                DisconnectReason::TooManyErrors,
-                Some((ErrorCode::TooManyErrors, "too many bad messages".into())),
-            ));
-        }
-        let text = encode(&error.to_message());
-        match self.sink.send(true, text.as_bytes(), false) {
-            Ok(()) => {
-                self.state.metrics.sent(text.len());
-                None
-            }
-            Err(SendError::Slow) => Some((DisconnectReason::SlowConsumer, None)),
-            Err(SendError::Closed) => Some((DisconnectReason::Closed, None)),
         }
     }
 

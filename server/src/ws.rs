@@ -21,9 +21,7 @@ use std::time::Duration;
 use std::future::poll_fn;
 
 use futures_util::{SinkExt, StreamExt};
-use skirmish_core::{
-    decode_client, encode, ClientMessage, Encoding, ErrorCode, PlayerId, ProtocolError,
-};
+use skirmish_core::{decode_client, encode, ErrorCode, PlayerId, ProtocolError};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 use tokio::time::timeout;
@@ -32,7 +30,8 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig
 use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 use tokio_tungstenite::WebSocketStream;
 
-use crate::gate::{Admit, Gate};
+use crate::conversation::{Conversation, Ending, Read};
+use crate::gate::Gate;
 use crate::limits::Permit;
 use crate::metrics::DisconnectReason;
 use crate::rooms::{Joiner, RoomHandle, Sink};
@@ -83,21 +82,6 @@ pub async fn serve(tcp: TcpStream, read: Vec<u8>, state: Arc<AppState>, permit: 
     tracing::debug!(?reason, "connection ended");
     state.metrics.disconnected(reason);
 }
-
-/// What one read from the client gave.
-enum Read {
-    /// A well-formed message.
-    Message(ClientMessage),
-    /// A refused frame: answer with the error.
-    Refused(ProtocolError),
-    /// Nothing to act on (a control frame, or a rate-limited message).
-    Nothing,
-    /// The connection ended.
-    Ended(DisconnectReason),
-}
-
-/// How the joined loop ended: why, and what to tell the client.
-type Ending = (DisconnectReason, Option<(ErrorCode, String)>);
 
 struct Connection<'a> {
     socket: Socket,
@@ -178,52 +162,21 @@ impl Connection<'_> {
         }
         reason
     }
+}
 
-    /// Reads until `hello`; everything else gets `not_joined`.
-    async fn wait_for_hello(
-        &mut self,
-    ) -> Result<(String, Option<String>, Encoding), DisconnectReason> {
-        loop {
-            let error = match self.read().await {
-                Read::Message(ClientMessage::Hello {
-                    name,
-                    room,
-                    encoding,
-                    ..
-                }) => return Ok((name, room, encoding)),
-                Read::Message(_) => ProtocolError::new(ErrorCode::NotJoined, "send hello first"),
-                Read::Refused(e)
-                    if matches!(e.code, ErrorCode::BadProtocol | ErrorCode::BadName) =>
-                {
-                    self.state.metrics.rejected(e.code);
-                    self.close(e.code, &e.message).await;
-                    return Err(DisconnectReason::Refused);
-                }
-                Read::Refused(e) => e,
-                Read::Nothing => continue,
-                Read::Ended(reason) => return Err(reason),
-            };
-            if let Err((reason, farewell)) = self.refuse(&error) {
-                if let Some((code, message)) = farewell {
-                    self.close(code, &message).await;
-                }
-                return Err(reason);
-            }
-        }
+impl Conversation for Connection<'_> {
+    fn state(&self) -> &AppState {
+        self.state
     }
 
-    /// Acts on one read of a joined connection; `Some` when it must end.
-    fn on_read(&mut self, read: Read, room: &RoomHandle, id: PlayerId) -> Option<Ending> {
-        let error = match read {
-            Read::Message(message) => match room.receive(id, &message) {
-                Ok(_) => return None,
-                Err(e) => e,
-            },
-            Read::Refused(e) => e,
-            Read::Nothing => return None,
-            Read::Ended(reason) => return Some((reason, None)),
-        };
-        self.refuse(&error).err()
+    fn gate(&mut self) -> &mut Gate {
+        &mut self.gate
+    }
+
+    fn send_text(&self, text: &str) -> Result<(), SendError> {
+        // Through the writer, beside whatever the room queued, without
+        // waiting for it to drain.
+        self.writer.send(true, text.as_bytes())
     }
 
     /// The next frame from the client, rate-limited and decoded.
@@ -251,42 +204,6 @@ impl Connection<'_> {
         match decode_client(&text) {
             Ok(message) => Read::Message(message),
             Err(e) => Read::Refused(e),
-        }
-    }
-
-    /// Counts a message against the rate limit; `Some` if it is over and
-    /// must be dropped (told once per window).
-    fn limited(&mut self) -> Option<Read> {
-        match self.gate.admit() {
-            Admit::Read => None,
-            Admit::Refuse(e) => Some(Read::Refused(e)),
-            Admit::Drop => {
-                self.state.metrics.rejected(ErrorCode::RateLimited);
-                Some(Read::Nothing)
-            }
-        }
-    }
-
-    /// Counts a refused message and answers it with its error; `Err` with
-    /// the ending once the error budget is spent or the socket is gone.
-    fn refuse(&mut self, error: &ProtocolError) -> Result<(), Ending> {
-        self.state.metrics.rejected(error.code);
-        if self.gate.spend(error.code) {
-            return Err((
-                DisconnectReason::TooManyErrors,
-                Some((ErrorCode::TooManyErrors, "too many bad messages".into())),
-            ));
-        }
-        // Through the writer, beside whatever the room queued, without
-        // waiting for it to drain.
-        let text = encode(&error.to_message());
-        match self.writer.send(true, text.as_bytes()) {
-            Ok(()) => {
-                self.state.metrics.sent(text.len());
-                Ok(())
-            }
-            Err(SendError::Slow) => Err((DisconnectReason::SlowConsumer, None)),
-            Err(SendError::Closed) => Err((DisconnectReason::Closed, None)),
         }
     }
 
