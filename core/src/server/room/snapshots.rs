@@ -54,9 +54,13 @@ impl Room {
         let Some(truth) = self.truths.newest() else {
             return;
         };
+        // Only clients that acknowledge (viewers) are chosen for: without
+        // any, no grid and no speeds are needed this tick.
+        let viewing = !self.viewers.is_empty();
         let grid = self
             .interest
             .radius
+            .filter(|_| viewing)
             .map(|r| Grid::new(&self.states, r, sim.arena));
         let mut frames = Frames {
             scene: Scene {
@@ -69,6 +73,7 @@ impl Room {
                 speed: self
                     .states
                     .iter()
+                    .filter(|_| viewing)
                     .map(|s| {
                         let v = s.velocity.unwrap_or_default().length();
                         (v / sim.speed.max(1e-6)).min(1.0)
