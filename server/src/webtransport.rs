@@ -84,11 +84,6 @@ impl WebTransport {
         }
     }
 
-    /// The UDP port.
-    pub fn port(&self) -> u16 {
-        self.port
-    }
-
     /// Waits (after shutdown was signalled) until the endpoint has closed
     /// every session and let go of its UDP port.
     pub async fn stopped(&self) {

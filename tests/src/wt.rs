@@ -131,15 +131,6 @@ impl WtClient {
         Ok(())
     }
 
-    /// Sends raw bytes on the stream (for hostile tests).
-    ///
-    /// # Errors
-    /// The stream is gone.
-    pub async fn send_raw(&mut self, bytes: &[u8]) -> Result<()> {
-        self.send.write_all(bytes).await?;
-        Ok(())
-    }
-
     /// Sends a datagram.
     ///
     /// # Errors
