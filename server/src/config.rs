@@ -40,6 +40,9 @@ pub struct ServerConfig {
     /// WebTransport.
     #[command(flatten)]
     pub webtransport: WebTransportSettings,
+    /// Running as an Agones game server.
+    #[command(flatten)]
+    pub agones: crate::agones::AgonesSettings,
 }
 
 /// Where WebTransport listens, and with which certificate.
@@ -165,7 +168,6 @@ impl Default for ServerConfig {
     }
 }
 
-/// Parses a number of seconds (fractions allowed) into a duration.
 /// `WIDTHxHEIGHT`, both positive.
 fn arena(text: &str) -> Result<Vec2, String> {
     let (w, h) = text
@@ -181,7 +183,8 @@ fn arena(text: &str) -> Result<Vec2, String> {
     Ok(Vec2::new(size(w)?, size(h)?))
 }
 
-fn seconds(text: &str) -> Result<Duration, String> {
+/// Parses a number of seconds (fractions allowed) into a duration.
+pub(crate) fn seconds(text: &str) -> Result<Duration, String> {
     let secs: f64 = text
         .parse()
         .map_err(|_| format!("`{text}` is not a number of seconds"))?;

@@ -16,6 +16,7 @@
 //! [`start`] binds, spawns the server and returns a [`RunningServer`]; tests
 //! start one on `127.0.0.1:0` and talk to it over real WebSockets.
 
+pub mod agones;
 pub mod config;
 mod conversation;
 pub mod gate;

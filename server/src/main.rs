@@ -1,9 +1,11 @@
 //! The `skirmish-server` binary: parses the command line, starts the server
 //! on a runtime of `--threads` threads, prints the URL, and shuts down
-//! gracefully on Ctrl-C or SIGTERM.
+//! gracefully on Ctrl-C or SIGTERM. With `--agones` it first connects to
+//! the Agones SDK sidecar and reports to it (see `skirmish_server::agones`).
 
 use clap::Parser;
 use mimalloc::MiMalloc;
+use skirmish_server::agones::Agones;
 use skirmish_server::{start, ServerConfig};
 use tracing_subscriber::EnvFilter;
 
@@ -38,12 +40,21 @@ fn main() -> anyhow::Result<()> {
             .build()?
     };
     runtime.block_on(async move {
+        // Under Agones the sidecar must answer before anything is bound.
+        let agones = if config.agones.enabled {
+            Some(Agones::connect(&config.agones).await?)
+        } else {
+            None
+        };
         let addr = config.addr;
         let server = start(config).map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
         println!(
             "skirmish-server: open http://{}/ (Ctrl-C stops)",
             server.addr
         );
+        if let Some(agones) = agones {
+            return agones.run(server, shutdown_signal()).await;
+        }
         shutdown_signal().await;
         tracing::info!("shutting down: telling clients and closing connections");
         server.shutdown().await

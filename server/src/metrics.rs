@@ -79,6 +79,9 @@ const TICK_BUCKETS: [f64; 10] = [
 pub struct Metrics {
     players: AtomicU64,
     rooms: AtomicU64,
+    /// Bumped whenever `players` or `rooms` changes, for whoever publishes
+    /// the server's occupancy (the Agones counters).
+    occupancy: tokio::sync::watch::Sender<()>,
     connections: AtomicU64,
     bytes_in: AtomicU64,
     bytes_out: AtomicU64,
@@ -112,6 +115,7 @@ impl Metrics {
         } else {
             self.players.fetch_sub(1, Ordering::Relaxed);
         }
+        self.occupancy.send_replace(());
     }
 
     /// A room opened (`true`) or closed.
@@ -121,6 +125,12 @@ impl Metrics {
         } else {
             self.rooms.fetch_sub(1, Ordering::Relaxed);
         }
+        self.occupancy.send_replace(());
+    }
+
+    /// Wakes whenever the number of players or rooms changes.
+    pub fn watch_occupancy(&self) -> tokio::sync::watch::Receiver<()> {
+        self.occupancy.subscribe()
     }
 
     /// A WebSocket connection opened (`true`) or closed.
@@ -189,6 +199,11 @@ impl Metrics {
     /// Players in all rooms.
     pub fn players(&self) -> u64 {
         get(&self.players)
+    }
+
+    /// Open rooms.
+    pub fn rooms(&self) -> u64 {
+        get(&self.rooms)
     }
 
     /// How many messages were refused with `code`.

@@ -19,12 +19,15 @@
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
 use serde::Serialize;
+use skirmish_core::{
+    check_room_name, ClientMessage, Encoding, ErrorCode, PlayerId, ProtocolError, Received,
+};
 use skirmish_core::{place, Frame, Outbox, Placement, Room, RoomConfig};
-use skirmish_core::{ClientMessage, Encoding, ErrorCode, PlayerId, ProtocolError, Received};
 use tokio::time::{Instant, MissedTickBehavior};
 
 use crate::config::RoomSettings;
@@ -101,6 +104,13 @@ struct RoomInner {
     name: Arc<str>,
     shared: Mutex<Shared>,
     seats: AtomicUsize,
+    /// When the room last finished a tick, in milliseconds since the
+    /// registry's epoch (read without the room's lock, so a room stuck
+    /// inside its tick can still be seen to be stuck).
+    ticked: AtomicU64,
+    /// A pause the room's task takes before its next tick (milliseconds,
+    /// 0 for none): see [`Rooms::hold_ticks`].
+    hold: AtomicU64,
     metrics: Arc<Metrics>,
 }
 
@@ -216,6 +226,8 @@ impl RoomHandle {
 #[derive(Debug)]
 pub struct Rooms {
     settings: RoomSettings,
+    /// The origin of every room's `ticked`.
+    epoch: Instant,
     metrics: Arc<Metrics>,
     book: Arc<AddressBook>,
     inner: Mutex<Registry>,
@@ -251,6 +263,7 @@ impl Rooms {
     ) -> Arc<Rooms> {
         Arc::new(Rooms {
             settings,
+            epoch: Instant::now(),
             metrics,
             book,
             inner: Mutex::new(Registry::default()),
@@ -260,6 +273,69 @@ impl Rooms {
     fn lock(&self) -> MutexGuard<'_, Registry> {
         // The registry holds no invariant a panicking holder could break.
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn millis(&self, at: Instant) -> u64 {
+        at.saturating_duration_since(self.epoch).as_millis() as u64
+    }
+
+    /// The room that has gone longest without finishing a tick, and for
+    /// how long, as of `now`; `None` without rooms.
+    pub fn slowest_tick(&self, now: Instant) -> Option<(String, Duration)> {
+        let now = self.millis(now);
+        self.lock()
+            .rooms
+            .values()
+            .map(|r| {
+                let since = now.saturating_sub(r.inner.ticked.load(Ordering::Relaxed));
+                (since, r)
+            })
+            .max_by_key(|(since, _)| *since)
+            .map(|(since, r)| (r.name().to_string(), Duration::from_millis(since)))
+    }
+
+    /// Most rooms this server opens, and seats in each.
+    pub fn limits(&self) -> (usize, usize) {
+        (self.settings.max_rooms, self.settings.capacity)
+    }
+
+    /// Opens an empty room called `name` for players who are on their way
+    /// (an orchestrator allocated it); `false` if it is already open. Like
+    /// any room it closes after `empty_timeout` without players.
+    ///
+    /// # Errors
+    /// `server_full` when the server holds its maximum of rooms;
+    /// `bad_name` for a name `hello` would refuse.
+    pub fn open_named(self: &Arc<Self>, name: &str) -> Result<bool, ProtocolError> {
+        check_room_name(name)?;
+        let mut registry = self.lock();
+        if registry.rooms.contains_key(name) {
+            return Ok(false);
+        }
+        if registry.rooms.len() >= self.settings.max_rooms {
+            return Err(ProtocolError::new(
+                ErrorCode::ServerFull,
+                "the server holds its maximum of rooms",
+            ));
+        }
+        self.open(&mut registry, Some(name), None);
+        Ok(true)
+    }
+
+    /// Makes `room`'s task pause for `pause` before its next tick, as a
+    /// room stuck in a long tick would; `false` if no such room is open.
+    /// For tests of what watches the ticks (the Agones health pings).
+    #[doc(hidden)]
+    pub fn hold_ticks(&self, room: &str, pause: Duration) -> bool {
+        let registry = self.lock();
+        let Some(handle) = registry.rooms.get(room) else {
+            return false;
+        };
+        handle
+            .inner
+            .hold
+            .store(pause.as_millis().max(1) as u64, Ordering::Relaxed);
+        true
     }
 
     /// Every open room, by name.
@@ -360,6 +436,8 @@ impl Rooms {
                     opener,
                 }),
                 seats: AtomicUsize::new(0),
+                ticked: AtomicU64::new(self.millis(Instant::now())),
+                hold: AtomicU64::new(0),
                 metrics: self.metrics.clone(),
             }),
         };
@@ -400,7 +478,15 @@ async fn run_room(rooms: Arc<Rooms>, handle: RoomHandle, number: u64) {
     let mut empty_since = Instant::now();
     loop {
         interval.tick().await;
+        let hold = handle.inner.hold.swap(0, Ordering::Relaxed);
+        if hold > 0 {
+            tokio::time::sleep(Duration::from_millis(hold)).await;
+        }
         let empty = handle.step();
+        handle
+            .inner
+            .ticked
+            .store(rooms.millis(Instant::now()), Ordering::Relaxed);
         if !empty {
             empty_since = Instant::now();
         } else if empty_since.elapsed() >= rooms.settings.empty_timeout

@@ -359,7 +359,7 @@ pub fn decode_client(text: &str) -> Result<ClientMessage, ProtocolError> {
             }
             check_name("name", name, MAX_NAME_CHARS)?;
             if let Some(room) = room {
-                check_name("room", room, MAX_ROOM_CHARS)?;
+                check_room_name(room)?;
             }
         }
         ClientMessage::Input { inputs, .. } => check_inputs(inputs)?,
@@ -409,6 +409,16 @@ fn check_size(text: &str) -> Result<(), ProtocolError> {
         ));
     }
     Ok(())
+}
+
+/// Checks a room name as `hello` does (1 to [`MAX_ROOM_CHARS`] printable
+/// characters), for rooms named from elsewhere (an orchestrator's
+/// allocation).
+///
+/// # Errors
+/// `bad_name` with what a room name must be.
+pub fn check_room_name(name: &str) -> Result<(), ProtocolError> {
+    check_name("room", name, MAX_ROOM_CHARS)
 }
 
 fn check_name(what: &str, name: &str, max: usize) -> Result<(), ProtocolError> {
