@@ -15,7 +15,9 @@ use tracing_subscriber::EnvFilter;
 static ALLOCATOR: MiMalloc = MiMalloc;
 
 fn main() -> anyhow::Result<()> {
+    // Logs go to stderr; stdout carries only the line with the URL.
     tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
         .with_env_filter(
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
         )

@@ -222,3 +222,34 @@ fn core_imports_point_down() {
         offenders.join("\n")
     );
 }
+
+#[test]
+fn a_plain_build_needs_no_protoc() {
+    // The gRPC crates run protoc in their build scripts: only the server's
+    // `agones` feature may bring them in.
+    let grpc = ["agones", "tonic", "tonic-build", "prost"];
+    let mut problems = Vec::new();
+    for package in ["core", "wasm-client", "server", "tests", "xtask"] {
+        let path = root().join(package).join("Cargo.toml");
+        let manifest = fs::read_to_string(&path).expect("every package has a manifest");
+        let mut in_dependencies = false;
+        for line in manifest.lines() {
+            if line.starts_with('[') {
+                in_dependencies = line.contains("dependencies");
+                continue;
+            }
+            let Some((name, spec)) = line.split_once('=') else {
+                continue;
+            };
+            if !in_dependencies || !grpc.contains(&name.trim()) {
+                continue;
+            }
+            if package != "server" {
+                problems.push(format!("{package} depends on {}", name.trim()));
+            } else if !spec.contains("optional = true") {
+                problems.push(format!("the server's {} is not optional", name.trim()));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+}

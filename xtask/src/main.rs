@@ -1,8 +1,8 @@
 //! Project automation: `cargo xtask run | test | bench`.
 //!
 //! Every command first installs what a fresh machine lacks (the wasm32
-//! target, Chromium and chromedriver, binaryen's wasm-opt, wasm-bindgen-cli at the version
-//! in `Cargo.lock`, wasm-pack), one line per install, and skips what is there.
+//! target, Chromium and chromedriver, protoc, binaryen's wasm-opt, wasm-bindgen-cli at the
+//! version in `Cargo.lock`, wasm-pack), one line per install, and skips what is there.
 //! It only uses the standard library so that it builds in seconds.
 
 use std::env;
@@ -19,7 +19,7 @@ commands:
   run     build the wasm client (release), start the server, print the URL
           (extra arguments after `--` go to the server)
   test    everything CI checks: fmt, clippy (native and wasm32), tests,
-          browser tests in headless Chromium, docs
+          the Agones contract test, browser tests in headless Chromium, docs
   bench   criterion benchmarks, then load runs of bots against the real
           server, written into docs/BENCHMARKS.md (`--quick` for short runs,
           `--soak SECONDS` for the memory run; default 300)
@@ -58,6 +58,9 @@ fn root() -> PathBuf {
 
 /// The binaryen release whose `wasm-opt` optimises the client.
 const BINARYEN: &str = "132.0.0";
+
+/// A well-known protobuf type that Debian's `libprotobuf-dev` installs.
+const PROTOBUF_INCLUDE: &str = "/usr/include/google/protobuf/descriptor.proto";
 
 /// Where project-local tools are installed.
 fn tools_dir() -> PathBuf {
@@ -157,8 +160,13 @@ fn setup() -> Result {
     if !on_path("node") || !on_path("npm") {
         debs.extend(["nodejs", "npm"]);
     }
+    // The server's `agones` feature (gRPC) compiles protos: protoc and the
+    // well-known types it imports.
+    if !on_path("protoc") || !Path::new(PROTOBUF_INCLUDE).is_file() {
+        debs.extend(["protobuf-compiler", "libprotobuf-dev"]);
+    }
     if debs.is_empty() {
-        println!("setup: chromium, chromedriver and node present");
+        println!("setup: chromium, chromedriver, node and protoc present");
     } else {
         println!(
             "setup: installing {} from Debian's packages (apt-get, about a minute)",
@@ -273,9 +281,37 @@ fn test() -> Result {
                 "warnings",
             ],
         ),
+        step(
+            "clippy (server with the agones feature)",
+            &cargo,
+            &[
+                "clippy",
+                "-p",
+                "skirmish-server",
+                "--features",
+                "agones",
+                "--all-targets",
+                "--",
+                "-D",
+                "warnings",
+            ],
+        ),
         // The end-to-end tests serve web/ and need the built client there.
         step("wasm client into web/pkg", "wasm-pack", CLIENT_BUILD),
         step("tests", &cargo, &["test", "--workspace"]),
+        step(
+            "Agones contract (server with the agones feature, fake SDK sidecar)",
+            &cargo,
+            &[
+                "test",
+                "-p",
+                "skirmish-server",
+                "--features",
+                "agones",
+                "--test",
+                "agones",
+            ],
+        ),
         step(
             "browser tests (headless Chromium)",
             "wasm-pack",
