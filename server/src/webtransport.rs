@@ -58,6 +58,11 @@ pub struct Offer {
 #[derive(Debug)]
 pub struct WebTransport {
     port: u16,
+    /// The endpoint listens on the HTTP listener's port number (no
+    /// `--webtransport-addr`): a page is then told the port it reached the
+    /// page on, which is ours unless a port mapping stands between (Agones'
+    /// `Dynamic` ports with `protocol: TCPUDP` map both to one host port).
+    follows_http: bool,
     hashes: Mutex<Vec<String>>,
     /// The endpoint's task, until shutdown takes it to wait for the end.
     task: Mutex<Option<tokio::task::JoinHandle<()>>>,
@@ -67,15 +72,16 @@ impl WebTransport {
     /// What a page reaching us at `host` (its `Host`, port included or not)
     /// should use.
     pub fn offer(&self, host: &str) -> Offer {
-        let name = host.rsplit_once(':').map_or(host, |(name, port)| {
-            if port.chars().all(|c| c.is_ascii_digit()) {
-                name
-            } else {
-                host
+        let (name, port) = match host.rsplit_once(':') {
+            // Not `[::1]` alone: a port is digits after the last colon.
+            Some((name, port)) if !port.is_empty() && port.chars().all(|c| c.is_ascii_digit()) => {
+                (name, port.parse().ok())
             }
-        });
+            _ => (host, None),
+        };
+        let port = port.filter(|_| self.follows_http).unwrap_or(self.port);
         Offer {
-            url: format!("https://{name}:{}/wt", self.port),
+            url: format!("https://{name}:{port}/wt"),
             certificate_hashes: self
                 .hashes
                 .lock()
@@ -149,13 +155,15 @@ fn unreachable_idle() -> ! {
 }
 
 /// Binds the endpoint on `addr` (UDP) and serves it until shutdown, with
-/// the certificate of `files` (chain, key) or a self-signed one.
+/// the certificate of `files` (chain, key) or a self-signed one;
+/// `follows_http` when `addr` is the HTTP listener's (see [`WebTransport`]).
 ///
 /// # Errors
 /// The UDP socket cannot be bound or the certificate cannot be made or
 /// read.
 pub fn start(
     addr: SocketAddr,
+    follows_http: bool,
     files: Option<(&std::path::Path, &std::path::Path)>,
     state: Arc<AppState>,
 ) -> anyhow::Result<Arc<WebTransport>> {
@@ -172,6 +180,7 @@ pub fn start(
     };
     let wt = Arc::new(WebTransport {
         port: bound.port(),
+        follows_http,
         hashes: Mutex::new(hashes),
         task: Mutex::new(None),
     });
@@ -519,5 +528,40 @@ impl Conversation for Client<'_> {
         // WebSocket: closing at once could discard what is in flight.
         let _ = timeout(CLOSE_TIMEOUT, self.connection.closed()).await;
         self.connection.close(1u32.into(), code.as_str().as_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn endpoint(follows_http: bool) -> WebTransport {
+        WebTransport {
+            port: 8080,
+            follows_http,
+            hashes: Mutex::new(vec!["ab".into()]),
+            task: Mutex::new(None),
+        }
+    }
+
+    #[test]
+    fn the_offer_names_the_port_the_page_was_reached_on_when_they_share_one() {
+        let shared = endpoint(true);
+        // Behind a port mapping (Agones: host port 7034 for TCP and UDP).
+        assert_eq!(
+            shared.offer("10.0.0.5:7034").url,
+            "https://10.0.0.5:7034/wt"
+        );
+        assert_eq!(shared.offer("[::1]:7034").url, "https://[::1]:7034/wt");
+        // No port in Host: ours.
+        assert_eq!(
+            shared.offer("example.com").url,
+            "https://example.com:8080/wt"
+        );
+        assert_eq!(shared.offer("[::1]").url, "https://[::1]:8080/wt");
+        // A separate --webtransport-addr: always ours.
+        let apart = endpoint(false);
+        assert_eq!(apart.offer("10.0.0.5:7034").url, "https://10.0.0.5:8080/wt");
+        assert_eq!(apart.offer("10.0.0.5:7034").certificate_hashes, ["ab"]);
     }
 }
