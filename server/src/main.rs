@@ -42,9 +42,17 @@ fn main() -> anyhow::Result<()> {
             .build()?
     };
     runtime.block_on(async move {
+        // Listen for signals before anything else: a SIGTERM that came
+        // before the handler was installed would kill the process without
+        // a drain.
+        let stop = shutdown_signal();
+        tokio::pin!(stop);
         // Under Agones the sidecar must answer before anything is bound.
         let agones = if config.agones.enabled {
-            Some(Agones::connect(&config.agones).await?)
+            tokio::select! {
+                agones = Agones::connect(&config.agones) => Some(agones?),
+                () = &mut stop => return Ok(()),
+            }
         } else {
             None
         };
@@ -55,38 +63,47 @@ fn main() -> anyhow::Result<()> {
             server.addr
         );
         if let Some(agones) = agones {
-            return agones.run(server, shutdown_signal()).await;
+            return agones.run(server, stop).await;
         }
-        shutdown_signal().await;
+        stop.await;
         tracing::info!("shutting down: telling clients and closing connections");
         server.shutdown().await
     })
 }
 
-/// Waits for Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = async {
+/// Starts listening for Ctrl-C and SIGTERM at once (a signal that comes
+/// before the returned future is polled is kept); the future resolves on
+/// the first. Call it inside the runtime.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let listeners = [SignalKind::interrupt(), SignalKind::terminate()].map(|kind| {
+            signal(kind)
+                .inspect_err(|e| tracing::error!("cannot listen for signal {kind:?}: {e}"))
+                .ok()
+        });
+        async move {
+            let [interrupt, terminate] = listeners;
+            let wait = |listener: Option<tokio::signal::unix::Signal>| async move {
+                match listener {
+                    Some(mut listener) => {
+                        listener.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                () = wait(interrupt) => {},
+                () = wait(terminate) => {},
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    async {
         if let Err(e) = tokio::signal::ctrl_c().await {
             tracing::error!("cannot listen for Ctrl-C: {e}");
             std::future::pending::<()>().await;
         }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(e) => {
-                tracing::error!("cannot listen for SIGTERM: {e}");
-                std::future::pending::<()>().await;
-            }
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = terminate => {},
     }
 }

@@ -204,6 +204,31 @@ async fn ready_once_after_the_listener_then_health_and_counters_follow_players()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sidecar_slow_to_take_counters_does_not_hold_up_the_health_pings() -> Result<()> {
+    let fake = Fake::start().await?;
+    fake.slow_counters(Duration::from_secs(60));
+    let server = run(&fake, config(&fake)).await?;
+    fake.wait_until(PATIENCE, "Ready", |_, c| ready_at(c).is_some())
+        .await?;
+    // Players come and go while every Counter update hangs.
+    let (ana, _) = join(server.addr, "ana", None).await?;
+    let (bob, _) = join(server.addr, "bob", None).await?;
+    drop(ana);
+    let calls = fake
+        .wait_until(PATIENCE, "four health pings", |_, c| {
+            health_times(c).len() >= 4
+        })
+        .await?;
+    let pings = health_times(&calls);
+    for pair in pings.windows(2) {
+        let gap = pair[1] - pair[0];
+        assert!(gap <= Duration::from_millis(2500), "health gap {gap:?}");
+    }
+    drop(bob);
+    server.terminate().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stalled_room_stops_the_health_pings_until_it_ticks_again() -> Result<()> {
     let fake = Fake::start().await?;
     let server = run(&fake, config(&fake)).await?;
@@ -290,10 +315,8 @@ async fn an_allocation_opens_its_room_and_the_empty_server_drains_and_shuts_down
     Ok(())
 }
 
-/// The binary, under SIGTERM and without a sidecar.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigterm_tells_players_why_then_calls_shutdown() -> Result<()> {
-    let fake = Fake::start().await?;
+/// The binary with `--agones` against `fake`, and the address it printed.
+async fn spawn_binary(fake: &Fake) -> Result<(tokio::process::Child, SocketAddr)> {
     let web = concat!(env!("CARGO_MANIFEST_DIR"), "/../web");
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_skirmish-server"))
         .args(["--addr", "127.0.0.1:0", "--no-webtransport", "--agones"])
@@ -316,15 +339,28 @@ async fn sigterm_tells_players_why_then_calls_shutdown() -> Result<()> {
         .context("an address in the first line")?
         .parse()?;
     fake.server_is_at(addr);
-    fake.wait_until(PATIENCE, "Ready", |_, c| ready_at(c).is_some())
-        .await?;
-    let (mut ana, _) = join(addr, "ana", None).await?;
+    Ok((child, addr))
+}
 
+fn sigterm(child: &tokio::process::Child) -> Result<()> {
     let pid = child.id().context("the server's pid")?;
     let killed = std::process::Command::new("kill")
         .args(["-TERM", &pid.to_string()])
         .status()?;
-    assert!(killed.success());
+    anyhow::ensure!(killed.success(), "kill -TERM {pid}");
+    Ok(())
+}
+
+/// The binary, under SIGTERM and without a sidecar.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_tells_players_why_then_calls_shutdown() -> Result<()> {
+    let fake = Fake::start().await?;
+    let (mut child, addr) = spawn_binary(&fake).await?;
+    fake.wait_until(PATIENCE, "Ready", |_, c| ready_at(c).is_some())
+        .await?;
+    let (mut ana, _) = join(addr, "ana", None).await?;
+
+    sigterm(&child)?;
     let (code, reason) = closed(&mut ana).await?;
     assert_eq!((code, reason.as_str()), (CloseCode::Away, "shutting_down"));
     let status = timeout(PATIENCE, child.wait()).await??;
@@ -332,6 +368,22 @@ async fn sigterm_tells_players_why_then_calls_shutdown() -> Result<()> {
     let calls = fake.calls();
     assert_eq!(count(&calls, &Call::Ready { serving: true }), 1);
     assert_eq!(count(&calls, &Call::Shutdown { accepting: false }), 1);
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sigterm_as_soon_as_it_listens_still_drains_and_shuts_down() -> Result<()> {
+    let fake = Fake::start().await?;
+    let (mut child, _) = spawn_binary(&fake).await?;
+    sigterm(&child)?;
+    let status = timeout(PATIENCE, child.wait()).await??;
+    assert!(status.success(), "the server exits cleanly: {status}");
+    let calls = fake.calls();
+    assert_eq!(
+        count(&calls, &Call::Shutdown { accepting: false }),
+        1,
+        "{calls:#?}"
+    );
     Ok(())
 }
 

@@ -20,6 +20,9 @@ const LOOK_EVERY: Duration = Duration::from_millis(250);
 /// How long to wait before watching the `GameServer` again after the
 /// stream broke.
 const REWATCH_AFTER: Duration = Duration::from_secs(1);
+/// The longest one round of calls to the sidecar may hold up the loop (the
+/// health pings wait behind it); what did not finish is sent again later.
+const CALL_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// A connection to the Agones SDK sidecar.
 pub struct Agones {
@@ -168,10 +171,14 @@ impl Agones {
                     }
                 }
                 () = tokio::time::sleep_until(rewatch_at), if watch.is_none() => {
-                    match self.sdk.watch_gameserver().await {
-                        Ok(stream) => watch = Some(stream),
-                        Err(e) => {
+                    match tokio::time::timeout(CALL_TIMEOUT, self.sdk.watch_gameserver()).await {
+                        Ok(Ok(stream)) => watch = Some(stream),
+                        Ok(Err(e)) => {
                             tracing::warn!("agones: cannot watch the GameServer: {e}");
+                            rewatch_at = Instant::now() + REWATCH_AFTER;
+                        }
+                        Err(_) => {
+                            tracing::warn!("agones: the sidecar did not answer WatchGameServer in time");
                             rewatch_at = Instant::now() + REWATCH_AFTER;
                         }
                     }
@@ -253,13 +260,32 @@ impl Publisher {
 
     /// Sets a Counter's capacity.
     async fn capacity(&mut self, counter: &'static str, capacity: i64) {
-        let result = self.beta.set_counter_capacity(counter, capacity).await;
-        self.outcome(counter, result);
+        let call = self.beta.set_counter_capacity(counter, capacity);
+        if let Ok(result) = tokio::time::timeout(CALL_TIMEOUT, call).await {
+            self.outcome(counter, result);
+        } else {
+            tracing::warn!(
+                counter,
+                "agones: the sidecar did not take the capacity in time"
+            );
+        }
     }
 
-    /// Sends what changed since the last complete publication; what failed
-    /// is sent again next time.
+    /// Sends what changed since the last complete publication, for at most
+    /// [`CALL_TIMEOUT`]; what failed or did not finish is sent again next
+    /// time.
     async fn publish(&mut self, now: Occupancy) {
+        if tokio::time::timeout(CALL_TIMEOUT, self.publish_all(now))
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                "agones: the sidecar is slow to take counter updates; trying again later"
+            );
+        }
+    }
+
+    async fn publish_all(&mut self, now: Occupancy) {
         let mut complete = true;
         for update in updates(self.published, now) {
             let (key, result) = match update {

@@ -73,6 +73,8 @@ struct Inner {
     server: watch::Sender<Option<SocketAddr>>,
     gameserver: watch::Sender<GameServer>,
     counters: Mutex<BTreeMap<String, (i64, i64)>>,
+    /// Counter updates take this long to be answered (a sidecar in trouble).
+    counter_delay: Mutex<Duration>,
 }
 
 /// The fake sidecar; clones share it.
@@ -114,6 +116,7 @@ impl Fake {
                     }),
                 }),
                 counters: Mutex::new(counters),
+                counter_delay: Mutex::new(Duration::ZERO),
             }),
             port,
         };
@@ -131,6 +134,11 @@ impl Fake {
     /// Where the server listens, for `Ready` and `Shutdown` to probe.
     pub fn server_is_at(&self, addr: SocketAddr) {
         self.inner.server.send_replace(Some(addr));
+    }
+
+    /// Makes every Counter update take `delay` to be answered.
+    pub fn slow_counters(&self, delay: Duration) {
+        *lock(&self.inner.counter_delay) = delay;
     }
 
     /// Every call so far.
@@ -314,6 +322,10 @@ impl beta::sdk_server::Sdk for Fake {
             .into_inner()
             .counter_update_request
             .ok_or_else(|| Status::invalid_argument("no counterUpdateRequest"))?;
+        let delay = *lock(&self.inner.counter_delay);
+        if !delay.is_zero() {
+            tokio::time::sleep(delay).await;
+        }
         let count = update.count.map(|c| c.value);
         let capacity = update.capacity.map(|c| c.value);
         let mut counters = lock(&self.inner.counters);
