@@ -37,7 +37,8 @@ RUN --mount=type=cache,target=/usr/local/cargo/registry \
 
 # ---- run: the binary and the page, nothing else ---------------------------
 FROM debian:${DEBIAN}-slim
-RUN useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin skirmish
+RUN groupadd --system --gid 10001 skirmish \
+ && useradd --system --uid 10001 --gid 10001 --no-create-home --shell /usr/sbin/nologin skirmish
 COPY --from=build /out/ /app/
 USER 10001:10001
 # WebSocket and HTTP on TCP, WebTransport on UDP: the same port number.

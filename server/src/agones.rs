@@ -28,6 +28,8 @@ use std::time::{Duration, Instant};
 use clap::Args;
 
 #[cfg(feature = "agones")]
+mod publish;
+#[cfg(feature = "agones")]
 mod sdk;
 
 #[cfg(feature = "agones")]
@@ -149,6 +151,12 @@ impl EmptyDrain {
         }
     }
 
+    /// A new allocation came: players are on their way, so the empty
+    /// period starts again.
+    pub fn allocated_again(&mut self) {
+        self.empty_since = None;
+    }
+
     /// Whether the server should drain at `now`.
     pub fn due(&self, now: Instant) -> bool {
         match (self.after, self.empty_since) {
@@ -266,6 +274,10 @@ mod tests {
         drain.observe(true, 0, t0 + 6 * s);
         assert!(!drain.due(t0 + 15 * s), "a player in between restarts it");
         assert!(drain.due(t0 + 16 * s));
+        drain.allocated_again();
+        drain.observe(true, 0, t0 + 17 * s);
+        assert!(!drain.due(t0 + 26 * s), "a new allocation restarts it");
+        assert!(drain.due(t0 + 27 * s));
         let never = EmptyDrain::new(None);
         assert!(!never.due(t0 + 1000 * s));
     }

@@ -55,6 +55,11 @@ pub struct WebTransportSettings {
     /// address and port, over UDP.
     #[arg(long = "webtransport-addr")]
     pub listen: Option<SocketAddr>,
+    /// Tell pages to reach WebTransport at the port they reached the page
+    /// on (its `Host`), not the endpoint's own: for a port mapping that
+    /// gives TCP and UDP one public port (Agones' `protocol: TCPUDP`).
+    #[arg(long = "webtransport-port-from-host")]
+    pub port_from_host: bool,
     /// A PEM certificate chain for WebTransport (with `--tls-key`); without
     /// it a self-signed certificate is made, valid 14 days and renewed a day
     /// before it expires, which pages pin by hash (`GET /transport`).

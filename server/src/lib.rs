@@ -227,7 +227,7 @@ pub fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
             .tls_cert
             .as_deref()
             .zip(settings.tls_key.as_deref());
-        let wt = webtransport::start(udp, settings.listen.is_none(), files, state.clone())
+        let wt = webtransport::start(udp, settings.port_from_host, files, state.clone())
             .map_err(|e| anyhow::anyhow!("WebTransport on UDP {udp}: {e}"))?;
         let _ = state.webtransport.set(wt);
     }

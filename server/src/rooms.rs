@@ -108,9 +108,16 @@ struct RoomInner {
     /// registry's epoch (read without the room's lock, so a room stuck
     /// inside its tick can still be seen to be stuck).
     ticked: AtomicU64,
+    /// The longest time between two finished ticks (milliseconds) since
+    /// [`Rooms::slowest_tick`] last looked: a tick that held the thread for
+    /// long is over by the time anything else runs on a one-thread runtime,
+    /// so `ticked` alone would never show it.
+    worst_gap: AtomicU64,
     /// A pause the room's task takes before its next tick (milliseconds,
-    /// 0 for none): see [`Rooms::hold_ticks`].
+    /// 0 for none), and whether it blocks the thread: see
+    /// [`Rooms::hold_ticks`].
     hold: AtomicU64,
+    hold_blocks: std::sync::atomic::AtomicBool,
     metrics: Arc<Metrics>,
 }
 
@@ -280,15 +287,18 @@ impl Rooms {
     }
 
     /// The room that has gone longest without finishing a tick, and for
-    /// how long, as of `now`; `None` without rooms.
+    /// how long: the longer of its current wait (as of `now`) and its
+    /// longest gap between two ticks since the last call, which this call
+    /// forgets. `None` without rooms.
     pub fn slowest_tick(&self, now: Instant) -> Option<(String, Duration)> {
         let now = self.millis(now);
         self.lock()
             .rooms
             .values()
             .map(|r| {
-                let since = now.saturating_sub(r.inner.ticked.load(Ordering::Relaxed));
-                (since, r)
+                let waiting = now.saturating_sub(r.inner.ticked.load(Ordering::Relaxed));
+                let gap = r.inner.worst_gap.swap(0, Ordering::Relaxed);
+                (waiting.max(gap), r)
             })
             .max_by_key(|(since, _)| *since)
             .map(|(since, r)| (r.name().to_string(), Duration::from_millis(since)))
@@ -323,14 +333,16 @@ impl Rooms {
     }
 
     /// Makes `room`'s task pause for `pause` before its next tick, as a
-    /// room stuck in a long tick would; `false` if no such room is open.
-    /// For tests of what watches the ticks (the Agones health pings).
+    /// room stuck in a long tick would: blocking its thread (`blocks`) or
+    /// only itself; `false` if no such room is open. For tests of what
+    /// watches the ticks (the Agones health pings).
     #[doc(hidden)]
-    pub fn hold_ticks(&self, room: &str, pause: Duration) -> bool {
+    pub fn hold_ticks(&self, room: &str, pause: Duration, blocks: bool) -> bool {
         let registry = self.lock();
         let Some(handle) = registry.rooms.get(room) else {
             return false;
         };
+        handle.inner.hold_blocks.store(blocks, Ordering::Relaxed);
         handle
             .inner
             .hold
@@ -437,7 +449,9 @@ impl Rooms {
                 }),
                 seats: AtomicUsize::new(0),
                 ticked: AtomicU64::new(self.millis(Instant::now())),
+                worst_gap: AtomicU64::new(0),
                 hold: AtomicU64::new(0),
+                hold_blocks: std::sync::atomic::AtomicBool::new(false),
                 metrics: self.metrics.clone(),
             }),
         };
@@ -480,13 +494,20 @@ async fn run_room(rooms: Arc<Rooms>, handle: RoomHandle, number: u64) {
         interval.tick().await;
         let hold = handle.inner.hold.swap(0, Ordering::Relaxed);
         if hold > 0 {
-            tokio::time::sleep(Duration::from_millis(hold)).await;
+            let hold = Duration::from_millis(hold);
+            if handle.inner.hold_blocks.load(Ordering::Relaxed) {
+                std::thread::sleep(hold);
+            } else {
+                tokio::time::sleep(hold).await;
+            }
         }
         let empty = handle.step();
+        let now = rooms.millis(Instant::now());
+        let previous = handle.inner.ticked.swap(now, Ordering::Relaxed);
         handle
             .inner
-            .ticked
-            .store(rooms.millis(Instant::now()), Ordering::Relaxed);
+            .worst_gap
+            .fetch_max(now.saturating_sub(previous), Ordering::Relaxed);
         if !empty {
             empty_since = Instant::now();
         } else if empty_since.elapsed() >= rooms.settings.empty_timeout

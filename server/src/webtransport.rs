@@ -58,11 +58,10 @@ pub struct Offer {
 #[derive(Debug)]
 pub struct WebTransport {
     port: u16,
-    /// The endpoint listens on the HTTP listener's port number (no
-    /// `--webtransport-addr`): a page is then told the port it reached the
-    /// page on, which is ours unless a port mapping stands between (Agones'
-    /// `Dynamic` ports with `protocol: TCPUDP` map both to one host port).
-    follows_http: bool,
+    /// `--webtransport-port-from-host`: a page is told the port it reached
+    /// the page on, behind a port mapping that gives TCP and UDP one public
+    /// port (Agones' `Dynamic` ports with `protocol: TCPUDP`).
+    port_from_host: bool,
     hashes: Mutex<Vec<String>>,
     /// The endpoint's task, until shutdown takes it to wait for the end.
     task: Mutex<Option<tokio::task::JoinHandle<()>>>,
@@ -79,7 +78,7 @@ impl WebTransport {
             }
             _ => (host, None),
         };
-        let port = port.filter(|_| self.follows_http).unwrap_or(self.port);
+        let port = port.filter(|_| self.port_from_host).unwrap_or(self.port);
         Offer {
             url: format!("https://{name}:{port}/wt"),
             certificate_hashes: self
@@ -156,14 +155,15 @@ fn unreachable_idle() -> ! {
 
 /// Binds the endpoint on `addr` (UDP) and serves it until shutdown, with
 /// the certificate of `files` (chain, key) or a self-signed one;
-/// `follows_http` when `addr` is the HTTP listener's (see [`WebTransport`]).
+/// with `port_from_host`, pages are told the port of their `Host` (see
+/// [`WebTransport`]).
 ///
 /// # Errors
 /// The UDP socket cannot be bound or the certificate cannot be made or
 /// read.
 pub fn start(
     addr: SocketAddr,
-    follows_http: bool,
+    port_from_host: bool,
     files: Option<(&std::path::Path, &std::path::Path)>,
     state: Arc<AppState>,
 ) -> anyhow::Result<Arc<WebTransport>> {
@@ -180,7 +180,7 @@ pub fn start(
     };
     let wt = Arc::new(WebTransport {
         port: bound.port(),
-        follows_http,
+        port_from_host,
         hashes: Mutex::new(hashes),
         task: Mutex::new(None),
     });
@@ -535,17 +535,17 @@ impl Conversation for Client<'_> {
 mod tests {
     use super::*;
 
-    fn endpoint(follows_http: bool) -> WebTransport {
+    fn endpoint(port_from_host: bool) -> WebTransport {
         WebTransport {
             port: 8080,
-            follows_http,
+            port_from_host,
             hashes: Mutex::new(vec!["ab".into()]),
             task: Mutex::new(None),
         }
     }
 
     #[test]
-    fn the_offer_names_the_port_the_page_was_reached_on_when_they_share_one() {
+    fn the_offer_names_the_port_the_page_was_reached_on_when_asked_to() {
         let shared = endpoint(true);
         // Behind a port mapping (Agones: host port 7034 for TCP and UDP).
         assert_eq!(
@@ -559,7 +559,7 @@ mod tests {
             "https://example.com:8080/wt"
         );
         assert_eq!(shared.offer("[::1]").url, "https://[::1]:8080/wt");
-        // A separate --webtransport-addr: always ours.
+        // By default (a proxy may stand before TCP alone): always ours.
         let apart = endpoint(false);
         assert_eq!(apart.offer("10.0.0.5:7034").url, "https://10.0.0.5:8080/wt");
         assert_eq!(apart.offer("10.0.0.5:7034").certificate_hashes, ["ab"]);

@@ -12,7 +12,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use fake::{Call, Fake, Record};
+use fake::{Call, Fake, Listener, Record};
 use futures_util::{SinkExt, StreamExt};
 use skirmish_server::agones::{Agones, ROOM_ANNOTATION};
 use skirmish_server::{start, ServerConfig};
@@ -111,6 +111,10 @@ async fn closed(socket: &mut Socket) -> Result<(CloseCode, String)> {
     }
 }
 
+fn is_rooms_count(call: &Call, rooms: i64) -> bool {
+    matches!(call, Call::Counter { name, count: Some(n), .. } if name == "rooms" && *n == rooms)
+}
+
 fn count(calls: &[Record], call: &Call) -> usize {
     calls.iter().filter(|r| &r.call == call).count()
 }
@@ -139,7 +143,12 @@ async fn ready_once_after_the_listener_then_health_and_counters_follow_players()
         .wait_until(PATIENCE, "Ready", |_, c| ready_at(c).is_some())
         .await?;
     assert_eq!(
-        count(&calls, &Call::Ready { serving: true }),
+        count(
+            &calls,
+            &Call::Ready {
+                listener: Listener::Serving
+            }
+        ),
         1,
         "Ready once, with the listener answering: {calls:#?}"
     );
@@ -193,10 +202,22 @@ async fn ready_once_after_the_listener_then_health_and_counters_follow_players()
 
     server.terminate().await?;
     let calls = fake.calls();
-    assert_eq!(count(&calls, &Call::Shutdown { accepting: false }), 1);
-    assert_eq!(count(&calls, &Call::Shutdown { accepting: true }), 0);
     assert_eq!(
-        count(&calls, &Call::Ready { serving: true }),
+        count(
+            &calls,
+            &Call::Shutdown {
+                listener: Listener::Closed
+            }
+        ),
+        1
+    );
+    assert_eq!(
+        count(
+            &calls,
+            &Call::Ready {
+                listener: Listener::Serving
+            }
+        ),
         1,
         "Ready once"
     );
@@ -240,7 +261,7 @@ async fn a_stalled_room_stops_the_health_pings_until_it_ticks_again() -> Result<
 
     let pause = Duration::from_millis(4500);
     let held = Instant::now();
-    assert!(server.rooms.hold_ticks(&room, pause));
+    assert!(server.rooms.hold_ticks(&room, pause, false));
     let calls = fake
         .wait_until(PATIENCE, "health pings after the stall", |_, c| {
             health_times(c).iter().any(|at| *at > held + pause)
@@ -258,6 +279,69 @@ async fn a_stalled_room_stops_the_health_pings_until_it_ticks_again() -> Result<
         during.is_empty(),
         "health pings while the room was stalled, at {during:?} into the stall"
     );
+    server.terminate().await
+}
+
+/// On the default one-thread runtime a tick that holds the thread stalls
+/// everything, the health loop too; when it runs again the room has just
+/// ticked, so only the gap between ticks shows the stall.
+#[tokio::test(flavor = "current_thread")]
+async fn a_tick_that_holds_the_only_thread_withholds_the_next_health_ping() -> Result<()> {
+    let fake = Fake::start().await?;
+    let server = run(&fake, config(&fake)).await?;
+    let (_ana, room) = join(server.addr, "ana", None).await?;
+    fake.wait_until(PATIENCE, "two health pings", |_, c| {
+        health_times(c).len() >= 2
+    })
+    .await?;
+
+    let pause = Duration::from_secs(3);
+    let held = Instant::now();
+    assert!(server.rooms.hold_ticks(&room, pause, true));
+    let calls = fake
+        .wait_until(PATIENCE, "health pings after the stall", |_, c| {
+            health_times(c)
+                .iter()
+                .any(|at| *at > held + pause + Duration::from_millis(1500))
+        })
+        .await?;
+    // A check fell due during the 3 s stall (they come every 2 s) and runs
+    // the moment the thread is free: it must not ping, nor may any check
+    // until the next one, 2 s later.
+    let early: Vec<Duration> = health_times(&calls)
+        .into_iter()
+        .filter(|at| *at > held + Duration::from_millis(200))
+        .filter(|at| *at < held + pause + Duration::from_millis(1500))
+        .map(|at| at - held)
+        .collect();
+    assert!(
+        early.is_empty(),
+        "health pings right after the thread was held, at {early:?}"
+    );
+    server.terminate().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_rooms_counter_comes_back_when_an_allocation_opens_no_room() -> Result<()> {
+    let fake = Fake::start().await?;
+    let server = run(&fake, config(&fake)).await?;
+    let (_ana, room) = join(server.addr, "ana", Some("arena")).await?;
+    assert_eq!(room, "arena");
+    fake.wait_until(PATIENCE, "one room counted", |f, _| {
+        f.counter("rooms").map(|c| c.0) == Some(1)
+    })
+    .await?;
+    // Agones counts one more room for an allocation naming a room that
+    // is open already: the server opens nothing and says so.
+    let allocated = Instant::now();
+    fake.allocate(&[(ROOM_ANNOTATION, "arena")]);
+    fake.wait_until(PATIENCE, "the count set back to 1", |f, c| {
+        f.counter("rooms").map(|c| c.0) == Some(1)
+            && c.iter()
+                .any(|r| r.at > allocated && is_rooms_count(&r.call, 1))
+    })
+    .await?;
+    assert_eq!(server.rooms.list().len(), 1);
     server.terminate().await
 }
 
@@ -283,10 +367,16 @@ async fn an_allocation_opens_its_room_and_the_empty_server_drains_and_shuts_down
         .iter()
         .any(|r| matches!(r.call, Call::Shutdown { .. })));
 
+    let allocated = Instant::now();
     fake.allocate(&[(ROOM_ANNOTATION, "final-7")]);
-    fake.wait_until(PATIENCE, "the allocated room counted", |f, _| {
-        f.counter("rooms").map(|c| c.0) == Some(1)
-    })
+    fake.wait_until(
+        PATIENCE,
+        "the allocated room counted by the server",
+        |_, c| {
+            c.iter()
+                .any(|r| r.at > allocated && is_rooms_count(&r.call, 1))
+        },
+    )
     .await?;
     let listed = server.rooms.list();
     assert_eq!(listed.len(), 1);
@@ -300,6 +390,7 @@ async fn an_allocation_opens_its_room_and_the_empty_server_drains_and_shuts_down
     assert_eq!(room, "final-7");
     ana.close(None).await?;
     let (code, reason) = closed(&mut lobby).await?;
+    let told = Instant::now();
     assert_eq!((code, reason.as_str()), (CloseCode::Away, "shutting_down"));
     let calls = fake
         .wait_until(PATIENCE, "Shutdown", |_, c| {
@@ -307,10 +398,30 @@ async fn an_allocation_opens_its_room_and_the_empty_server_drains_and_shuts_down
         })
         .await?;
     assert_eq!(
-        count(&calls, &Call::Shutdown { accepting: false }),
+        count(
+            &calls,
+            &Call::Shutdown {
+                listener: Listener::Closed
+            }
+        ),
         1,
         "Shutdown once, after the listener closed"
     );
+    let shutdown = calls
+        .iter()
+        .find(|r| matches!(r.call, Call::Shutdown { .. }))
+        .context("Shutdown")?;
+    assert!(told <= shutdown.at, "the client was told before Shutdown");
+    // No allocation may pick a server on its way out: the rooms capacity
+    // came down to the rooms open before Shutdown.
+    assert!(calls.iter().any(|r| r.at < shutdown.at
+        && r.call
+            == Call::Counter {
+                name: "rooms".into(),
+                count: None,
+                capacity: Some(1),
+                diff: 0
+            }));
     timeout(PATIENCE, server.agones).await???;
     Ok(())
 }
@@ -362,12 +473,34 @@ async fn sigterm_tells_players_why_then_calls_shutdown() -> Result<()> {
 
     sigterm(&child)?;
     let (code, reason) = closed(&mut ana).await?;
+    let told = Instant::now();
     assert_eq!((code, reason.as_str()), (CloseCode::Away, "shutting_down"));
     let status = timeout(PATIENCE, child.wait()).await??;
     assert!(status.success(), "the server exits cleanly: {status}");
     let calls = fake.calls();
-    assert_eq!(count(&calls, &Call::Ready { serving: true }), 1);
-    assert_eq!(count(&calls, &Call::Shutdown { accepting: false }), 1);
+    let shutdown = calls
+        .iter()
+        .find(|r| matches!(r.call, Call::Shutdown { .. }))
+        .context("Shutdown")?;
+    assert!(told <= shutdown.at, "the player was told before Shutdown");
+    assert_eq!(
+        count(
+            &calls,
+            &Call::Ready {
+                listener: Listener::Serving
+            }
+        ),
+        1
+    );
+    assert_eq!(
+        count(
+            &calls,
+            &Call::Shutdown {
+                listener: Listener::Closed
+            }
+        ),
+        1
+    );
     Ok(())
 }
 
@@ -380,7 +513,12 @@ async fn a_sigterm_as_soon_as_it_listens_still_drains_and_shuts_down() -> Result
     assert!(status.success(), "the server exits cleanly: {status}");
     let calls = fake.calls();
     assert_eq!(
-        count(&calls, &Call::Shutdown { accepting: false }),
+        count(
+            &calls,
+            &Call::Shutdown {
+                listener: Listener::Closed
+            }
+        ),
         1,
         "{calls:#?}"
     );

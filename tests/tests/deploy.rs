@@ -160,6 +160,10 @@ fn the_fleet_names_documented_fields_and_agrees_with_the_image() {
         "the server listens on the container port"
     );
     assert!(!config.webtransport.disabled);
+    assert!(
+        config.webtransport.port_from_host,
+        "behind TCPUDP the page must be told the mapped port"
+    );
     assert!(config.agones.shutdown_when_empty.is_some());
 
     // Health: pings every 2 s must fit several times into what Agones waits.
@@ -167,10 +171,12 @@ fn the_fleet_names_documented_fields_and_agrees_with_the_image() {
     assert!(!health["disabled"].as_bool().unwrap_or(false));
     let patience = int(&health["periodSeconds"], "periodSeconds")
         * int(&health["failureThreshold"], "failureThreshold");
+    let every = config.agones.health_every.as_secs() as i64;
     assert!(
-        patience >= 2 * config.agones.health_every.as_secs() as i64,
-        "Agones gives up after {patience} s"
+        int(&health["periodSeconds"], "periodSeconds") >= 2 * every,
+        "a period of at least two pings"
     );
+    assert!(patience >= 4 * every, "Agones gives up after {patience} s");
 
     // The Counters the server publishes, with the capacities it sets.
     keys_are(

@@ -1,18 +1,15 @@
 //! The Agones SDK, driven: the calls the parent module describes, made to
 //! the sidecar through the official `agones` crate.
 
-use std::collections::BTreeSet;
 use std::future::Future;
 use std::time::Duration;
 
-use anyhow::{anyhow, Context};
+use anyhow::anyhow;
 use tokio::sync::mpsc::error::TrySendError;
+use tokio::sync::watch;
 use tokio::time::{Instant, MissedTickBehavior};
 
-use super::{
-    allocated_room, healthy, updates, AgonesSettings, EmptyDrain, Occupancy, Update,
-    PLAYERS_COUNTER, ROOMS_COUNTER,
-};
+use super::{allocated_room, healthy, publish, AgonesSettings, EmptyDrain, ROOMS_COUNTER};
 use crate::RunningServer;
 
 /// How often the drain condition and a broken watch are looked at.
@@ -20,9 +17,12 @@ const LOOK_EVERY: Duration = Duration::from_millis(250);
 /// How long to wait before watching the `GameServer` again after the
 /// stream broke.
 const REWATCH_AFTER: Duration = Duration::from_secs(1);
-/// The longest one round of calls to the sidecar may hold up the loop (the
-/// health pings wait behind it); what did not finish is sent again later.
+/// The longest a call in the watching loop may hold it up (the health pings
+/// wait behind it).
 const CALL_TIMEOUT: Duration = Duration::from_secs(1);
+/// How long `Ready` and `Shutdown` may take before the server gives up on
+/// the sidecar.
+const SIDECAR_PATIENCE: Duration = Duration::from_secs(10);
 
 /// A connection to the Agones SDK sidecar.
 pub struct Agones {
@@ -80,29 +80,51 @@ impl Agones {
     /// clients why, and calls `Shutdown`.
     ///
     /// # Errors
-    /// `Ready` or `Shutdown` failed, or the server's task did.
+    /// `Ready` or `Shutdown` failed or timed out, or the server's task
+    /// failed.
     pub async fn run(
         mut self,
         server: RunningServer,
         stop: impl Future<Output = ()>,
     ) -> anyhow::Result<()> {
-        self.sdk
-            .ready()
-            .await
-            .context("agones: the sidecar refused Ready")?;
+        tokio::pin!(stop);
+        let ready = tokio::select! {
+            ready = tokio::time::timeout(SIDECAR_PATIENCE, self.sdk.ready()) => ready,
+            () = &mut stop => {
+                tracing::info!("agones: stopping on a signal before Ready");
+                return server.shutdown().await;
+            }
+        };
+        let ready = match ready {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(anyhow!("agones: the sidecar refused Ready: {e}")),
+            Err(_) => Err(anyhow!(
+                "agones: the sidecar did not answer Ready within {SIDECAR_PATIENCE:?}"
+            )),
+        };
+        if let Err(e) = ready {
+            server.shutdown().await?;
+            return Err(e);
+        }
         tracing::info!(addr = %server.addr, "agones: Ready");
         let why = self.serve(&server, stop).await;
         tracing::info!("agones: {why}: telling clients and closing connections");
         server.shutdown().await?;
-        self.sdk
-            .shutdown()
-            .await
-            .context("agones: the sidecar refused Shutdown")?;
-        tracing::info!("agones: Shutdown");
-        Ok(())
+        match tokio::time::timeout(SIDECAR_PATIENCE, self.sdk.shutdown()).await {
+            Ok(Ok(())) => {
+                tracing::info!("agones: Shutdown");
+                Ok(())
+            }
+            Ok(Err(e)) => Err(anyhow!("agones: the sidecar refused Shutdown: {e}")),
+            Err(_) => Err(anyhow!(
+                "agones: the sidecar did not answer Shutdown within {SIDECAR_PATIENCE:?}"
+            )),
+        }
     }
 
-    /// Everything between `Ready` and the drain; why it ended.
+    /// Everything between `Ready` and the drain; why it ended. On the way
+    /// out the `rooms` capacity drops to the rooms open, so that no
+    /// allocation picks a server that is going away.
     async fn serve(
         &mut self,
         server: &RunningServer,
@@ -110,19 +132,37 @@ impl Agones {
     ) -> &'static str {
         let rooms = server.state.rooms.clone();
         let metrics = server.state.metrics.clone();
-        let mut publisher = Publisher::new(&self.sdk);
         let (max_rooms, seats) = rooms.limits();
-        publisher.capacity(ROOMS_COUNTER, max_rooms as i64).await;
-        publisher
-            .capacity(PLAYERS_COUNTER, (max_rooms * seats) as i64)
-            .await;
-        let occupancy = || Occupancy {
-            rooms: metrics.rooms() as i64,
-            players: metrics.players() as i64,
-        };
-        publisher.publish(occupancy()).await;
-        let mut changed = metrics.watch_occupancy();
+        let (shown, shown_rooms) = watch::channel(None);
+        let publisher = publish::start(
+            &self.sdk,
+            metrics.clone(),
+            publish::capacities(max_rooms, seats),
+            shown_rooms,
+        );
+        let why = self.watch(server, &shown, stop).await;
+        publisher.abort();
+        let mut beta = self.sdk.beta().clone();
+        let closing = beta.set_counter_capacity(ROOMS_COUNTER, metrics.rooms() as i64);
+        if !matches!(
+            tokio::time::timeout(CALL_TIMEOUT, closing).await,
+            Ok(Ok(()))
+        ) {
+            tracing::warn!("agones: could not close the rooms capacity before draining");
+        }
+        why
+    }
 
+    /// Health pings, the `GameServer` watch and the drain condition, until
+    /// `stop` or the drain; why it ended.
+    async fn watch(
+        &mut self,
+        server: &RunningServer,
+        shown: &watch::Sender<Option<i64>>,
+        stop: impl Future<Output = ()>,
+    ) -> &'static str {
+        let rooms = server.state.rooms.clone();
+        let metrics = server.state.metrics.clone();
         let mut health = self.sdk.health_check();
         let mut health_due = tokio::time::interval(self.settings.health_every);
         health_due.set_missed_tick_behavior(MissedTickBehavior::Delay);
@@ -157,13 +197,13 @@ impl Agones {
                             tracing::error!(room, ?behind, "agones: a room's tick stalled; health pings stop");
                         }
                     }
-                    // Also retries whatever could not be published before.
-                    publisher.publish(occupancy()).await;
                 }
-                Ok(()) = changed.changed() => publisher.publish(occupancy()).await,
                 next = next_state(&mut watch) => {
                     if let Ok(Some(gameserver)) = next {
-                        allocation.seen(&gameserver, &rooms);
+                        if allocation.seen(&gameserver, &rooms) {
+                            drain.allocated_again();
+                        }
+                        shown.send_replace(counted_rooms(&gameserver));
                     } else {
                         tracing::warn!("agones: the GameServer watch ended; watching again");
                         watch = None;
@@ -195,6 +235,15 @@ impl Agones {
     }
 }
 
+/// The `rooms` count the `GameServer` shows, if it has the Counter.
+fn counted_rooms(gameserver: &agones::GameServer) -> Option<i64> {
+    gameserver
+        .status
+        .as_ref()
+        .and_then(|s| s.counters.get(ROOMS_COUNTER))
+        .map(|c| c.count)
+}
+
 /// What the `GameServer` watch has shown of allocations.
 #[derive(Debug, Default)]
 struct Allocation {
@@ -207,17 +256,22 @@ struct Allocation {
 }
 
 impl Allocation {
-    fn seen(&mut self, gameserver: &agones::GameServer, rooms: &std::sync::Arc<crate::Rooms>) {
+    /// Notes what the watch showed; whether it was a new allocation.
+    fn seen(
+        &mut self,
+        gameserver: &agones::GameServer,
+        rooms: &std::sync::Arc<crate::Rooms>,
+    ) -> bool {
         self.allocated |= gameserver
             .status
             .as_ref()
             .is_some_and(|s| s.state == "Allocated");
         let annotations = gameserver.object_meta.as_ref().map(|m| &m.annotations);
         let Some(room) = annotations.and_then(|a| allocated_room(a.iter())) else {
-            return;
+            return false;
         };
         if self.handled_room.as_deref() == Some(room) {
-            return;
+            return false;
         }
         self.handled_room = Some(room.to_string());
         match rooms.open_named(room) {
@@ -225,6 +279,7 @@ impl Allocation {
             Ok(false) => tracing::info!(room, "agones: allocated; the room is open already"),
             Err(e) => tracing::warn!(room, "agones: allocated, but cannot open the room: {e}"),
         }
+        true
     }
 }
 
@@ -235,90 +290,5 @@ async fn next_state(
     match watch {
         Some(stream) => stream.message().await,
         None => std::future::pending().await,
-    }
-}
-
-/// Keeps the Counters and the label in step with the server.
-struct Publisher {
-    sdk: agones::Sdk,
-    beta: agones::beta::Beta,
-    /// What Agones was last told successfully.
-    published: Option<Occupancy>,
-    /// Counters and labels whose last update failed (each logged once).
-    failing: BTreeSet<&'static str>,
-}
-
-impl Publisher {
-    fn new(sdk: &agones::Sdk) -> Publisher {
-        Publisher {
-            sdk: sdk.clone(),
-            beta: sdk.beta().clone(),
-            published: None,
-            failing: BTreeSet::new(),
-        }
-    }
-
-    /// Sets a Counter's capacity.
-    async fn capacity(&mut self, counter: &'static str, capacity: i64) {
-        let call = self.beta.set_counter_capacity(counter, capacity);
-        if let Ok(result) = tokio::time::timeout(CALL_TIMEOUT, call).await {
-            self.outcome(counter, result);
-        } else {
-            tracing::warn!(
-                counter,
-                "agones: the sidecar did not take the capacity in time"
-            );
-        }
-    }
-
-    /// Sends what changed since the last complete publication, for at most
-    /// [`CALL_TIMEOUT`]; what failed or did not finish is sent again next
-    /// time.
-    async fn publish(&mut self, now: Occupancy) {
-        if tokio::time::timeout(CALL_TIMEOUT, self.publish_all(now))
-            .await
-            .is_err()
-        {
-            tracing::warn!(
-                "agones: the sidecar is slow to take counter updates; trying again later"
-            );
-        }
-    }
-
-    async fn publish_all(&mut self, now: Occupancy) {
-        let mut complete = true;
-        for update in updates(self.published, now) {
-            let (key, result) = match update {
-                Update::Count(counter, count) => {
-                    (counter, self.beta.set_counter_count(counter, count).await)
-                }
-                Update::Label(label, value) => (label, self.sdk.set_label(label, value).await),
-            };
-            complete &= self.outcome(key, result);
-        }
-        if complete {
-            self.published = Some(now);
-        }
-    }
-
-    /// Logs a failure once per key (a Counter the `GameServer` does not
-    /// declare fails every time); whether the call succeeded.
-    fn outcome(&mut self, key: &'static str, result: agones::errors::Result<()>) -> bool {
-        match result {
-            Ok(()) => {
-                self.failing.remove(key);
-                true
-            }
-            Err(e) => {
-                if self.failing.insert(key) {
-                    tracing::warn!(
-                        key,
-                        "agones: cannot update `{key}` (is it declared in the GameServer's \
-                         counters?): {e}"
-                    );
-                }
-                false
-            }
-        }
     }
 }

@@ -28,6 +28,7 @@ pub mod beta {
     tonic::include_proto!("agones.dev.sdk.beta");
 }
 
+use sdk::game_server::status::CounterStatus;
 use sdk::game_server::{ObjectMeta, Status as GameServerStatus};
 use sdk::{Empty, GameServer, KeyValue};
 
@@ -38,8 +39,8 @@ pub enum Call {
     GetGameServer,
     /// `WatchGameServer`.
     Watch,
-    /// `Ready`; whether the server answered `GET /healthz` at that moment.
-    Ready { serving: bool },
+    /// `Ready`; what the server's listener did at that moment.
+    Ready { listener: Listener },
     /// One message on the `Health` stream.
     Health,
     /// `SetLabel`.
@@ -51,8 +52,8 @@ pub enum Call {
         capacity: Option<i64>,
         diff: i64,
     },
-    /// `Shutdown`; whether the server still accepted connections then.
-    Shutdown { accepting: bool },
+    /// `Shutdown`; what the server's listener did at that moment.
+    Shutdown { listener: Listener },
     /// Anything else.
     Other(&'static str),
 }
@@ -176,8 +177,14 @@ impl Fake {
     }
 
     /// Allocates the `GameServer` as a `GameServerAllocation` with
-    /// `metadata.annotations` would: state `Allocated`, the annotations added.
+    /// `metadata.annotations` and a `rooms` Counter action of `Increment 1`
+    /// would: state `Allocated`, the annotations added, `rooms` counted one
+    /// up.
     pub fn allocate(&self, annotations: &[(&str, &str)]) {
+        if let Some(rooms) = lock(&self.inner.counters).get_mut("rooms") {
+            rooms.0 += 1;
+        }
+        self.sync_counters();
         self.inner.gameserver.send_modify(|gs| {
             if let Some(status) = gs.status.as_mut() {
                 status.state = "Allocated".into();
@@ -198,31 +205,70 @@ impl Fake {
         self.inner.seen.send_modify(|n| *n += 1);
     }
 
-    /// Whether the server answers `GET /healthz` now (waiting at most a few
-    /// seconds to learn its address).
-    async fn server_answers(&self) -> bool {
+    /// What the server's listener does now: answers `GET /healthz`,
+    /// refuses the connection (closed), or neither (waiting at most a few
+    /// seconds to learn its address, and two for the answer).
+    async fn probe(&self) -> Listener {
         let mut server = self.inner.server.subscribe();
         let Ok(Ok(addr)) =
             tokio::time::timeout(Duration::from_secs(5), server.wait_for(Option::is_some))
                 .await
                 .map(|r| r.map(|a| *a))
         else {
-            return false;
+            return Listener::Unknown;
         };
-        let Some(addr) = addr else { return false };
+        let Some(addr) = addr else {
+            return Listener::Unknown;
+        };
         let probe = async {
-            let mut tcp = TcpStream::connect(addr).await?;
-            tcp.write_all(b"GET /healthz HTTP/1.1\r\nhost: fake\r\nconnection: close\r\n\r\n")
-                .await?;
+            let mut tcp = match TcpStream::connect(addr).await {
+                Ok(tcp) => tcp,
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                    return Listener::Closed
+                }
+                Err(_) => return Listener::Unknown,
+            };
+            let request = b"GET /healthz HTTP/1.1\r\nhost: fake\r\nconnection: close\r\n\r\n";
             let mut answer = Vec::new();
-            tcp.read_to_end(&mut answer).await?;
-            Ok::<bool, std::io::Error>(answer.starts_with(b"HTTP/1.1 200"))
+            if tcp.write_all(request).await.is_err() || tcp.read_to_end(&mut answer).await.is_err()
+            {
+                return Listener::Unknown;
+            }
+            if answer.starts_with(b"HTTP/1.1 200") {
+                Listener::Serving
+            } else {
+                Listener::Unknown
+            }
         };
-        matches!(
-            tokio::time::timeout(Duration::from_secs(2), probe).await,
-            Ok(Ok(true))
-        )
+        tokio::time::timeout(Duration::from_secs(2), probe)
+            .await
+            .unwrap_or(Listener::Unknown)
     }
+
+    /// Copies the Counters into the `GameServer`'s status, as Agones does
+    /// (a watch event follows).
+    fn sync_counters(&self) {
+        let counters: HashMap<String, CounterStatus> = lock(&self.inner.counters)
+            .iter()
+            .map(|(name, &(count, capacity))| (name.clone(), CounterStatus { count, capacity }))
+            .collect();
+        self.inner.gameserver.send_modify(|gs| {
+            if let Some(status) = gs.status.as_mut() {
+                status.counters = counters;
+            }
+        });
+    }
+}
+
+/// What a probe of the server's listener found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Listener {
+    /// It answered `GET /healthz` with 200.
+    Serving,
+    /// The connection was refused: nothing listens.
+    Closed,
+    /// Anything else (no address known, a timeout, a broken answer).
+    Unknown,
 }
 
 type Answer<T> = Result<Response<T>, Status>;
@@ -230,8 +276,8 @@ type Answer<T> = Result<Response<T>, Status>;
 #[tonic::async_trait]
 impl sdk::sdk_server::Sdk for Fake {
     async fn ready(&self, _: Request<Empty>) -> Answer<Empty> {
-        let serving = self.server_answers().await;
-        self.record(Call::Ready { serving });
+        let listener = self.probe().await;
+        self.record(Call::Ready { listener });
         self.inner.gameserver.send_modify(|gs| {
             if let Some(status) = gs.status.as_mut() {
                 status.state = "Ready".into();
@@ -246,8 +292,8 @@ impl sdk::sdk_server::Sdk for Fake {
     }
 
     async fn shutdown(&self, _: Request<Empty>) -> Answer<Empty> {
-        let accepting = self.server_answers().await;
-        self.record(Call::Shutdown { accepting });
+        let listener = self.probe().await;
+        self.record(Call::Shutdown { listener });
         Ok(Response::new(Empty {}))
     }
 
@@ -341,6 +387,7 @@ impl beta::sdk_server::Sdk for Fake {
         counter.0 += update.count_diff;
         let now = *counter;
         drop(counters);
+        self.sync_counters();
         self.record(Call::Counter {
             name: update.name.clone(),
             count,
