@@ -249,8 +249,14 @@ async fn a_sidecar_slow_to_take_counters_does_not_hold_up_the_health_pings() -> 
     server.terminate().await
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_stalled_room_stops_the_health_pings_until_it_ticks_again() -> Result<()> {
+/// Holds the room of a one-player server for `pause` (blocking its thread
+/// or not) once health pings flow, and fails if a ping arrives between
+/// `quiet.0` and `quiet.1` after the hold began.
+async fn pings_stop_during_a_stall(
+    blocks: bool,
+    pause: Duration,
+    quiet: (Duration, Duration),
+) -> Result<()> {
     let fake = Fake::start().await?;
     let server = run(&fake, config(&fake)).await?;
     let (_ana, room) = join(server.addr, "ana", None).await?;
@@ -259,27 +265,32 @@ async fn a_stalled_room_stops_the_health_pings_until_it_ticks_again() -> Result<
     })
     .await?;
 
-    let pause = Duration::from_millis(4500);
     let held = Instant::now();
-    assert!(server.rooms.hold_ticks(&room, pause, false));
+    assert!(server.rooms.hold_ticks(&room, pause, blocks));
     let calls = fake
         .wait_until(PATIENCE, "health pings after the stall", |_, c| {
-            health_times(c).iter().any(|at| *at > held + pause)
+            health_times(c).iter().any(|at| *at > held + quiet.1)
         })
         .await?;
-    // Pings are checked every 2 s and stop once a room is more than 1 s
-    // late: none may arrive from 1.5 s into the stall until it ends (a
-    // window of 3 s, so at least one check falls in it).
     let during: Vec<Duration> = health_times(&calls)
         .into_iter()
-        .filter(|at| *at > held + Duration::from_millis(1500) && *at < held + pause)
+        .filter(|at| *at > held + quiet.0 && *at < held + quiet.1)
         .map(|at| at - held)
         .collect();
     assert!(
         during.is_empty(),
-        "health pings while the room was stalled, at {during:?} into the stall"
+        "health pings during or right after the stall, at {during:?} into it"
     );
     server.terminate().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_room_stops_the_health_pings_until_it_ticks_again() -> Result<()> {
+    // Pings are checked every 2 s and stop once a room is more than 1 s
+    // late: none may arrive from 1.5 s into a 4.5 s stall until it ends (a
+    // window of 3 s, so at least one check falls in it).
+    let pause = Duration::from_millis(4500);
+    pings_stop_during_a_stall(false, pause, (Duration::from_millis(1500), pause)).await
 }
 
 /// On the default one-thread runtime a tick that holds the thread stalls
@@ -287,38 +298,15 @@ async fn a_stalled_room_stops_the_health_pings_until_it_ticks_again() -> Result<
 /// ticked, so only the gap between ticks shows the stall.
 #[tokio::test(flavor = "current_thread")]
 async fn a_tick_that_holds_the_only_thread_withholds_the_next_health_ping() -> Result<()> {
-    let fake = Fake::start().await?;
-    let server = run(&fake, config(&fake)).await?;
-    let (_ana, room) = join(server.addr, "ana", None).await?;
-    fake.wait_until(PATIENCE, "two health pings", |_, c| {
-        health_times(c).len() >= 2
-    })
-    .await?;
-
-    let pause = Duration::from_secs(3);
-    let held = Instant::now();
-    assert!(server.rooms.hold_ticks(&room, pause, true));
-    let calls = fake
-        .wait_until(PATIENCE, "health pings after the stall", |_, c| {
-            health_times(c)
-                .iter()
-                .any(|at| *at > held + pause + Duration::from_millis(1500))
-        })
-        .await?;
     // A check fell due during the 3 s stall (they come every 2 s) and runs
     // the moment the thread is free: it must not ping, nor may any check
     // until the next one, 2 s later.
-    let early: Vec<Duration> = health_times(&calls)
-        .into_iter()
-        .filter(|at| *at > held + Duration::from_millis(200))
-        .filter(|at| *at < held + pause + Duration::from_millis(1500))
-        .map(|at| at - held)
-        .collect();
-    assert!(
-        early.is_empty(),
-        "health pings right after the thread was held, at {early:?}"
+    let pause = Duration::from_secs(3);
+    let quiet = (
+        Duration::from_millis(200),
+        pause + Duration::from_millis(1500),
     );
-    server.terminate().await
+    pings_stop_during_a_stall(true, pause, quiet).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
