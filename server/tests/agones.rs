@@ -115,6 +115,16 @@ fn is_rooms_count(call: &Call, rooms: i64) -> bool {
     matches!(call, Call::Counter { name, count: Some(n), .. } if name == "rooms" && *n == rooms)
 }
 
+/// `Shutdown` calls made once the server's listener had closed.
+fn clean_shutdowns(calls: &[Record]) -> usize {
+    count(
+        calls,
+        &Call::Shutdown {
+            listener: Listener::Closed,
+        },
+    )
+}
+
 fn count(calls: &[Record], call: &Call) -> usize {
     calls.iter().filter(|r| &r.call == call).count()
 }
@@ -202,15 +212,7 @@ async fn ready_once_after_the_listener_then_health_and_counters_follow_players()
 
     server.terminate().await?;
     let calls = fake.calls();
-    assert_eq!(
-        count(
-            &calls,
-            &Call::Shutdown {
-                listener: Listener::Closed
-            }
-        ),
-        1
-    );
+    assert_eq!(clean_shutdowns(&calls), 1);
     assert_eq!(
         count(
             &calls,
@@ -386,12 +388,7 @@ async fn an_allocation_opens_its_room_and_the_empty_server_drains_and_shuts_down
         })
         .await?;
     assert_eq!(
-        count(
-            &calls,
-            &Call::Shutdown {
-                listener: Listener::Closed
-            }
-        ),
+        clean_shutdowns(&calls),
         1,
         "Shutdown once, after the listener closed"
     );
@@ -480,15 +477,7 @@ async fn sigterm_tells_players_why_then_calls_shutdown() -> Result<()> {
         ),
         1
     );
-    assert_eq!(
-        count(
-            &calls,
-            &Call::Shutdown {
-                listener: Listener::Closed
-            }
-        ),
-        1
-    );
+    assert_eq!(clean_shutdowns(&calls), 1);
     Ok(())
 }
 
@@ -500,16 +489,7 @@ async fn a_sigterm_as_soon_as_it_listens_still_drains_and_shuts_down() -> Result
     let status = timeout(PATIENCE, child.wait()).await??;
     assert!(status.success(), "the server exits cleanly: {status}");
     let calls = fake.calls();
-    assert_eq!(
-        count(
-            &calls,
-            &Call::Shutdown {
-                listener: Listener::Closed
-            }
-        ),
-        1,
-        "{calls:#?}"
-    );
+    assert_eq!(clean_shutdowns(&calls), 1, "{calls:#?}");
     Ok(())
 }
 
