@@ -89,25 +89,29 @@ impl Agones {
     ) -> anyhow::Result<()> {
         tokio::pin!(stop);
         let ready = tokio::select! {
-            ready = tokio::time::timeout(SIDECAR_PATIENCE, self.sdk.ready()) => ready,
-            () = &mut stop => {
-                tracing::info!("agones: stopping on a signal before Ready");
-                return server.shutdown().await;
-            }
+            ready = tokio::time::timeout(SIDECAR_PATIENCE, self.sdk.ready()) => Some(ready),
+            () = &mut stop => None,
         };
-        let ready = match ready {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => Err(anyhow!("agones: the sidecar refused Ready: {e}")),
-            Err(_) => Err(anyhow!(
+        let signalled = ready.is_none();
+        let failed = match ready {
+            // A signal (Agones is taking the pod away: drain and say
+            // Shutdown all the same), or Ready.
+            None | Some(Ok(Ok(()))) => None,
+            Some(Ok(Err(e))) => Some(anyhow!("agones: the sidecar refused Ready: {e}")),
+            Some(Err(_)) => Some(anyhow!(
                 "agones: the sidecar did not answer Ready within {SIDECAR_PATIENCE:?}"
             )),
         };
-        if let Err(e) = ready {
+        if let Some(e) = failed {
             server.shutdown().await?;
             return Err(e);
         }
-        tracing::info!(addr = %server.addr, "agones: Ready");
-        let why = self.serve(&server, stop).await;
+        let why = if signalled {
+            "stopping on a signal before Ready"
+        } else {
+            tracing::info!(addr = %server.addr, "agones: Ready");
+            self.serve(&server, stop).await
+        };
         tracing::info!("agones: {why}: telling clients and closing connections");
         server.shutdown().await?;
         match tokio::time::timeout(SIDECAR_PATIENCE, self.sdk.shutdown()).await {
