@@ -16,13 +16,12 @@
 //! /transport` tells a page where to connect and which hashes to pin.
 
 use std::net::SocketAddr;
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use serde::Serialize;
 use skirmish_core::framing::{write_message, StreamMessage, StreamReader};
-use skirmish_core::{decode_client, encode, ErrorCode, PlayerId, ProtocolError};
+use skirmish_core::{decode_client, encode, ErrorCode, ProtocolError};
 use tokio::sync::{mpsc, Notify};
 use tokio::time::timeout;
 use wtransport::endpoint::endpoint_side::Server;
@@ -31,12 +30,12 @@ use wtransport::error::SendDatagramError;
 use wtransport::tls::Sha256DigestFmt;
 use wtransport::{Connection, Endpoint, Identity, RecvStream, SendStream, ServerConfig};
 
-use crate::conversation::{Conversation, Read};
+use crate::conversation::{kicked, shutting_down, stopped, Conversation, Read};
 use crate::gate::Gate;
 use crate::metrics::DisconnectReason;
-use crate::rooms::{Joiner, Sink};
+use crate::rooms::Sink;
 use crate::socket::SendError;
-use crate::ws::{Seated, Session, TRANSPORT_LIMIT};
+use crate::ws::{Session, TRANSPORT_LIMIT};
 use crate::AppState;
 
 /// The largest datagram sent or taken: what every browser path carries.
@@ -381,52 +380,23 @@ struct Client<'a> {
 
 impl Client<'_> {
     async fn run(&mut self, address: std::net::IpAddr) -> DisconnectReason {
-        let limits = &self.state.config.limits;
-        let hello = match timeout(limits.hello_timeout, self.wait_for_hello()).await {
-            Ok(Ok(hello)) => hello,
-            Ok(Err(reason)) => return reason,
-            Err(_) => {
-                self.state.metrics.rejected(ErrorCode::HelloTimeout);
-                self.close(ErrorCode::HelloTimeout, "no hello in time")
-                    .await;
-                return DisconnectReason::HelloTimeout;
-            }
-        };
-        let (name, room, encoding) = hello;
-        let id = PlayerId(self.state.next_player.fetch_add(1, Ordering::Relaxed));
-        let joiner = Joiner {
-            id,
-            name: &name,
-            room: room.as_deref(),
-            encoding,
-            address,
-        };
         let seat = match self
-            .state
-            .rooms
-            .join(&joiner, Sink::WebTransport(self.sink.clone()))
+            .seat(address, Sink::WebTransport(self.sink.clone()))
+            .await
         {
-            Ok(room) => Seated::new(room, id),
-            Err(e) => {
-                self.state.metrics.rejected(e.code);
-                self.close(e.code, &e.message).await;
-                return DisconnectReason::Refused;
-            }
+            Ok(seat) => seat,
+            Err(reason) => return reason,
         };
-        let room = seat.room().clone();
+        let (room, id) = (seat.room().clone(), seat.id());
         let mut shutdown = self.state.shutdown.clone();
         let sink = self.sink.clone();
-        let (reason, farewell) = loop {
+        let stop = stopped(&mut shutdown);
+        tokio::pin!(stop);
+        let ending = loop {
             tokio::select! {
                 biased;
-                _ = shutdown.wait_for(|stop| *stop) => break (
-                    DisconnectReason::Shutdown,
-                    Some((ErrorCode::ShuttingDown, "the server is shutting down".to_string())),
-                ),
-                code = sink.kicked() => break match code {
-                    ErrorCode::SlowConsumer => (DisconnectReason::SlowConsumer, None),
-                    code => (DisconnectReason::Closed, Some((code, "disconnected by the room".into()))),
-                },
+                () = &mut stop => break shutting_down(),
+                code = sink.kicked() => break kicked(code),
                 read = self.read() => {
                     if let Some(ending) = self.on_read(read, &room, id) {
                         break ending;
@@ -434,11 +404,7 @@ impl Client<'_> {
                 }
             }
         };
-        drop(seat);
-        if let Some((code, message)) = farewell {
-            self.close(code, &message).await;
-        }
-        reason
+        self.finish(seat, ending).await
     }
 
     fn decode(&mut self, bytes: &[u8]) -> Read {

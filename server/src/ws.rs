@@ -14,27 +14,25 @@
 //! backlog over budget or older than `send_timeout`: a slow consumer).
 
 use std::net::IpAddr;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
 use std::future::poll_fn;
 
 use futures_util::{SinkExt, StreamExt};
-use skirmish_core::{decode_client, encode, ErrorCode, PlayerId, ProtocolError};
+use skirmish_core::{decode_client, encode, ErrorCode, ProtocolError};
 use tokio::net::TcpStream;
-use tokio::sync::watch;
 use tokio::time::timeout;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 use tokio_tungstenite::WebSocketStream;
 
-use crate::conversation::{Conversation, Ending, Read};
+use crate::conversation::{kicked, shutting_down, stopped, Conversation, Read};
 use crate::gate::Gate;
 use crate::limits::Permit;
 use crate::metrics::DisconnectReason;
-use crate::rooms::{Joiner, RoomHandle, Sink};
+use crate::rooms::Sink;
 use crate::socket::{SendError, Stream, Writer};
 use crate::AppState;
 
@@ -92,59 +90,25 @@ struct Connection<'a> {
 
 impl Connection<'_> {
     async fn run(&mut self, address: IpAddr) -> DisconnectReason {
-        let mut shutdown = self.state.shutdown.clone();
-        let limits = &self.state.config.limits;
-        let hello = tokio::select! {
-            hello = timeout(limits.hello_timeout, self.wait_for_hello()) => hello,
-            () = stopped(&mut shutdown) => {
-                self.close(ErrorCode::ShuttingDown, "the server is shutting down").await;
-                return DisconnectReason::Shutdown;
-            }
-        };
-        let (name, room, encoding) = match hello {
-            Ok(Ok(hello)) => hello,
-            Ok(Err(reason)) => return reason,
-            Err(_) => {
-                self.state.metrics.rejected(ErrorCode::HelloTimeout);
-                self.close(ErrorCode::HelloTimeout, "no hello in time")
-                    .await;
-                return DisconnectReason::HelloTimeout;
-            }
-        };
-        let id = PlayerId(self.state.next_player.fetch_add(1, Ordering::Relaxed));
-        let joiner = Joiner {
-            id,
-            name: &name,
-            room: room.as_deref(),
-            encoding,
-            address,
-        };
         let seat = match self
-            .state
-            .rooms
-            .join(&joiner, Sink::WebSocket(self.writer.clone()))
+            .seat(address, Sink::WebSocket(self.writer.clone()))
+            .await
         {
-            Ok(room) => Seated { room, id },
-            Err(e) => {
-                self.state.metrics.rejected(e.code);
-                self.close(e.code, &e.message).await;
-                return DisconnectReason::Refused;
-            }
+            Ok(seat) => seat,
+            Err(reason) => return reason,
         };
-        let room = seat.room.clone();
+        let (room, id) = (seat.room().clone(), seat.id());
         let writer = self.writer.clone();
+        let mut shutdown = self.state.shutdown.clone();
         // Made once, polled by reference: no new waiter per wake-up.
         let stop = stopped(&mut shutdown);
         tokio::pin!(stop);
-        let (reason, farewell): Ending = loop {
+        let ending = loop {
             tokio::select! {
                 biased;
-                () = &mut stop => break (
-                    DisconnectReason::Shutdown,
-                    Some((ErrorCode::ShuttingDown, "the server is shutting down".into())),
-                ),
+                () = &mut stop => break shutting_down(),
                 drained = poll_fn(|cx| writer.poll_drain(cx)) => break match drained {
-                    Ok(code) => kick_ending(code),
+                    Ok(code) => kicked(code),
                     Err(SendError::Slow) => (DisconnectReason::SlowConsumer, None),
                     Err(SendError::Closed) => (DisconnectReason::Closed, None),
                 },
@@ -155,12 +119,7 @@ impl Connection<'_> {
                 }
             }
         };
-        // Out of the room first: no snapshot may follow our close frame.
-        drop(seat);
-        if let Some((code, message)) = farewell {
-            self.close(code, &message).await;
-        }
-        reason
+        self.finish(seat, ending).await
     }
 }
 
@@ -251,40 +210,6 @@ impl Drop for Session<'_> {
     }
 }
 
-/// A seat in a room, given back when dropped, however the connection ends
-/// (a panic included), so no ghost stays behind.
-pub(crate) struct Seated {
-    room: RoomHandle,
-    id: PlayerId,
-}
-
-impl Seated {
-    pub(crate) fn new(room: RoomHandle, id: PlayerId) -> Seated {
-        Seated { room, id }
-    }
-
-    pub(crate) fn room(&self) -> &RoomHandle {
-        &self.room
-    }
-}
-
-impl Drop for Seated {
-    fn drop(&mut self) {
-        self.room.leave(self.id);
-    }
-}
-
-/// How a connection the room dropped ends.
-fn kick_ending(code: ErrorCode) -> Ending {
-    match code {
-        ErrorCode::SlowConsumer => (DisconnectReason::SlowConsumer, None),
-        code => (
-            DisconnectReason::Closed,
-            Some((code, "disconnected by the room".into())),
-        ),
-    }
-}
-
 /// The `Sec-WebSocket-Accept` value for a valid upgrade request, or what is
 /// wrong with it.
 ///
@@ -314,9 +239,4 @@ pub fn accept_key(headers: &axum::http::HeaderMap) -> Result<String, &'static st
         .get(header::SEC_WEBSOCKET_KEY)
         .ok_or("Sec-WebSocket-Key is missing")?;
     Ok(tokio_tungstenite::tungstenite::handshake::derive_accept_key(key.as_bytes()))
-}
-
-/// Resolves once the server shuts down (or its state is gone).
-async fn stopped(shutdown: &mut watch::Receiver<bool>) {
-    let _ = shutdown.wait_for(|stop| *stop).await;
 }

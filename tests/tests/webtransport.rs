@@ -168,14 +168,12 @@ async fn players_on_both_transports_share_a_room() -> Result<()> {
     let mut wt = WtClient::to_server(srv.addr, None).await?;
     wt.send_reliable(&hello("wt", "mixed")).await?;
     let datagram_player = welcome(&mut wt).await?;
-    // Each sees the other.
-    let seen = loop {
-        let players = snapshot(&mut wt).await?;
-        if players.iter().any(|p| p.id == socket_player) {
-            break true;
-        }
-    };
-    assert!(seen);
+    // Each sees the other (or `snapshot` and `state_of` fail by deadline).
+    while !snapshot(&mut wt)
+        .await?
+        .iter()
+        .any(|p| p.id == socket_player)
+    {}
     ws.state_of(datagram_player).await?;
     srv.shutdown().await
 }
@@ -241,4 +239,18 @@ async fn the_certificate_is_renewed_without_dropping_sessions() -> Result<()> {
     welcome(&mut late).await?;
     snapshot(&mut client).await?;
     srv.shutdown().await
+}
+
+#[tokio::test]
+async fn a_session_still_waiting_for_hello_is_told_of_a_shutdown() -> Result<()> {
+    let srv = server(test_config())?;
+    let mut wt = WtClient::to_server(srv.addr, None).await?;
+    let shutting = tokio::spawn(srv.shutdown());
+    let (text, _) = timeout(DEADLINE, wt.next_text()).await??;
+    match decode_server(&text)? {
+        ServerMessage::Error { code, .. } => assert_eq!(code, ErrorCode::ShuttingDown),
+        other => bail!("expected the shutdown error, got {other:?}"),
+    }
+    shutting.await??;
+    Ok(())
 }
