@@ -322,12 +322,16 @@ impl Rooms {
         if registry.rooms.contains_key(name) {
             return Ok(false);
         }
-        if registry.rooms.len() >= self.settings.max_rooms {
-            return Err(ProtocolError::new(
-                ErrorCode::ServerFull,
-                "the server holds its maximum of rooms",
-            ));
-        }
+        // The room is not open, so the rule can only answer New or full.
+        place(
+            registry
+                .rooms
+                .iter()
+                .map(|(n, r)| (&**n, r.inner.seats.load(Ordering::Relaxed))),
+            Some(name),
+            self.settings.capacity,
+            self.settings.max_rooms,
+        )?;
         self.open(&mut registry, Some(name), None);
         Ok(true)
     }
@@ -502,14 +506,15 @@ async fn run_room(rooms: Arc<Rooms>, handle: RoomHandle, number: u64) {
             }
         }
         let empty = handle.step();
-        let now = rooms.millis(Instant::now());
-        let previous = handle.inner.ticked.swap(now, Ordering::Relaxed);
+        let finished = Instant::now();
+        let at = rooms.millis(finished);
+        let previous = handle.inner.ticked.swap(at, Ordering::Relaxed);
         handle
             .inner
             .worst_gap
-            .fetch_max(now.saturating_sub(previous), Ordering::Relaxed);
+            .fetch_max(at.saturating_sub(previous), Ordering::Relaxed);
         if !empty {
-            empty_since = Instant::now();
+            empty_since = finished;
         } else if empty_since.elapsed() >= rooms.settings.empty_timeout
             && rooms.close_if_empty(&handle)
         {
