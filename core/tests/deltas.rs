@@ -39,6 +39,20 @@ fn input(tick: u32, turn: f32, throttle: f32) -> WireInput {
 }
 
 /// The binary frames `id` got.
+/// A room of `players` compact clients (ids from 1), joined, with a decoder
+/// each and an empty outbox.
+fn crowd(sim: SimConfig, interest: InterestConfig, players: u32) -> (Room, Outbox, Vec<Decoder>) {
+    let mut room = room(sim, interest);
+    let mut out = Outbox::new();
+    for p in 1..=players {
+        room.join(PlayerId(p), "p", Encoding::Compact, &mut out)
+            .unwrap();
+    }
+    out.clear();
+    let decoders = (0..players).map(|_| Decoder::default()).collect();
+    (room, out, decoders)
+}
+
 fn binaries(out: &Outbox, id: PlayerId) -> Vec<Vec<u8>> {
     out.to(id)
         .filter_map(|f| match f {
@@ -351,14 +365,7 @@ fn frames_fit_the_budget_and_nobody_in_view_starves() {
 #[test]
 fn clients_on_the_same_baseline_share_one_body() {
     let sim = common::open();
-    let mut room = room(sim.clone(), InterestConfig::default());
-    let mut out = Outbox::new();
-    for p in 1..=20 {
-        room.join(PlayerId(p), "p", Encoding::Compact, &mut out)
-            .unwrap();
-    }
-    out.clear();
-    let mut decoders: Vec<Decoder> = (0..20).map(|_| Decoder::default()).collect();
+    let (mut room, mut out, mut decoders) = crowd(sim.clone(), InterestConfig::default(), 20);
     for n in 1..=100u32 {
         for p in 1..=20u32 {
             // Half the clients acknowledge a tick later than the others.
@@ -406,14 +413,7 @@ fn a_view_too_large_to_budget_gets_the_shared_truth() {
         max_budgeted_view: 10,
         ..InterestConfig::default()
     };
-    let mut room = room(sim.clone(), interest);
-    let mut out = Outbox::new();
-    for p in 1..=20 {
-        room.join(PlayerId(p), "p", Encoding::Compact, &mut out)
-            .unwrap();
-    }
-    out.clear();
-    let mut decoders: Vec<Decoder> = (0..20).map(|_| Decoder::default()).collect();
+    let (mut room, mut out, mut decoders) = crowd(sim.clone(), interest, 20);
     for n in 1..=60u32 {
         for p in 1..=20u32 {
             let message = ClientMessage::Input {
