@@ -47,21 +47,23 @@ pub use client::conditioner::{
     Conditioner, ConditionerStats, Delivery, LinkConditions, MAX_DELAY_MS,
 };
 pub use client::interpolation::{InterpolationConfig, RemoteBuffer, SampleKind};
+pub use client::pacing::{Jump, Pacing, PacingConfig};
 pub use client::pending::{PendingInputs, PushError};
 pub use client::prediction::{LocalPlayer, LocalStats, ReconcileError, ReconcileReport};
 pub use client::session::KEPT_BASELINES;
 pub use client::session::{
-    ClientSession, Controls, Hud, Incoming, OwnView, Phase, RemoteView, SessionConfig,
-    SessionEvent, SessionStats, Toggles, Tracer, View, TRACER_LIFE,
+    ClientSession, Controls, Hud, Incoming, OwnView, PacingHud, Phase, RemoteView, SessionConfig,
+    SessionEvent, SessionStats, Toggles, Tracer, View, LOSS_MEMORY, TRACER_LIFE,
 };
 pub use client::smoothing::{
     Correction, CorrectionOutcome, SmoothingConfig, SETTLED_ANGLE, SETTLED_DISTANCE,
 };
+pub use client::timeline::RemoteTimeline;
 pub use server::interest::{InterestConfig, KEPT_FRAMES};
-pub use server::room::{place, Frame, Outbox, Placement, Room, RoomConfig, RoomStats};
+pub use server::room::{place, Frame, Outbox, Placement, Room, RoomConfig, RoomStats, Seating};
 pub use server::world::{
-    JoinError, Received, ServerPlayer, World, WorldStats, CATCH_UP_ABOVE, GAP_WAIT_TICKS,
-    MAX_INPUTS_PER_TICK, MAX_QUEUED_INPUTS,
+    InputMode, JoinError, Received, ServerPlayer, World, WorldStats, CATCH_UP_ABOVE,
+    GAP_WAIT_TICKS, MAX_AHEAD_TICKS, MAX_INPUTS_PER_TICK, MAX_QUEUED_INPUTS,
 };
 pub use shared::combat::{shot_path, CombatRules, Cooldown};
 pub use shared::config::{ConfigError, Rect, SimConfig, MAX_OBSTACLES};
@@ -69,7 +71,7 @@ pub use shared::input::{MoveInput, PredictedMoveStep};
 pub use shared::protocol::{
     check_room_name, decode_client, decode_server, encode, ClientMessage, CombatEvent, Encoding,
     ErrorCode, ProtocolError, RosterEntry, ServerMessage, WireInput, MAX_FRAME_BYTES,
-    MAX_INPUTS_PER_MESSAGE, MAX_NAME_CHARS, MAX_ROOM_CHARS, PROTOCOL_VERSION,
+    MAX_INPUTS_PER_MESSAGE, MAX_NAME_CHARS, MAX_ROOM_CHARS, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION,
 };
 pub use shared::rng::SeededRng;
 pub use shared::sim::{
@@ -77,6 +79,7 @@ pub use shared::sim::{
 };
 pub use shared::state::{PlayerId, PlayerState};
 pub use shared::tick::Tick;
-pub use shared::{compact, delta, determinism, framing, protocol};
+pub use shared::timing::{InputTiming, RewindHistogram, SlackHistogram};
+pub use shared::{compact, delta, determinism, framing, protocol, timing};
 
 pub use glam::Vec2;

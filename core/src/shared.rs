@@ -15,3 +15,4 @@ pub mod rng;
 pub mod sim;
 pub mod state;
 pub mod tick;
+pub mod timing;

@@ -72,7 +72,7 @@ fn welcome_tells_the_joiner_who_it_is_and_the_rules() {
         texts(&out, A),
         vec![ServerMessage::Welcome {
             player_id: A,
-            protocol: PROTOCOL_VERSION,
+            protocol: 1, // a protocol-1 joiner is answered in protocol 1
             server_tick: Tick(2),
             tick_ms: 50,
             room: "arena".into(),

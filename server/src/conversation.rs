@@ -34,7 +34,7 @@ pub(crate) enum Read {
 pub(crate) type Ending = (DisconnectReason, Option<(ErrorCode, String)>);
 
 /// What `hello` asked for: a name, a room, an encoding.
-pub(crate) type Hello = (String, Option<String>, Encoding);
+pub(crate) type Hello = (String, Option<String>, Encoding, u32);
 
 /// What a client is told when the server shuts down.
 const SHUTTING_DOWN: &str = "the server is shutting down";
@@ -124,8 +124,8 @@ pub(crate) trait Conversation {
                     name,
                     room,
                     encoding,
-                    ..
-                }) => return Ok((name, room, encoding)),
+                    protocol,
+                }) => return Ok((name, room, encoding, protocol)),
                 Read::Message(_) => ProtocolError::new(ErrorCode::NotJoined, "send hello first"),
                 Read::Refused(e)
                     if matches!(e.code, ErrorCode::BadProtocol | ErrorCode::BadName) =>
@@ -160,7 +160,7 @@ pub(crate) trait Conversation {
                 return Err(DisconnectReason::Shutdown);
             }
         };
-        let (name, room, encoding) = match hello {
+        let (name, room, encoding, protocol) = match hello {
             Ok(Ok(hello)) => hello,
             Ok(Err(reason)) => return Err(reason),
             Err(_) => {
@@ -176,6 +176,7 @@ pub(crate) trait Conversation {
             name: &name,
             room: room.as_deref(),
             encoding,
+            protocol,
             address,
         };
         let joined = self.state().rooms.join(&joiner, sink);

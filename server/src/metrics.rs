@@ -9,6 +9,10 @@ use std::time::Duration;
 
 use skirmish_core::ErrorCode;
 
+mod timing;
+
+pub use timing::{Reported, TimingMetrics};
+
 /// Declares a fieldless enum whose variants carry their metric label, with
 /// the list of every variant and the label of each derived from one place:
 /// a variant cannot be missing from `/metrics`.
@@ -77,6 +81,8 @@ const TICK_BUCKETS: [f64; 10] = [
 /// All server counters.
 #[derive(Debug, Default)]
 pub struct Metrics {
+    /// The input clock's counters, summed over rooms.
+    pub timing: TimingMetrics,
     players: AtomicU64,
     rooms: AtomicU64,
     /// Bumped whenever `players` or `rooms` changes, for whoever publishes
@@ -308,6 +314,7 @@ impl Metrics {
             "Time writing one tick's frames to the room's sockets took.",
             (&self.sends, &self.send_micros_sum, &self.send_buckets),
         );
+        self.timing.render(&mut out);
         out
     }
 }

@@ -27,12 +27,13 @@ use serde::Serialize;
 use skirmish_core::{
     check_room_name, ClientMessage, Encoding, ErrorCode, PlayerId, ProtocolError, Received,
 };
-use skirmish_core::{place, Frame, Outbox, Placement, Room, RoomConfig};
+use skirmish_core::{place, Frame, Outbox, Placement, Room, RoomConfig, Seating};
 use tokio::time::{Instant, MissedTickBehavior};
 
 use crate::config::RoomSettings;
 use crate::limits::{AddressBook, Permit};
 use crate::metrics::Metrics;
+use crate::metrics::Reported;
 use crate::socket::{SendError, Writer};
 use crate::webtransport::Datagrams;
 
@@ -73,6 +74,12 @@ pub struct RoomInfo {
     pub players: usize,
     /// Seats in all.
     pub capacity: usize,
+    /// Protocol-2 inputs that arrived after their tick, since the room opened.
+    pub late_inputs: u64,
+    /// Ticks simulated with a player's previous input, since the room opened.
+    pub repeated_inputs: u64,
+    /// Shots judged at the rewind bound, since the room opened.
+    pub rewind_clamped: u64,
 }
 
 /// A client of a room, as the shell keeps it.
@@ -91,6 +98,10 @@ struct Shared {
     out: Outbox,
     /// The address that opened the room holds this until the room closes.
     opener: Option<Permit>,
+    /// When the last tick was stepped: input slack is measured from it.
+    last_tick: Option<std::time::Instant>,
+    /// What the world's clock counters were at the last report.
+    reported: Reported,
 }
 
 /// A connection's way into its room.
@@ -147,8 +158,14 @@ impl RoomHandle {
         message: &ClientMessage,
     ) -> Result<Received, ProtocolError> {
         let mut shared = self.lock();
-        let Shared { room, out, .. } = &mut *shared;
-        let received = room.receive(id, message, out);
+        let Shared {
+            room,
+            out,
+            last_tick,
+            ..
+        } = &mut *shared;
+        let since = last_tick.map_or(Duration::ZERO, |t| t.elapsed());
+        let received = room.receive_at(id, message, since, out);
         self.deliver(&mut shared);
         if let Ok(r) = &received {
             if r.dropped > 0 {
@@ -179,10 +196,16 @@ impl RoomHandle {
     fn step(&self) -> bool {
         let mut shared = self.lock();
         let started = std::time::Instant::now();
+        shared.last_tick = Some(started);
         let Shared { room, out, .. } = &mut *shared;
         room.tick(out);
         let decided = std::time::Instant::now();
         self.inner.metrics.tick(decided - started);
+        let Shared { room, reported, .. } = &mut *shared;
+        self.inner
+            .metrics
+            .timing
+            .add(room.world().stats(), reported);
         self.deliver(&mut shared);
         self.inner.metrics.tick_sent(decided.elapsed());
         shared.room.is_empty()
@@ -257,6 +280,8 @@ pub struct Joiner<'a> {
     pub room: Option<&'a str>,
     /// How it wants snapshots.
     pub encoding: Encoding,
+    /// The protocol its `hello` asked for.
+    pub protocol: u32,
     /// Its source address.
     pub address: IpAddr,
 }
@@ -359,10 +384,17 @@ impl Rooms {
         self.lock()
             .rooms
             .values()
-            .map(|r| RoomInfo {
-                name: r.name().to_string(),
-                players: r.inner.seats.load(Ordering::Relaxed),
-                capacity: self.settings.capacity,
+            .map(|r| {
+                // Lock order: the registry, then one room.
+                let stats = *r.lock().room.world().stats();
+                RoomInfo {
+                    name: r.name().to_string(),
+                    players: r.inner.seats.load(Ordering::Relaxed),
+                    capacity: self.settings.capacity,
+                    late_inputs: stats.late_inputs,
+                    repeated_inputs: stats.repeated_inputs,
+                    rewind_clamped: stats.rewind_clamped,
+                }
             })
             .collect()
     }
@@ -407,7 +439,11 @@ impl Rooms {
         };
         let mut shared = handle.lock();
         let Shared { room, out, .. } = &mut *shared;
-        room.join(joiner.id, joiner.name, joiner.encoding, out)?;
+        let seating = Seating {
+            encoding: joiner.encoding,
+            protocol: joiner.protocol,
+        };
+        room.join(joiner.id, joiner.name, seating, out)?;
         shared
             .clients
             .insert(joiner.id, Client { sink, _seat: seat });
@@ -450,6 +486,8 @@ impl Rooms {
                     clients: BTreeMap::new(),
                     out: Outbox::new(),
                     opener,
+                    last_tick: None,
+                    reported: Reported::default(),
                 }),
                 seats: AtomicUsize::new(0),
                 ticked: AtomicU64::new(self.millis(Instant::now())),

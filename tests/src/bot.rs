@@ -127,6 +127,22 @@ pub struct BotReport {
     pub input_to_ack_p50_ms: f64,
     /// 99th percentile input-to-acknowledgement time, ms.
     pub input_to_ack_p99_ms: f64,
+    /// Slack reports (protocol 2), ms (not serialised; see p50).
+    #[serde(skip)]
+    pub slack_ms: Vec<f64>,
+    /// Median slack: how long before their tick inputs arrived, ms.
+    pub slack_p50_ms: f64,
+    /// Inputs the server counted late (arrived after their tick).
+    pub late_inputs: u64,
+    /// Ticks the server simulated with a repeated input (own one missing).
+    pub repeated_inputs: u64,
+    /// Jumps of the input schedule after the first.
+    pub hard_resyncs: u64,
+    /// Input messages sent again while loss was seen.
+    pub input_resends: u64,
+    /// Messages the conditioner held back for a stream retransmission
+    /// (both ways; WebSocket only).
+    pub retransmitted: u64,
 }
 
 /// The `p`-th percentile (0..=100) of `values`, 0 when empty.
@@ -210,6 +226,9 @@ pub async fn run_bot(addr: SocketAddr, mut options: BotOptions) -> Result<BotRep
                     snapshot_arrived(&mut report, &mut last_snapshot, &mut snapshots);
                 }
                 SessionEvent::Pong { rtt } => report.rtt_ms.push(rtt.as_secs_f64() * 1000.0),
+                SessionEvent::Timing(timing) if timing.tick.is_some() => {
+                    report.slack_ms.push(f64::from(timing.slack_ms));
+                }
                 SessionEvent::StepPredicted { tick, .. } => {
                     unacked.push_back((tick.0, Instant::now()));
                 }
@@ -390,4 +409,10 @@ fn finish(
     report.decode_errors = hud.stats.decode_errors;
     report.input_to_ack_p50_ms = percentile(&report.ack_ms, 50.0);
     report.input_to_ack_p99_ms = percentile(&report.ack_ms, 99.0);
+    report.slack_p50_ms = percentile(&report.slack_ms, 50.0);
+    report.late_inputs = hud.pacing.late;
+    report.repeated_inputs = hud.pacing.repeated;
+    report.hard_resyncs = hud.pacing.resyncs;
+    report.input_resends = hud.stats.resends;
+    report.retransmitted = hud.up.retransmitted + hud.down.retransmitted;
 }

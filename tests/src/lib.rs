@@ -7,7 +7,9 @@
 
 pub mod bot;
 pub mod light;
+pub mod matrix;
 pub mod relay;
+pub mod scenario;
 pub mod script;
 pub mod stepper;
 pub mod wt;
@@ -20,7 +22,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use futures_util::{SinkExt, StreamExt};
 use skirmish_core::{
     decode_server, encode, ClientMessage, Encoding, ErrorCode, PlayerId, PlayerState,
-    ServerMessage, SimConfig, Tick, WireInput, PROTOCOL_VERSION,
+    ServerMessage, SimConfig, Tick, WireInput,
 };
 use skirmish_server::{start, RunningServer, ServerConfig};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -241,7 +243,9 @@ impl Client {
         self.hello_with(name, room, Encoding::Json).await
     }
 
-    /// Sends `hello` asking for snapshots in `encoding`.
+    /// Sends `hello` asking for snapshots in `encoding`, as a protocol-1
+    /// client (inputs in its own ticks, queued by the server): what an
+    /// outside tool written against v1 sends.
     ///
     /// # Errors
     /// The socket is closed.
@@ -251,9 +255,23 @@ impl Client {
         room: Option<&str>,
         encoding: Encoding,
     ) -> Result<()> {
+        self.hello_speaking(name, room, encoding, 1).await
+    }
+
+    /// Sends `hello` speaking `protocol`.
+    ///
+    /// # Errors
+    /// The socket is closed.
+    pub async fn hello_speaking(
+        &mut self,
+        name: &str,
+        room: Option<&str>,
+        encoding: Encoding,
+        protocol: u32,
+    ) -> Result<()> {
         self.send(&ClientMessage::Hello {
             name: name.to_string(),
-            protocol: PROTOCOL_VERSION,
+            protocol,
             room: room.map(str::to_string),
             encoding,
         })

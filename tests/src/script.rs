@@ -18,6 +18,10 @@ pub enum Script {
     Wander(Wander),
     /// A fixed trace: one entry per 50 ms, repeated.
     Trace(Vec<Controls>),
+    /// Stands still and shoots at what it draws of the other players.
+    Shooter(Shooter),
+    /// Drives in circles at full speed, turning at this rate (-1 to 1).
+    Circle(f32),
 }
 
 impl Script {
@@ -30,6 +34,12 @@ impl Script {
                 trace[step % trace.len()]
             }
             Script::Trace(_) => Controls::default(),
+            Script::Shooter(s) => s.controls(session),
+            Script::Circle(turn) => Controls {
+                turn: *turn,
+                throttle: 1.0,
+                fire: false,
+            },
         }
     }
 }
@@ -105,6 +115,44 @@ impl Wander {
             turn,
             throttle: 1.0,
             fire,
+        }
+    }
+}
+
+/// Stands still, turns towards the nearest living player as its own
+/// session draws it (interpolated, in the past: what a player sees), and
+/// taps fire when the shot drawn from its own predicted pose would pass
+/// through that drawn player's middle half.
+#[derive(Clone, Debug)]
+pub struct Shooter {
+    /// The player radius of the world.
+    pub radius: f32,
+}
+
+impl Shooter {
+    /// The controls to hold now.
+    pub fn controls(&mut self, session: &ClientSession) -> Controls {
+        let view = session.view();
+        let Some(own) = view.own.filter(|o| o.alive) else {
+            return Controls::default();
+        };
+        let me = own.predicted;
+        let Some(target) = view.remotes.iter().filter(|r| r.alive).min_by(|a, b| {
+            let da = a.pose.position.distance(me.position);
+            let db = b.pose.position.distance(me.position);
+            da.total_cmp(&db)
+        }) else {
+            return Controls::default();
+        };
+        let to = target.pose.position - me.position;
+        let wanted = to.y.atan2(to.x);
+        let delta = angle_delta(me.rotation, wanted);
+        // Off the line by this much at the target's distance.
+        let miss = to.length() * delta.sin().abs();
+        Controls {
+            turn: (delta * 4.0).clamp(-1.0, 1.0),
+            throttle: 0.0,
+            fire: miss < self.radius * 0.5,
         }
     }
 }

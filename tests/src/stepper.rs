@@ -2,20 +2,70 @@
 //! server drives) and real [`ClientSession`]s connected by an in-memory link, on a simulated clock.
 //!
 //! Every message takes the same path as over a socket: the room's frames
-//! (JSON text or compact binary) are handed to `ClientSession::receive` (through
-//! the session's seeded down-conditioner); the session's messages come out of
-//! `advance` (through its up-conditioner) and are fed to the room. Time is
-//! simulated, so a run is exactly reproducible: the same seeds and scripts
-//! give the same counters, bit for bit, on every run and every machine.
+//! (JSON text or compact binary) are handed to `ClientSession::receive` the
+//! moment they arrive; the session's messages come out of `advance` and are
+//! fed to the room the moment they arrive, with the time since its last
+//! tick (so input slack is measured as on the server). Between them each
+//! client has a seeded link per direction, in the stepper rather than in
+//! the session, so that arrivals fall on a 1 ms grid rather than on the
+//! client's frames: droppable frames (snapshots, pongs) and every client
+//! message travel as datagrams (lost, duplicated, reordered by jitter),
+//! the rest as an ordered stream with the same latency and jitter.
+//! Time is simulated, so a run is exactly reproducible: the same seeds and
+//! scripts give the same counters, bit for bit, on every run and every
+//! machine.
+//!
+//! Each client has a clock of its own ([`ClientClock`]: a rate error, frame
+//! hitches during which its frames wait, as a browser's would) and a
+//! scripted network per direction ([`NetScript`]). What each client went
+//! through is kept in a [`ClientTrace`]: input-to-acknowledgement times,
+//! slack reports, dilation, and whether remote time ever ran backwards or
+//! outside ±10 % of real time.
 
+use std::collections::VecDeque;
 use std::time::Duration;
 
-use skirmish_core::LinkConditions;
-use skirmish_core::{ClientMessage, Encoding, PlayerId, SimConfig, World};
-use skirmish_core::{ClientSession, Incoming, SessionConfig};
-use skirmish_core::{Frame, Outbox, Room, RoomConfig};
+use skirmish_core::{
+    ClientMessage, Conditioner, Delivery, Encoding, PlayerId, SimConfig, Tick, World,
+};
+use skirmish_core::{ClientSession, Incoming, SessionConfig, SessionEvent};
+use skirmish_core::{Frame, Outbox, Room, RoomConfig, Seating, PROTOCOL_VERSION};
+use skirmish_core::{LinkConditions, Vec2};
 
+use crate::scenario::{ClientClock, NetScript};
 use crate::script::Script;
+
+/// How one client joins a stepper match.
+#[derive(Clone, Debug)]
+pub struct ClientSpec {
+    /// Its brain.
+    pub script: Script,
+    /// Its network over time.
+    pub net: NetScript,
+    /// Its clock.
+    pub clock: ClientClock,
+    /// Seed of its conditioners.
+    pub seed: u64,
+    /// How it gets snapshots.
+    pub encoding: Encoding,
+    /// The protocol it speaks.
+    pub protocol: u32,
+}
+
+impl ClientSpec {
+    /// A client with `script` on a steady `both`-ways link, a perfect clock,
+    /// JSON snapshots and the newest protocol.
+    pub fn new(script: Script, both: LinkConditions, seed: u64) -> ClientSpec {
+        ClientSpec {
+            script,
+            net: NetScript::steady(both),
+            clock: ClientClock::default(),
+            seed,
+            encoding: Encoding::Json,
+            protocol: PROTOCOL_VERSION,
+        }
+    }
+}
 
 /// One client in the stepper.
 pub struct SimClient {
@@ -27,6 +77,54 @@ pub struct SimClient {
     pub script: Script,
     /// How it gets snapshots.
     pub encoding: Encoding,
+    /// Its clock.
+    pub clock: ClientClock,
+    /// Its network over time.
+    pub net: NetScript,
+    /// What it went through.
+    pub trace: ClientTrace,
+    /// Frames that arrived during a hitch, handed in after it.
+    inbox: Vec<Frame>,
+    /// Client to server: every message a datagram.
+    up: Conditioner<ClientMessage>,
+    /// Server to client: droppable frames.
+    down: Conditioner<Frame>,
+    /// Server to client: the reliable, ordered stream.
+    stream: Conditioner<Frame>,
+    /// Inputs sent and not yet acknowledged: tick and true time sent.
+    unacked: VecDeque<(Tick, Duration)>,
+    /// The last remote time drawn: (true time, remote ticks).
+    last_remote: Option<(Duration, f64)>,
+}
+
+/// What one client went through over time (true seconds since the start).
+#[derive(Clone, Debug, Default)]
+pub struct ClientTrace {
+    /// Per acknowledged input: when the acknowledgement arrived, and how
+    /// long after the input was sent (ms).
+    pub ack_ms: Vec<(f64, f64)>,
+    /// Per timing report with a sample: when, and the slack (ms).
+    pub slack_ms: Vec<(f64, f64)>,
+    /// Per server-late report: when, and how many inputs.
+    pub late_at: Vec<f64>,
+    /// Per repeated-input report: when, and how many ticks.
+    pub repeated_at: Vec<f64>,
+    /// Dilation in % every 100 ms: when, and the value.
+    pub dilation_pct: Vec<(f64, f64)>,
+    /// Frames where a remote was drawn at an earlier time than the frame
+    /// before.
+    pub remote_backwards: u64,
+    /// The slowest and fastest remote playback rate between two frames at
+    /// least 100 ms apart (1.0: real time).
+    pub remote_rate: Option<(f64, f64)>,
+    /// Bytes of input messages sent (JSON, as the wire would carry them).
+    pub uplink_bytes: u64,
+    /// Mispredictions when each happened.
+    pub mispredicted_at: Vec<f64>,
+    /// Shots that left (drawn as the own tracer).
+    pub shots: u64,
+    /// Hits of the own shots the server confirmed.
+    pub hits: u64,
 }
 
 /// What one client went through, for assertions and regression numbers.
@@ -50,6 +148,12 @@ pub struct ClientCounters {
     pub lost_down: u64,
     /// Messages the up-conditioner dropped.
     pub lost_up: u64,
+    /// Inputs the server counted late.
+    pub late: u64,
+    /// Ticks the server simulated with a repeated input.
+    pub repeated: u64,
+    /// Hard resyncs of the input schedule.
+    pub resyncs: u64,
 }
 
 /// The in-memory match.
@@ -61,6 +165,7 @@ pub struct Stepper {
     out: Outbox,
     now: Duration,
     next_tick: Duration,
+    last_tick: Duration,
     frame: Duration,
 }
 
@@ -68,18 +173,24 @@ impl Stepper {
     /// An empty match on `sim`, with a world seeded by `seed`; clients
     /// render at 100 frames per second of simulated time.
     pub fn new(sim: SimConfig, seed: u64) -> Stepper {
+        Stepper::with_room(RoomConfig {
+            name: "stepper".into(),
+            capacity: usize::MAX,
+            sim,
+            seed,
+            ..RoomConfig::default()
+        })
+    }
+
+    /// An empty match in a room set up as `config` says.
+    pub fn with_room(config: RoomConfig) -> Stepper {
         Stepper {
-            room: Room::new(RoomConfig {
-                name: "stepper".into(),
-                capacity: usize::MAX,
-                sim,
-                seed,
-                ..RoomConfig::default()
-            }),
+            room: Room::new(config),
             clients: Vec::new(),
             out: Outbox::new(),
             now: Duration::ZERO,
             next_tick: Duration::ZERO,
+            last_tick: Duration::ZERO,
             frame: Duration::from_millis(10),
         }
     }
@@ -87,6 +198,11 @@ impl Stepper {
     /// The authoritative world.
     pub fn world(&self) -> &World {
         self.room.world()
+    }
+
+    /// The true time.
+    pub fn now(&self) -> Duration {
+        self.now
     }
 
     /// Joins a client whose link has `up` and `down` conditions.
@@ -109,28 +225,57 @@ impl Stepper {
         seed: u64,
         encoding: Encoding,
     ) {
+        let mut spec = ClientSpec::new(script, up, seed);
+        spec.net.changes[0].down = down;
+        spec.encoding = encoding;
+        self.join_spec(spec);
+    }
+
+    /// Joins a client as `spec` says; its id.
+    ///
+    /// # Panics
+    /// If the room refuses (a test bug).
+    pub fn join_spec(&mut self, spec: ClientSpec) -> PlayerId {
         let id = PlayerId(self.clients.len() as u32 + 1);
+        let (up, down) = spec.net.initial();
         let session = ClientSession::new(SessionConfig {
-            up,
-            down,
-            seed,
-            encoding,
+            seed: spec.seed,
+            encoding: spec.encoding,
+            protocol: spec.protocol,
             ..SessionConfig::default()
         });
         self.clients.push(SimClient {
             id,
             session,
-            script,
-            encoding,
+            script: spec.script,
+            encoding: spec.encoding,
+            clock: spec.clock,
+            net: spec.net,
+            trace: ClientTrace::default(),
+            inbox: Vec::new(),
+            up: Conditioner::new(spec.seed.wrapping_mul(3), up),
+            down: Conditioner::new(spec.seed.wrapping_mul(3).wrapping_add(1), down),
+            stream: stream(spec.seed.wrapping_mul(3).wrapping_add(2), down),
+            unacked: VecDeque::new(),
+            last_remote: None,
         });
+        let seating = Seating {
+            encoding: spec.encoding,
+            protocol: spec.protocol,
+        };
         self.room
-            .join(id, &format!("bot{}", id.0), encoding, &mut self.out)
+            .join(id, &format!("bot{}", id.0), seating, &mut self.out)
             .expect("the stepper's room has a seat for everyone");
         self.deliver();
+        id
     }
 
-    /// Hands every frame in the outbox to its recipient's session.
+    /// Puts every frame in the outbox on its recipient's link.
     fn deliver(&mut self) {
+        let now = self.now;
+        let droppable: Vec<bool> = (0..self.out.frames().len())
+            .map(|i| self.out.droppable(i))
+            .collect();
         let (frames, deliveries) = self.out.take();
         for (to, i) in deliveries {
             let (Some(client), Some(frame)) =
@@ -138,39 +283,57 @@ impl Stepper {
             else {
                 continue;
             };
-            let frame = match frame {
-                Frame::Text(text) => Incoming::Text(text),
-                Frame::Binary(bytes) => Incoming::Binary(bytes),
-            };
-            client.session.receive(frame, self.now);
+            if droppable.get(i).copied().unwrap_or(false) {
+                client.down.send(now, frame.clone());
+            } else {
+                client.stream.send(now, frame.clone());
+            }
         }
     }
 
-    /// Runs `duration` of simulated time.
+    /// Runs `duration` of simulated time, in steps of 1 ms.
     pub fn run(&mut self, duration: Duration) {
         let end = self.now + duration;
         let arena = self.room.world().sim_config().arena;
         let cadence = self.room.world().sim_config().cadence();
+        let ms = Duration::from_millis(1);
         while self.now < end {
-            self.now += self.frame;
-            while self.next_tick <= self.now {
+            let before = self.now;
+            self.now += ms;
+            let now = self.now;
+            while self.next_tick <= now {
+                self.last_tick = self.next_tick;
                 self.next_tick += cadence;
                 self.room.tick(&mut self.out);
                 self.deliver();
             }
+            let frame_due = (now.as_micros() % self.frame.as_micros()) == 0;
             for i in 0..self.clients.len() {
                 let client = &mut self.clients[i];
-                let controls = client.script.controls(&client.session, arena);
-                client.session.set_controls(controls);
-                let id = client.id;
-                // Nothing here reads events: let them go.
-                client.session.events().for_each(drop);
-                for message in client.session.advance(self.now) {
+                if let Some(change) = client.net.change_in(before, now).copied() {
+                    client.up.set_conditions(change.up);
+                    client.down.set_conditions(change.down);
+                    client.stream.set_conditions(reliable(change.down));
+                }
+                client.arrive(now);
+                let mut messages = Vec::new();
+                if frame_due && client.clock.draws_at(now) {
+                    messages = client.frame(now, arena);
+                }
+                for message in messages {
                     if matches!(message, ClientMessage::Hello { .. }) {
                         continue;
                     }
+                    if let ClientMessage::Input { .. } = &message {
+                        client.trace.uplink_bytes += skirmish_core::encode(&message).len() as u64;
+                    }
+                    client.up.send(now, message);
+                }
+                let id = client.id;
+                let since = now.saturating_sub(self.last_tick);
+                while let Some(message) = self.clients[i].up.deliver(now) {
                     // The session only sends well-formed messages.
-                    let _ = self.room.receive(id, &message, &mut self.out);
+                    let _ = self.room.receive_at(id, &message, since, &mut self.out);
                     self.deliver();
                 }
             }
@@ -179,23 +342,170 @@ impl Stepper {
 
     /// Each client's counters, in join order.
     pub fn counters(&self) -> Vec<ClientCounters> {
-        self.clients
-            .iter()
-            .map(|c| {
-                let hud = c.session.hud();
-                let stats = c.session.local().map(|l| *l.stats()).unwrap_or_default();
-                ClientCounters {
-                    inputs: hud.stats.inputs,
-                    mispredictions: stats.mispredictions,
-                    corrections: stats.corrections,
-                    snaps: stats.snaps,
-                    max_error: stats.max_error,
-                    max_correction: stats.max_correction,
-                    snapshots: hud.stats.snapshots,
-                    lost_down: hud.down.dropped,
-                    lost_up: hud.up.dropped,
+        self.clients.iter().map(SimClient::counters).collect()
+    }
+}
+
+/// The reliable stream's conditions: the link's latency and jitter, never a
+/// loss or a duplicate (a retransmission is not modelled).
+fn reliable(c: LinkConditions) -> LinkConditions {
+    LinkConditions {
+        loss: 0.0,
+        duplicate: 0.0,
+        ..c
+    }
+}
+
+fn stream(seed: u64, c: LinkConditions) -> Conditioner<Frame> {
+    let mut s = Conditioner::new(seed, reliable(c));
+    s.set_delivery(Delivery::Stream);
+    s
+}
+
+impl SimClient {
+    /// Frames that arrived by `now` go in (or wait out a hitch).
+    fn arrive(&mut self, now: Duration) {
+        let mut any = false;
+        while let Some(frame) = self.stream.deliver(now) {
+            self.inbox.push(frame);
+            any = true;
+        }
+        while let Some(frame) = self.down.deliver(now) {
+            self.inbox.push(frame);
+            any = true;
+        }
+        if any && self.clock.draws_at(now) {
+            self.take_inbox(now);
+        }
+    }
+
+    /// Frames held during a hitch go in now, stamped now.
+    fn take_inbox(&mut self, now: Duration) {
+        let local = self.clock.local(now);
+        for frame in std::mem::take(&mut self.inbox) {
+            let frame = match &frame {
+                Frame::Text(text) => Incoming::Text(text),
+                Frame::Binary(bytes) => Incoming::Binary(bytes),
+            };
+            self.session.receive(frame, local);
+        }
+        self.observe(now);
+    }
+
+    /// One rendered frame at true time `now`: controls in, time in, events
+    /// and remote time observed; the messages to send.
+    fn frame(&mut self, now: Duration, arena: Vec2) -> Vec<ClientMessage> {
+        self.take_inbox(now);
+        let controls = self.script.controls(&self.session, arena);
+        self.session.set_controls(controls);
+        let messages = self.session.advance(self.clock.local(now));
+        self.observe(now);
+        self.watch_remote_time(now);
+        let t = now.as_secs_f64();
+        let tenth = (now.as_millis() % 100) < 10;
+        if tenth && std::env::var("TRACE_PACING").is_ok() && self.id.0 == 1 {
+            eprintln!("{t:.1} {:?}", self.session.pacing().debug_numbers());
+        }
+        if tenth {
+            let pct = self.session.hud().pacing.dilation_pct;
+            self.trace.dilation_pct.push((t, pct));
+        }
+        messages
+    }
+
+    /// Drains the session's events into the trace.
+    fn observe(&mut self, now: Duration) {
+        let t = now.as_secs_f64();
+        let mut mispredicted = 0;
+        for event in self.session.events() {
+            match event {
+                SessionEvent::StepPredicted { tick, fired } => {
+                    self.unacked.push_back((tick, now));
+                    self.trace.shots += u64::from(fired);
                 }
-            })
-            .collect()
+                SessionEvent::HitConfirmed(_) => self.trace.hits += 1,
+                SessionEvent::Timing(timing) if timing.tick.is_some() => {
+                    self.trace.slack_ms.push((t, f64::from(timing.slack_ms)));
+                }
+                SessionEvent::Reconciled { report, placed } if !placed && report.error > 0.01 => {
+                    mispredicted += 1;
+                }
+                _ => {}
+            }
+        }
+        for _ in 0..mispredicted {
+            self.trace.mispredicted_at.push(t);
+        }
+        let ack = self
+            .session
+            .local()
+            .and_then(|l| l.authoritative())
+            .and_then(|s| s.ack_move_tick);
+        if let Some(ack) = ack {
+            while let Some(&(tick, sent)) = self.unacked.front() {
+                if tick > ack {
+                    break;
+                }
+                self.unacked.pop_front();
+                let ms = now.saturating_sub(sent).as_secs_f64() * 1000.0;
+                self.trace.ack_ms.push((t, ms));
+            }
+        }
+        let hud = self.session.hud();
+        let late = hud.pacing.late as usize;
+        while self.trace.late_at.len() < late {
+            self.trace.late_at.push(t);
+        }
+        let repeated = hud.pacing.repeated as usize;
+        while self.trace.repeated_at.len() < repeated {
+            self.trace.repeated_at.push(t);
+        }
+    }
+
+    /// Remote time must never run backwards, and between frames 100 ms or
+    /// more apart it must run within ±10 % of real time.
+    fn watch_remote_time(&mut self, now: Duration) {
+        let Some(remote) = self.session.remote_time() else {
+            return;
+        };
+        let cadence = self
+            .session
+            .sim_config()
+            .map_or(0.05, |s| s.cadence().as_secs_f64());
+        match self.last_remote {
+            Some((_, last)) if remote < last - 1e-9 => {
+                self.trace.remote_backwards += 1;
+                self.last_remote = Some((now, remote));
+            }
+            Some((at, last)) if now.saturating_sub(at) >= Duration::from_millis(100) => {
+                let real = now.saturating_sub(at).as_secs_f64();
+                let rate = (remote - last) * cadence / real;
+                let (lo, hi) = self.trace.remote_rate.unwrap_or((rate, rate));
+                self.trace.remote_rate = Some((lo.min(rate), hi.max(rate)));
+                self.last_remote = Some((now, remote));
+            }
+            Some(_) => {}
+            None => self.last_remote = Some((now, remote)),
+        }
+    }
+
+    /// This client's counters.
+    pub fn counters(&self) -> ClientCounters {
+        let hud = self.session.hud();
+        let stats = self.session.local().map(|l| *l.stats()).unwrap_or_default();
+        ClientCounters {
+            inputs: hud.stats.inputs,
+            mispredictions: stats.mispredictions,
+            corrections: stats.corrections,
+            snaps: stats.snaps,
+            max_error: stats.max_error,
+            max_correction: stats.max_correction,
+            snapshots: hud.stats.snapshots,
+            lost_down: self.down.stats().dropped,
+            lost_up: self.up.stats().dropped,
+            late: hud.pacing.late,
+            repeated: hud.pacing.repeated,
+            resyncs: hud.pacing.resyncs,
+        }
     }
 }

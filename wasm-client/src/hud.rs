@@ -18,10 +18,16 @@ use web_sys::{
 /// How much history the graph shows, in milliseconds.
 const GRAPH_SPAN_MS: f64 = 10_000.0;
 
-/// One sample: time in ms, correction size in units, RTT in ms.
-type Sample = (f64, f32, f32);
+/// One sample: time in ms, correction size in units, RTT in ms, input
+/// slack in ms, dilation in %.
+type Sample = (f64, f32, f32, f32, f32);
 
-/// Samples of (time in ms, correction size in units, RTT in ms).
+/// One line of the graph: its colour, its value, and the values at the
+/// bottom and the top.
+type Line = (&'static str, fn(&Sample) -> f32, f32, f32);
+
+/// Samples of (time in ms, correction size in units, RTT in ms, slack in
+/// ms, dilation in %).
 #[derive(Clone, Debug, Default)]
 pub struct Graph {
     samples: VecDeque<Sample>,
@@ -29,12 +35,13 @@ pub struct Graph {
 
 impl Graph {
     /// Adds a sample at `now` and forgets those older than 10 s.
-    pub fn push(&mut self, now: f64, correction: f32, rtt_ms: f32) {
-        self.samples.push_back((now, correction, rtt_ms));
+    pub fn push(&mut self, now: f64, correction: f32, rtt_ms: f32, slack_ms: f32, dilation: f32) {
+        self.samples
+            .push_back((now, correction, rtt_ms, slack_ms, dilation));
         while self
             .samples
             .front()
-            .is_some_and(|(t, _, _)| now - t > GRAPH_SPAN_MS)
+            .is_some_and(|s| now - s.0 > GRAPH_SPAN_MS)
         {
             self.samples.pop_front();
         }
@@ -50,20 +57,32 @@ impl Graph {
         self.samples.is_empty()
     }
 
-    /// Draws both series, each scaled to its own maximum.
+    /// Draws the series, each scaled to its own maximum (dilation to
+    /// ±10 % around the middle).
     fn draw(&self, ctx: &CanvasRenderingContext2d, width: f64, height: f64, now: f64) {
         ctx.set_fill_style_str("#0c0f12");
         ctx.fill_rect(0.0, 0.0, width, height);
         let max_c = self.samples.iter().map(|s| s.1).fold(1.0_f32, f32::max);
         let max_r = self.samples.iter().map(|s| s.2).fold(50.0_f32, f32::max);
-        for (colour, max, pick_rtt) in [("#ef5350", max_c, false), ("#4fc3f7", max_r, true)] {
-            let value = |s: &Sample| if pick_rtt { s.2 } else { s.1 };
+        let max_s = self
+            .samples
+            .iter()
+            .map(|s| s.3.abs())
+            .fold(20.0_f32, f32::max);
+        let series: [Line; 4] = [
+            ("#ef5350", |s| s.1, 0.0, max_c),
+            ("#4fc3f7", |s| s.2, 0.0, max_r),
+            ("#81c784", |s| s.3, 0.0, max_s),
+            ("#ffd54f", |s| s.4, -10.0, 10.0),
+        ];
+        for (colour, value, lo, hi) in series {
             ctx.set_stroke_style_str(colour);
             ctx.set_line_width(1.5);
             ctx.begin_path();
             for (i, s) in self.samples.iter().enumerate() {
                 let x = width - (now - s.0) / GRAPH_SPAN_MS * width;
-                let y = height - 2.0 - f64::from(value(s) / max) * (height - 4.0);
+                let v = ((value(s) - lo) / (hi - lo)).clamp(0.0, 1.0);
+                let y = height - 2.0 - f64::from(v) * (height - 4.0);
                 if i == 0 {
                     ctx.move_to(x, y);
                 } else {
@@ -77,6 +96,8 @@ impl Graph {
         ctx.set_text_align("left");
         let _ = ctx.fill_text(&format!("correction (max {max_c:.1} u)"), 4.0, 12.0);
         let _ = ctx.fill_text(&format!("RTT (max {max_r:.0} ms)"), 4.0, 25.0);
+        let _ = ctx.fill_text(&format!("input slack (max {max_s:.0} ms)"), 4.0, 38.0);
+        let _ = ctx.fill_text("dilation (-10 to +10 %)", 4.0, 51.0);
     }
 }
 
@@ -165,7 +186,10 @@ impl Panel {
     /// Writes the HUD numbers and redraws the graph.
     pub fn show(&mut self, hud: &Hud, fps: f64, now: f64) {
         let rtt_ms = hud.rtt.map_or(0.0, |d| d.as_secs_f32() * 1000.0);
-        self.samples.push(now, hud.visible_error, rtt_ms);
+        let slack = hud.pacing.slack_ms.unwrap_or(0.0) as f32;
+        let dilation = hud.pacing.dilation_pct as f32;
+        self.samples
+            .push(now, hud.visible_error, rtt_ms, slack, dilation);
         if let Some(element) = &self.hud {
             element.set_text_content(Some(&hud_text(hud, fps)));
         }
@@ -208,6 +232,27 @@ pub fn hud_text(hud: &Hud, fps: f64) -> String {
         "remote delay {:.0} ms",
         hud.interpolation_delay.as_secs_f64() * 1000.0
     );
+    let ms = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.0} ms"));
+    let p = &hud.pacing;
+    if p.scheduled {
+        let _ = writeln!(
+            out,
+            "input slack {}  target {}  dilation {:+.1} %",
+            ms(p.slack_ms),
+            ms(p.target_slack_ms),
+            p.dilation_pct
+        );
+        let _ = writeln!(
+            out,
+            "late {}  repeated {}  resyncs {}",
+            p.late, p.repeated, p.resyncs
+        );
+    }
+    let _ = writeln!(
+        out,
+        "last rewind {}",
+        ms(p.last_rewind.map(|d| d.as_secs_f64() * 1000.0))
+    );
     let _ = writeln!(out, "last correction {:.2} u", hud.last_correction);
     let _ = writeln!(
         out,
@@ -232,7 +277,7 @@ mod tests {
     fn the_graph_keeps_ten_seconds() {
         let mut g = Graph::default();
         for i in 0..1200 {
-            g.push(f64::from(i) * 16.0, 1.0, 50.0);
+            g.push(f64::from(i) * 16.0, 1.0, 50.0, 30.0, 0.0);
         }
         // 10 s at one sample per 16 ms.
         assert_eq!(g.len(), 626);
@@ -250,5 +295,30 @@ mod tests {
         let text = hud_text(&hud, 60.0);
         assert!(text.starts_with("HP 80\n"));
         assert!(text.contains("corrections 3  snaps 1"));
+        assert!(!text.contains("input slack"), "protocol 1: no pacing lines");
+    }
+
+    #[test]
+    fn hud_text_shows_the_input_clock() {
+        let hud = Hud {
+            pacing: skirmish_core::PacingHud {
+                scheduled: true,
+                slack_ms: Some(42.4),
+                target_slack_ms: Some(40.0),
+                dilation_pct: -1.25,
+                late: 2,
+                repeated: 3,
+                resyncs: 0,
+                last_rewind: Some(std::time::Duration::from_millis(230)),
+            },
+            ..Hud::default()
+        };
+        let text = hud_text(&hud, 60.0);
+        assert!(
+            text.contains("input slack 42 ms  target 40 ms  dilation -1.2 %"),
+            "{text}"
+        );
+        assert!(text.contains("late 2  repeated 3  resyncs 0"), "{text}");
+        assert!(text.contains("last rewind 230 ms"), "{text}");
     }
 }

@@ -11,6 +11,9 @@
 //!   accepted `PlayerState` refreshes the full state (CAPS-8). An event is
 //!   applied at most once, however often it arrives, and an event no newer
 //!   than the owned snapshot changes nothing: that snapshot already holds it.
+//! - A state older than a combat result already applied does not undo it:
+//!   its HP (and death) give way to the result's until a state at or after
+//!   the result's tick arrives, so HP never goes back.
 //! - Players missing from a full snapshot have left and are forgotten.
 
 use std::collections::{BTreeMap, VecDeque};
@@ -62,6 +65,8 @@ pub struct AuthorityStats {
 pub struct Authority {
     players: BTreeMap<PlayerId, PlayerState>,
     seen_events: VecDeque<(Tick, PlayerId, PlayerId)>,
+    /// The newest combat result applied per target: tick, HP, killed.
+    results: BTreeMap<PlayerId, (Tick, u16, bool)>,
     stats: AuthorityStats,
 }
 
@@ -85,7 +90,21 @@ impl Authority {
                 });
             }
         }
-        self.players.insert(state.id, *state);
+        let mut state = *state;
+        match self.results.get(&state.id) {
+            Some(&(tick, hp, killed)) if tick > state.tick => {
+                state.hp = hp;
+                if killed {
+                    state.alive = false;
+                    state.velocity = None;
+                }
+            }
+            Some(_) => {
+                self.results.remove(&state.id);
+            }
+            None => {}
+        }
+        self.players.insert(state.id, state);
         self.stats.accepted += 1;
         Ok(())
     }
@@ -105,6 +124,14 @@ impl Authority {
         }
         match owned {
             Some(state) if applies => {
+                let newer = self
+                    .results
+                    .get(&event.target)
+                    .is_none_or(|&(tick, _, _)| event.server_tick >= tick);
+                if newer {
+                    self.results
+                        .insert(event.target, (event.server_tick, event.hp, event.killed));
+                }
                 state.hp = event.hp;
                 if event.killed {
                     state.alive = false;
@@ -125,6 +152,7 @@ impl Authority {
     pub fn retain_present(&mut self, present: &[PlayerId]) -> usize {
         let before = self.players.len();
         self.players.retain(|id, _| present.contains(id));
+        self.results.retain(|id, _| present.contains(id));
         before - self.players.len()
     }
 
@@ -232,6 +260,25 @@ mod tests {
         assert_eq!(authority.get(PlayerId(1)).unwrap().hp, 100);
         // An event for an unknown player is ignored.
         assert!(!authority.apply_combat(&hit(90, 7, 60, false)));
+    }
+
+    #[test]
+    fn an_older_state_never_undoes_a_combat_result() {
+        let mut a = Authority::default();
+        a.accept(&state(2, 103, 0.0, 80)).unwrap();
+        assert!(a.apply_combat(&hit(105, 2, 60, false)));
+        // Tick 104 was sent before the hit: newer than the owned 103, but
+        // its HP must not go back to 80.
+        a.accept(&state(2, 104, 5.0, 80)).unwrap();
+        assert_eq!(a.get(PlayerId(2)).unwrap().hp, 60);
+        assert_eq!(
+            a.get(PlayerId(2)).unwrap().position.x,
+            5.0,
+            "the rest is taken"
+        );
+        // From the result's tick on, states are the truth again.
+        a.accept(&state(2, 106, 6.0, 100)).unwrap();
+        assert_eq!(a.get(PlayerId(2)).unwrap().hp, 100);
     }
 
     #[test]

@@ -35,6 +35,7 @@ mod downlink;
 mod events;
 mod hud;
 mod tracers;
+mod uplink;
 mod view;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -44,8 +45,9 @@ pub use baselines::KEPT_BASELINES;
 pub use config::{Controls, Incoming, SessionConfig, Toggles};
 pub use events::SessionEvent;
 use hud::Rates;
-pub use hud::{Hud, SessionStats};
+pub use hud::{Hud, PacingHud, SessionStats};
 pub use tracers::{Tracer, TRACER_LIFE};
+pub use uplink::LOSS_MEMORY;
 pub use view::{OwnView, RemoteView, View};
 
 use self::baselines::Baselines;
@@ -55,19 +57,19 @@ use crate::client::authority::Authority;
 use crate::client::clock::ServerClock;
 use crate::client::conditioner::{Conditioner, Delivery, LinkConditions};
 use crate::client::interpolation::{InterpolationConfig, RemoteBuffer};
-use crate::client::pending::PushError;
+use crate::client::pacing::Pacing;
 use crate::client::prediction::LocalPlayer;
 use crate::client::smoothing::SmoothingConfig;
-use crate::shared::combat::{shot_path, CombatRules, Cooldown};
+use crate::client::timeline::RemoteTimeline;
+use crate::shared::combat::{CombatRules, Cooldown};
 use crate::shared::config::SimConfig;
 use crate::shared::delta;
-use crate::shared::input::MoveInput;
 use crate::shared::protocol::{
-    decode_server, ClientMessage, ErrorCode, ProtocolError, ServerMessage, WireInput,
-    MAX_INPUTS_PER_MESSAGE, PROTOCOL_VERSION,
+    decode_server, ClientMessage, ErrorCode, ProtocolError, ServerMessage,
 };
 use crate::shared::state::{PlayerId, PlayerState};
 use crate::shared::tick::Tick;
+use crate::shared::timing::InputTiming;
 
 /// Where a session is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -90,6 +92,8 @@ struct Welcome {
     sim: SimConfig,
     /// The server's combat rules, for predicted shots.
     rules: CombatRules,
+    /// The protocol the server speaks with us (2: inputs name server ticks).
+    protocol: u32,
 }
 
 /// The phase with what it owns: one field, so no combination of options can
@@ -124,6 +128,26 @@ pub struct ClientSession {
     controls: Controls,
     fire_latched: bool,
     next_tick: Tick,
+    /// Protocol 2: how ahead of the server inputs are sent.
+    pacing: Pacing,
+    /// The wall-clock time of the next step (the cadence, dilated).
+    period: Duration,
+    /// Steps to make no input in (a backward jump of the schedule).
+    hold: u32,
+    /// When the last input message goes again (while loss is seen).
+    resend_at: Option<Duration>,
+    /// Resends still to come for the last step.
+    resends_left: u32,
+    /// Until when loss was seen lately.
+    loss_until: Option<Duration>,
+    /// How far back the last own shot was judged from, as the view was.
+    last_rewind: Option<Duration>,
+    /// The time remote players are drawn at.
+    timeline: RemoteTimeline,
+    /// Until when snapshots were seen missing lately.
+    gaps_until: Option<Duration>,
+    /// The share of snapshots lost lately.
+    loss: f64,
     cooldown: Cooldown,
     tracers: Tracers,
     last_snapshot: Option<Tick>,
@@ -153,6 +177,16 @@ impl ClientSession {
             controls: Controls::default(),
             fire_latched: false,
             next_tick: Tick::ZERO,
+            pacing: Pacing::new(config.pacing, SimConfig::default().cadence()),
+            period: SimConfig::default().cadence(),
+            hold: 0,
+            resend_at: None,
+            resends_left: 0,
+            loss_until: None,
+            last_rewind: None,
+            timeline: RemoteTimeline::default(),
+            gaps_until: None,
+            loss: 0.0,
             cooldown: Cooldown::default(),
             tracers: Tracers::default(),
             last_snapshot: None,
@@ -168,7 +202,7 @@ impl ClientSession {
     pub fn hello(&self) -> ClientMessage {
         ClientMessage::Hello {
             name: self.config.name.clone(),
-            protocol: PROTOCOL_VERSION,
+            protocol: self.config.protocol,
             room: self.config.room.clone(),
             encoding: self.config.encoding,
         }
@@ -298,11 +332,9 @@ impl ClientSession {
             State::Joined(welcome) | State::Playing(welcome, _) => Some(welcome.sim.cadence()),
         };
         if let Some(cadence) = cadence {
-            self.accumulator += elapsed;
-            while self.accumulator >= cadence {
-                self.accumulator -= cadence;
-                self.fixed_step();
-            }
+            let target = self.remote_target();
+            self.timeline.advance(now, target, cadence);
+            self.run_steps(elapsed, cadence);
             if let State::Playing(_, local) = &mut self.state {
                 local.advance_frame(elapsed.as_secs_f32());
             }
@@ -343,6 +375,11 @@ impl ClientSession {
         self.names.get(&id).map(String::as_str)
     }
 
+    /// The pacing controller.
+    pub fn pacing(&self) -> &Pacing {
+        &self.pacing
+    }
+
     /// The server clock estimate.
     pub fn clock(&self) -> &ServerClock {
         &self.clock
@@ -373,21 +410,39 @@ impl ClientSession {
         }
     }
 
-    /// How far behind the server remote players are drawn.
+    /// How far behind the server remote players should be drawn: enough
+    /// for uneven arrivals, and one tick more while snapshots are being
+    /// lost (a lost snapshot is a gap to bridge, not lateness).
     fn interpolation_delay(&self) -> Duration {
         let cadence = self
             .welcome()
             .map_or_else(|| SimConfig::default().cadence(), |w| w.sim.cadence());
-        self.config
+        let delay = self
+            .config
             .interpolation
-            .adaptive_delay(cadence, self.clock.arrival_jitter())
+            .adaptive_delay(cadence, self.clock.arrival_jitter());
+        let losing = self.gaps_until.is_some_and(|until| self.now() < until);
+        if losing {
+            (delay + cadence).min(self.config.interpolation.delay * 4)
+        } else {
+            delay
+        }
     }
 
-    /// The server time, in ticks, remote players are drawn at now.
-    fn remote_time(&self) -> Option<f64> {
+    /// Where the remote timeline is heading: the clock's estimate less the
+    /// interpolation delay.
+    fn remote_target(&self) -> Option<f64> {
         let cadence = self.welcome()?.sim.cadence().as_secs_f64().max(1e-6);
         let now = self.clock.server_ticks(self.now())?;
         Some(now - self.interpolation_delay().as_secs_f64() / cadence)
+    }
+
+    /// The server time, in ticks with fraction, remote players are drawn
+    /// at now (the view a shot is judged against): the [`RemoteTimeline`],
+    /// which never runs backwards and runs within ±10 % of real time.
+    pub fn remote_time(&self) -> Option<f64> {
+        self.welcome()?;
+        self.timeline.time()
     }
 
     fn push_event(&mut self, event: SessionEvent) {
@@ -420,13 +475,16 @@ impl ClientSession {
                 room,
                 config,
                 combat,
+                protocol,
                 ..
             } => self.on_welcome(Welcome {
                 id: player_id,
                 room,
                 sim: config,
                 rules: combat.unwrap_or_default(),
+                protocol,
             }),
+            ServerMessage::Timing(timing) => self.on_timing(&timing, at),
             ServerMessage::Snapshot {
                 server_tick,
                 players,
@@ -471,6 +529,10 @@ impl ClientSession {
             return;
         }
         self.clock = ServerClock::new(welcome.sim.cadence());
+        self.pacing = Pacing::new(self.config.pacing, welcome.sim.cadence());
+        self.period = welcome.sim.cadence();
+        self.hold = 0;
+        self.resend_at = None;
         self.forget_world();
         self.push_event(SessionEvent::Joined {
             id: welcome.id,
@@ -484,6 +546,7 @@ impl ClientSession {
     fn forget_world(&mut self) {
         self.authority = Authority::default();
         self.remotes.clear();
+        self.timeline.reset();
         self.accumulator = Duration::ZERO;
         self.last_snapshot = None;
         self.cooldown = Cooldown::default();
@@ -504,6 +567,19 @@ impl ClientSession {
         };
         self.stats.snapshots += 1;
         self.push_event(SessionEvent::Snapshot { server_tick });
+        if let Some(last) = self.last_snapshot.filter(|t| server_tick > *t) {
+            // Snapshot loss, as a moving average over about 100 ticks.
+            let missing = server_tick.0 - last.0 - 1;
+            for lost in (0..missing.min(100)).map(|_| 1.0).chain([0.0]) {
+                self.loss += (lost - self.loss) / 100.0;
+            }
+            self.pacing.set_loss(self.loss);
+        }
+        if self.last_snapshot.is_some_and(|t| server_tick > t.next()) {
+            self.stats.snapshot_gaps += 1;
+            self.loss_seen(at);
+            self.gaps_until = Some(at + LOSS_MEMORY);
+        }
         if self.last_snapshot.is_none_or(|t| server_tick > t) {
             // Only the newest snapshot so far says anything about the clock.
             self.clock.on_snapshot(server_tick, at);
@@ -537,6 +613,9 @@ impl ClientSession {
             // Unreachable: a snapshot is only read once welcomed.
             State::Connecting => {}
             State::Joined(welcome) => {
+                if welcome.protocol >= 2 {
+                    self.next_tick = self.first_scheduled_tick(welcome.sim.cadence());
+                }
                 let mut local = Box::new(LocalPlayer::new(
                     welcome.sim.clone(),
                     self.config.smoothing,
@@ -576,66 +655,12 @@ impl ClientSession {
         }
     }
 
-    fn fixed_step(&mut self) {
-        let now = self.now();
-        let view_tick = self.remote_time();
-        let alive = self
-            .welcome()
-            .and_then(|w| self.authority.get(w.id))
-            .is_some_and(|s| s.alive);
-        let State::Playing(welcome, local) = &mut self.state else {
-            return;
-        };
-        self.next_tick = self.next_tick.next();
-        let tick = self.next_tick;
-        let controls = if alive {
-            self.controls
-        } else {
-            Controls::default()
-        };
-        let fire = alive && (controls.fire || self.fire_latched);
-        self.fire_latched = false;
-        let input = MoveInput {
-            tick,
-            turn: controls.turn,
-            throttle: controls.throttle,
-            fire,
-        };
-        let pose = match local.predict_seen(input, view_tick) {
-            Ok(pose) => pose,
-            Err(PushError::Full { .. }) => {
-                self.stats.inputs_refused += 1;
-                return;
-            }
-            Err(PushError::NotIncreasing { .. }) => return,
-        };
-        // The own shot shows at once, like the movement: the same path and
-        // cooldown the server will use (hits come back as events).
-        let fired = fire
-            && self
-                .cooldown
-                .fire(tick, welcome.rules.cooldown_ticks(&welcome.sim));
-        if fired {
-            let (dir, reach) = shot_path(&welcome.sim, &pose, welcome.rules.range);
-            self.tracers
-                .push(pose.position, pose.position + dir * reach, now);
+    /// The server's report of how early our inputs arrive.
+    fn on_timing(&mut self, timing: &InputTiming, at: Duration) {
+        let (late, repeated) = self.pacing.on_timing(timing);
+        self.push_event(SessionEvent::Timing(*timing));
+        if late + repeated > 0 {
+            self.loss_seen(at);
         }
-        let pending = local.pending();
-        let skip = pending.len().saturating_sub(MAX_INPUTS_PER_MESSAGE);
-        let inputs: Vec<WireInput> = pending
-            .iter()
-            .skip(skip)
-            .map(|step| WireInput::new(step.input, step.view_tick))
-            .collect();
-        self.stats.inputs += 1;
-        self.stats.input_messages += 1;
-        self.up.send(
-            now,
-            ClientMessage::Input {
-                inputs,
-                snapshot_ack: self.baselines.ack(),
-            },
-        );
-        self.push_event(SessionEvent::StepPredicted { tick, fired });
     }
 }

@@ -28,7 +28,7 @@ mod snapshots;
 use std::collections::BTreeMap;
 
 use crate::server::interest::{InterestConfig, Truths, Viewer};
-use crate::server::world::{Received, World};
+use crate::server::world::{InputMode, Received, World};
 use crate::shared::combat::CombatRules;
 use crate::shared::config::SimConfig;
 use crate::shared::protocol::{
@@ -178,10 +178,37 @@ pub struct RoomStats {
     pub binary_bytes: u64,
 }
 
+/// How a client takes its seat: what its `hello` asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Seating {
+    /// How it wants snapshots.
+    pub encoding: Encoding,
+    /// The protocol it speaks (1 or 2; `decode_client` checked it).
+    pub protocol: u32,
+}
+
+impl From<Encoding> for Seating {
+    /// A protocol-1 client wanting `encoding`.
+    fn from(encoding: Encoding) -> Seating {
+        Seating {
+            encoding,
+            protocol: 1,
+        }
+    }
+}
+
+impl Seating {
+    /// Whether its inputs name server ticks (protocol 2 and later).
+    pub fn scheduled(&self) -> bool {
+        self.protocol >= 2
+    }
+}
+
 /// One client's seat.
 #[derive(Clone, Copy, Debug)]
 struct Seat {
     encoding: Encoding,
+    scheduled: bool,
 }
 
 /// A room: the world, its seats, and what every client is told.
@@ -273,8 +300,10 @@ impl Room {
         self.seats.contains_key(&id)
     }
 
-    /// Seats `id` (named `name`, wanting snapshots in `encoding`): sends it
-    /// `welcome`; everyone gets the new `roster` with the next tick.
+    /// Seats `id` (named `name`, wanting snapshots in the encoding and
+    /// speaking the protocol of `seating`; an [`Encoding`] alone is a
+    /// protocol-1 client): sends it `welcome`; everyone gets the new
+    /// `roster` with the next tick.
     ///
     /// # Errors
     /// `server_full` if every seat is taken; `already_joined` if `id` is
@@ -283,9 +312,10 @@ impl Room {
         &mut self,
         id: PlayerId,
         name: &str,
-        encoding: Encoding,
+        seating: impl Into<Seating>,
         out: &mut Outbox,
     ) -> Result<(), ProtocolError> {
+        let seating = seating.into();
         if self.seats.contains_key(&id) {
             return Err(ProtocolError::new(
                 ErrorCode::AlreadyJoined,
@@ -298,13 +328,24 @@ impl Room {
                 format!("room {} is full ({} players)", self.name, self.capacity),
             ));
         }
+        let mode = if seating.scheduled() {
+            InputMode::Scheduled
+        } else {
+            InputMode::Queued
+        };
         self.world
-            .join(id, name)
+            .join_with(id, name, mode)
             .map_err(|e| ProtocolError::new(ErrorCode::AlreadyJoined, e.to_string()))?;
-        self.seats.insert(id, Seat { encoding });
+        self.seats.insert(
+            id,
+            Seat {
+                encoding: seating.encoding,
+                scheduled: seating.scheduled(),
+            },
+        );
         let welcome = ServerMessage::Welcome {
             player_id: id,
-            protocol: PROTOCOL_VERSION,
+            protocol: seating.protocol.min(PROTOCOL_VERSION),
             server_tick: self.world.tick(),
             tick_ms: self.world.sim_config().tick_ms,
             room: self.name.clone(),
@@ -341,6 +382,22 @@ impl Room {
         message: &ClientMessage,
         out: &mut Outbox,
     ) -> Result<Received, ProtocolError> {
+        self.receive_at(id, message, std::time::Duration::ZERO, out)
+    }
+
+    /// Like [`Room::receive`], for a message that arrived `since` after the
+    /// last tick: a protocol-2 client's input slack is measured from then
+    /// (the shell knows the time; the room only counts ticks).
+    ///
+    /// # Errors
+    /// As [`Room::receive`].
+    pub fn receive_at(
+        &mut self,
+        id: PlayerId,
+        message: &ClientMessage,
+        since: std::time::Duration,
+        out: &mut Outbox,
+    ) -> Result<Received, ProtocolError> {
         if !self.seats.contains_key(&id) {
             return Err(ProtocolError::new(
                 ErrorCode::NotJoined,
@@ -360,7 +417,7 @@ impl Room {
                     let now = self.world.tick();
                     self.viewers.entry(id).or_default().acknowledge(*ack, now);
                 }
-                Ok(self.world.receive(id, inputs))
+                Ok(self.world.receive_at(id, inputs, since))
             }
             ClientMessage::Ping { id: probe } => {
                 let pong = ServerMessage::Pong {

@@ -15,7 +15,12 @@
 //!    [`MAX_INPUTS_PER_TICK`], so no client moves faster than twice the
 //!    speed, however it sends (speed-hack bound). A queue holds at most
 //!    [`MAX_QUEUED_INPUTS`]; extra inputs are dropped and counted. Dead
-//!    players' inputs are acknowledged but not applied. See `queue`.
+//!    players' inputs are acknowledged but not applied. See `queue`. That is
+//!    protocol 1 ([`InputMode::Queued`]); a protocol-2 player
+//!    ([`InputMode::Scheduled`]) names the server tick of each input and it
+//!    is simulated exactly then: one per tick, a late one dropped and
+//!    counted, a missing one replaced by the previous input (counted). See
+//!    `schedule`.
 //! 2. **Overlap.** Players closer than two radii are pushed apart, half each,
 //!    pairwise in id order, then kept out of obstacles and inside the arena.
 //!    This is the natural source of mispredictions clients reconcile.
@@ -23,7 +28,8 @@
 //!    shooter's pose after that input's move, if its cooldown allows. Targets
 //!    are tested where the shooter saw them (lag compensation, RS-10): at the
 //!    input's `view_tick`, interpolated in each player's pose history, at most
-//!    [`CombatRules::max_rewind_ms`] back. Obstacles stop rays. Each hit is
+//!    [`CombatRules::max_rewind_ms`] back (a view beyond it is judged at the
+//!    bound and counted in [`WorldStats::rewind_clamped`]). Obstacles stop rays. Each hit is
 //!    one [`CombatEvent`]. See `combat`.
 //! 4. **Death and respawn.** A player at 0 HP is dead for
 //!    [`CombatRules::respawn_ms`] (no moving, no firing), then respawns at a
@@ -34,6 +40,7 @@
 mod combat;
 mod life;
 mod queue;
+mod schedule;
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -47,8 +54,12 @@ use crate::shared::sim::{resolve_collisions, Pose};
 use crate::shared::state::PlayerId;
 use crate::shared::state::PlayerState;
 use crate::shared::tick::Tick;
+use crate::shared::timing::{InputTiming, RewindHistogram, SlackHistogram};
 
 pub use queue::{Received, CATCH_UP_ABOVE, GAP_WAIT_TICKS, MAX_INPUTS_PER_TICK, MAX_QUEUED_INPUTS};
+pub use schedule::MAX_AHEAD_TICKS;
+
+use schedule::Schedule;
 
 use life::Life;
 
@@ -63,6 +74,32 @@ pub struct WorldStats {
     pub skipped_ticks: u64,
     /// Inputs applied.
     pub applied_inputs: u64,
+    /// Protocol 2: inputs that arrived after their tick (dropped).
+    pub late_inputs: u64,
+    /// Protocol 2: ticks simulated with a player's previous input because
+    /// its own was missing.
+    pub repeated_inputs: u64,
+    /// Protocol 2: how early inputs arrived (first arrivals and late ones).
+    pub slack: SlackHistogram,
+    /// Inputs that fired.
+    pub shots: u64,
+    /// Shots whose view was older than `max_rewind_ms` allows (judged at
+    /// the bound).
+    pub rewind_clamped: u64,
+    /// How far back shots were judged.
+    pub rewind: RewindHistogram,
+}
+
+/// How a player's inputs are timed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum InputMode {
+    /// Protocol 1: inputs carry the client's own tick and wait in a queue,
+    /// one (two to catch up) per server tick (`queue`).
+    #[default]
+    Queued,
+    /// Protocol 2: inputs name the server tick they are for and are
+    /// simulated at that tick (`schedule`).
+    Scheduled,
 }
 
 /// One player as the server keeps it.
@@ -78,6 +115,8 @@ pub struct ServerPlayer {
     queue: VecDeque<WireInput>,
     waited: u32,
     history: VecDeque<(Tick, Pose)>,
+    /// `Some` for protocol-2 players.
+    schedule: Option<Schedule>,
 }
 
 impl ServerPlayer {
@@ -196,6 +235,19 @@ impl World {
     /// # Errors
     /// [`JoinError::Taken`] if `id` is already in the world.
     pub fn join(&mut self, id: PlayerId, name: &str) -> Result<PlayerState, JoinError> {
+        self.join_with(id, name, InputMode::Queued)
+    }
+
+    /// Like [`World::join`], with inputs timed as `mode` says.
+    ///
+    /// # Errors
+    /// [`JoinError::Taken`] if `id` is already in the world.
+    pub fn join_with(
+        &mut self,
+        id: PlayerId,
+        name: &str,
+        mode: InputMode,
+    ) -> Result<PlayerState, JoinError> {
         if self.players.contains_key(&id) {
             return Err(JoinError::Taken(id));
         }
@@ -213,6 +265,7 @@ impl World {
                 queue: VecDeque::with_capacity(MAX_QUEUED_INPUTS),
                 waited: 0,
                 history: VecDeque::with_capacity(self.history_len()),
+                schedule: (mode == InputMode::Scheduled).then(Schedule::default),
             },
         );
         Ok(self
@@ -228,10 +281,26 @@ impl World {
     /// Queues received inputs for `id` (already checked by the protocol
     /// decoder; sanitized again when applied). Unknown players are ignored.
     pub fn receive(&mut self, id: PlayerId, inputs: &[WireInput]) -> Received {
+        self.receive_at(id, inputs, std::time::Duration::ZERO)
+    }
+
+    /// Like [`World::receive`], for inputs that arrived `since` after the
+    /// last step: a protocol-2 player's inputs are scheduled for the ticks
+    /// they name and their slack measured from that moment.
+    pub fn receive_at(
+        &mut self,
+        id: PlayerId,
+        inputs: &[WireInput],
+        since: std::time::Duration,
+    ) -> Received {
         let Some(player) = self.players.get_mut(&id) else {
             return Received::default();
         };
-        let out = player.enqueue(inputs);
+        let out = if player.schedule.is_some() {
+            player.schedule_inputs(inputs, self.tick, since, &self.sim, &mut self.stats)
+        } else {
+            player.enqueue(inputs)
+        };
         self.stats.duplicate_inputs += out.duplicates as u64;
         self.stats.dropped_inputs += out.dropped as u64;
         out
@@ -243,7 +312,12 @@ impl World {
         self.events.clear();
         let mut shots = Vec::new();
         for (&id, player) in &mut self.players {
-            queue::apply_inputs(id, player, &self.sim, &mut self.stats, &mut shots);
+            if player.schedule.is_some() {
+                let tick = self.tick;
+                schedule::apply_scheduled(id, player, tick, &self.sim, &mut self.stats, &mut shots);
+            } else {
+                queue::apply_inputs(id, player, &self.sim, &mut self.stats, &mut shots);
+            }
         }
         self.separate_players();
         for shot in &shots {
@@ -266,6 +340,15 @@ impl World {
         p.pose = Pose::new(resolve_collisions(pose.position, sim), pose.rotation);
         p.history.clear();
         true
+    }
+
+    /// A protocol-2 player's input timing since the last call (its slack
+    /// sample is reported once); `None` for other players.
+    pub fn take_timing(&mut self, id: PlayerId) -> Option<InputTiming> {
+        self.players
+            .get_mut(&id)
+            .and_then(|p| p.schedule.as_mut())
+            .map(Schedule::take_timing)
     }
 
     /// The hits of the last step.

@@ -27,7 +27,10 @@ pub struct CombatRules {
     pub cooldown_ms: u32,
     /// Time dead before respawning.
     pub respawn_ms: u32,
-    /// How far back a shooter's view is honoured.
+    /// How far back a shooter's view is honoured, from the tick its input
+    /// is simulated at. The default, 750 ms, covers a 250 ms round trip,
+    /// the largest interpolation delay a client chooses (400 ms) and
+    /// 100 ms of input slack.
     pub max_rewind_ms: u32,
     /// How much pose history each player keeps.
     pub history_ms: u32,
@@ -56,7 +59,7 @@ impl Default for CombatRules {
             range: 800.0,
             cooldown_ms: 250,
             respawn_ms: 3000,
-            max_rewind_ms: 250,
+            max_rewind_ms: 750,
             history_ms: 1000,
         }
     }

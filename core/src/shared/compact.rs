@@ -18,7 +18,10 @@
 //! ```text
 //! head: u8 kind = 1, u32 server_tick, own block:
 //!       u32 id, u32 ack (0 = none), f32 x, f32 y, f32 rotation, u8 hp,
-//!       u8 flags (1 alive, 2 has velocity), f32 vx, f32 vy
+//!       u8 flags (1 alive, 2 has velocity, 4 timing follows), f32 vx, f32 vy,
+//!       if flags & 4 (protocol 2 only): i8 input tick - server tick
+//!       (-128: no sample), i16 slack_ms, u16 late, u16 repeated
+//!       (`crate::shared::timing::InputTiming`)
 //! tail: u16 count, then per player in id order:
 //!       u32 id, u16 x, u16 y, u16 rotation, u8 hp, u8 flags, i8 vx, i8 vy
 //! ```
@@ -34,16 +37,20 @@ use crate::shared::sim::wrap_angle;
 use crate::shared::state::PlayerId;
 use crate::shared::state::PlayerState;
 use crate::shared::tick::Tick;
+use crate::shared::timing::InputTiming;
 
 /// The frame kind of a compact snapshot.
 pub const SNAPSHOT: u8 = 1;
 /// Bytes of the head (kind, tick and the own block).
 pub const HEAD_BYTES: usize = 1 + 4 + 4 + 4 + 12 + 1 + 1 + 8;
+/// Bytes of the input timing a protocol-2 head adds.
+pub const TIMING_BYTES: usize = 1 + 2 + 2 + 2;
 /// Bytes of one remote entry in the tail.
 pub const ENTRY_BYTES: usize = 4 + 2 + 2 + 2 + 1 + 1 + 1 + 1;
 
 const ALIVE: u8 = 1;
 const HAS_VELOCITY: u8 = 2;
+const TIMING: u8 = 4;
 
 /// A player's state as binary frames carry a remote player: position to
 /// 1/65535 of the arena, rotation to 1/65536 of a turn, HP to a byte,
@@ -122,22 +129,43 @@ impl Quantised {
     }
 }
 
-/// The own block of a head: the recipient's state, exactly.
-pub(crate) fn write_own(own: &PlayerState, out: &mut Vec<u8>) {
+/// The own block of a head: the recipient's state, exactly, and its input
+/// timing when it speaks protocol 2.
+pub(crate) fn write_own(
+    own: &PlayerState,
+    timing: Option<&InputTiming>,
+    server_tick: Tick,
+    out: &mut Vec<u8>,
+) {
     out.extend_from_slice(&own.id.0.to_le_bytes());
     out.extend_from_slice(&own.ack_move_tick.map_or(0, |t| t.0).to_le_bytes());
     for v in [own.position.x, own.position.y, own.rotation] {
         out.extend_from_slice(&v.to_le_bytes());
     }
     out.push(own.hp.min(255) as u8);
-    out.push(flags(own));
+    out.push(flags(own) | if timing.is_some() { TIMING } else { 0 });
     let v = own.velocity.unwrap_or(Vec2::ZERO);
     out.extend_from_slice(&v.x.to_le_bytes());
     out.extend_from_slice(&v.y.to_le_bytes());
+    if let Some(t) = timing {
+        let offset = t
+            .tick
+            .map(|tick| i64::from(tick.0) - i64::from(server_tick.0))
+            .filter(|d| (-127..=127).contains(d))
+            .map_or(i8::MIN, |d| d as i8);
+        out.push(offset as u8);
+        let slack = if offset == i8::MIN { 0 } else { t.slack_ms };
+        out.extend_from_slice(&slack.to_le_bytes());
+        out.extend_from_slice(&t.late.to_le_bytes());
+        out.extend_from_slice(&t.repeated.to_le_bytes());
+    }
 }
 
 /// Reads an own block written by [`write_own`], as the state at `tick`.
-pub(crate) fn read_own(r: &mut Reader<'_>, tick: Tick) -> Result<PlayerState, ProtocolError> {
+pub(crate) fn read_own(
+    r: &mut Reader<'_>,
+    tick: Tick,
+) -> Result<(PlayerState, Option<InputTiming>), ProtocolError> {
     let id = PlayerId(r.u32()?);
     let ack = r.u32()?;
     let position = Vec2::new(r.f32()?, r.f32()?);
@@ -145,7 +173,25 @@ pub(crate) fn read_own(r: &mut Reader<'_>, tick: Tick) -> Result<PlayerState, Pr
     let hp = u16::from(r.u8()?);
     let flags = r.u8()?;
     let velocity = Vec2::new(r.f32()?, r.f32()?);
-    Ok(PlayerState {
+    let timing = if flags & TIMING != 0 {
+        let offset = r.u8()? as i8;
+        let slack_ms = r.u16()? as i16;
+        let late = r.u16()?;
+        let repeated = r.u16()?;
+        let sample = (offset != i8::MIN)
+            .then(|| i64::from(tick.0) + i64::from(offset))
+            .and_then(|t| u32::try_from(t).ok())
+            .map(Tick);
+        Some(InputTiming {
+            tick: sample,
+            slack_ms: if sample.is_some() { slack_ms } else { 0 },
+            late,
+            repeated,
+        })
+    } else {
+        None
+    };
+    let own = PlayerState {
         id,
         tick,
         ack_move_tick: (ack != 0).then_some(Tick(ack)),
@@ -154,15 +200,21 @@ pub(crate) fn read_own(r: &mut Reader<'_>, tick: Tick) -> Result<PlayerState, Pr
         hp,
         alive: flags & ALIVE != 0,
         velocity: (flags & HAS_VELOCITY != 0).then_some(velocity),
-    })
+    };
+    Ok((own, timing))
 }
 
 /// The per-recipient head: the frame kind, the tick and the recipient's own
-/// state, exactly.
-pub fn encode_head(server_tick: Tick, own: &PlayerState, out: &mut Vec<u8>) {
+/// state, exactly (with its input timing for a protocol-2 client).
+pub fn encode_head(
+    server_tick: Tick,
+    own: &PlayerState,
+    timing: Option<&InputTiming>,
+    out: &mut Vec<u8>,
+) {
     out.push(SNAPSHOT);
     out.extend_from_slice(&server_tick.0.to_le_bytes());
-    write_own(own, out);
+    write_own(own, timing, server_tick, out);
 }
 
 /// The shared tail: every player, quantised.
@@ -193,7 +245,7 @@ pub fn encode(
     config: &SimConfig,
 ) -> Vec<u8> {
     let mut out = Vec::with_capacity(HEAD_BYTES + 2 + players.len() * ENTRY_BYTES);
-    encode_head(server_tick, own, &mut out);
+    encode_head(server_tick, own, None, &mut out);
     encode_tail(players, config, &mut out);
     out
 }
@@ -232,6 +284,8 @@ pub struct QuantisedFrame {
     /// Players of the set left out for the byte budget (delta frames only):
     /// their values are the baseline's, not news to draw.
     pub stale: Vec<PlayerId>,
+    /// The recipient's input timing (protocol 2).
+    pub timing: Option<InputTiming>,
 }
 
 /// Reads a compact snapshot without dequantising the players.
@@ -244,7 +298,7 @@ pub fn decode_quantised(bytes: &[u8]) -> Result<QuantisedFrame, ProtocolError> {
         return Err(bad("not a compact snapshot"));
     }
     let server_tick = Tick(r.u32()?);
-    let own = read_own(&mut r, server_tick)?;
+    let (own, timing) = read_own(&mut r, server_tick)?;
     let count = usize::from(r.u16()?);
     if r.remaining() != count * ENTRY_BYTES {
         return Err(bad("the player count does not match the frame length"));
@@ -259,6 +313,7 @@ pub fn decode_quantised(bytes: &[u8]) -> Result<QuantisedFrame, ProtocolError> {
         own,
         players,
         stale: Vec::new(),
+        timing,
     })
 }
 

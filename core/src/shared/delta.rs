@@ -41,6 +41,7 @@ use crate::shared::config::SimConfig;
 use crate::shared::protocol::ProtocolError;
 use crate::shared::state::{PlayerId, PlayerState};
 use crate::shared::tick::Tick;
+use crate::shared::timing::InputTiming;
 
 /// The frame kind of a delta snapshot.
 pub const DELTA: u8 = 2;
@@ -106,12 +107,19 @@ impl Quantised {
     }
 }
 
-/// The head of a delta frame: kind, ticks and the own state exactly.
-pub fn encode_head(server_tick: Tick, baseline: Tick, own: &PlayerState, out: &mut Vec<u8>) {
+/// The head of a delta frame: kind, ticks and the own state exactly (with
+/// its input timing for a protocol-2 client).
+pub fn encode_head(
+    server_tick: Tick,
+    baseline: Tick,
+    own: &PlayerState,
+    timing: Option<&InputTiming>,
+    out: &mut Vec<u8>,
+) {
     out.push(DELTA);
     out.extend_from_slice(&server_tick.0.to_le_bytes());
     out.extend_from_slice(&baseline.0.to_le_bytes());
-    compact::write_own(own, out);
+    compact::write_own(own, timing, server_tick, out);
 }
 
 /// The body of a delta frame that turns `baseline` (the set of the
@@ -202,7 +210,7 @@ pub fn encode(
     config: &SimConfig,
 ) -> Vec<u8> {
     let mut out = Vec::with_capacity(compact::HEAD_BYTES + 8 + target.len() * 3);
-    encode_head(server_tick, baseline_tick, own, &mut out);
+    encode_head(server_tick, baseline_tick, own, None, &mut out);
     let ticks = server_tick.0.saturating_sub(baseline_tick.0);
     encode_body(baseline, target, ticks, config, &mut out);
     out
@@ -245,7 +253,7 @@ pub fn decode<'b>(
     r.u8()?;
     let server_tick = Tick(r.u32()?);
     let baseline_tick = Tick(r.u32()?);
-    let own = compact::read_own(&mut r, server_tick)?;
+    let (own, timing) = compact::read_own(&mut r, server_tick)?;
     let base = baseline(baseline_tick).ok_or_else(|| {
         ProtocolError::new(
             crate::shared::protocol::ErrorCode::BadMessage,
@@ -330,6 +338,7 @@ pub fn decode<'b>(
         own,
         players,
         stale,
+        timing,
     })
 }
 

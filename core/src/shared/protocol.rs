@@ -23,9 +23,15 @@ use crate::shared::config::SimConfig;
 use crate::shared::input::MoveInput;
 use crate::shared::state::{PlayerId, PlayerState};
 use crate::shared::tick::Tick;
+use crate::shared::timing::InputTiming;
 
-/// The protocol version this build speaks.
-pub const PROTOCOL_VERSION: u32 = 1;
+/// The newest protocol version this build speaks. Version 2 (command
+/// frames): an input's `tick` names the server tick it is for, and the
+/// server reports each client's input timing. Version 1 (inputs in the
+/// client's own ticks, queued) is still served, as the simple mode.
+pub const PROTOCOL_VERSION: u32 = 2;
+/// The oldest protocol version this build still serves.
+pub const MIN_PROTOCOL_VERSION: u32 = 1;
 /// The largest text frame either side accepts, in bytes.
 pub const MAX_FRAME_BYTES: usize = 8 * 1024;
 /// The most inputs one `input` message may carry.
@@ -104,7 +110,9 @@ pub enum ClientMessage {
     Hello {
         /// Display name, 1 to [`MAX_NAME_CHARS`] characters.
         name: String,
-        /// Must be [`PROTOCOL_VERSION`].
+        /// [`MIN_PROTOCOL_VERSION`] to [`PROTOCOL_VERSION`]: 1 queues inputs
+        /// in the client's own ticks, 2 schedules them at the server ticks
+        /// they name.
         protocol: u32,
         /// A room to join by name; without it the server picks one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -212,6 +220,9 @@ pub enum ServerMessage {
         /// The server tick when the ping was answered.
         server_tick: Tick,
     },
+    /// Protocol 2, JSON clients only (compact heads carry it): how early
+    /// this client's inputs arrive, sent before each snapshot.
+    Timing(InputTiming),
     /// Something the client sent was refused, or the server is closing the
     /// connection.
     Error {
@@ -351,10 +362,13 @@ pub fn decode_client(text: &str) -> Result<ClientMessage, ProtocolError> {
             room,
             ..
         } => {
-            if *protocol != PROTOCOL_VERSION {
+            if !(MIN_PROTOCOL_VERSION..=PROTOCOL_VERSION).contains(protocol) {
                 return Err(ProtocolError::new(
                     ErrorCode::BadProtocol,
-                    format!("this server speaks protocol {PROTOCOL_VERSION}, not {protocol}"),
+                    format!(
+                        "this server speaks protocols {MIN_PROTOCOL_VERSION} to \
+                         {PROTOCOL_VERSION}, not {protocol}"
+                    ),
                 ));
             }
             check_name("name", name, MAX_NAME_CHARS)?;
@@ -528,9 +542,14 @@ mod tests {
             ErrorCode::NonFinite
         );
         assert_eq!(
-            code(r#"{"type":"hello","name":"ana","protocol":2}"#),
+            code(r#"{"type":"hello","name":"ana","protocol":3}"#),
             ErrorCode::BadProtocol
         );
+        assert_eq!(
+            code(r#"{"type":"hello","name":"ana","protocol":0}"#),
+            ErrorCode::BadProtocol
+        );
+        assert!(decode_client(r#"{"type":"hello","name":"ana","protocol":2}"#).is_ok());
         assert_eq!(
             code(r#"{"type":"hello","name":"","protocol":1}"#),
             ErrorCode::BadName

@@ -286,6 +286,10 @@ fn summarise(reports: &[BotReport]) -> serde_json::Value {
         .iter()
         .flat_map(|r| r.ack_ms.iter().copied())
         .collect();
+    let slack: Vec<f64> = reports
+        .iter()
+        .flat_map(|r| r.slack_ms.iter().copied())
+        .collect();
     let n = reports.len().max(1) as f64;
     serde_json::json!({
         "bots": reports.len(),
@@ -303,6 +307,11 @@ fn summarise(reports: &[BotReport]) -> serde_json::Value {
         "max_snapshot_gap_ms": max(|r| r.max_snapshot_gap_ms),
         "input_to_ack_p50_ms": percentile(&acks, 50.0),
         "input_to_ack_p99_ms": percentile(&acks, 99.0),
+        "slack_p50_ms": percentile(&slack, 50.0),
+        "late_inputs": sum(|r| r.late_inputs as f64),
+        "repeated_inputs": sum(|r| r.repeated_inputs as f64),
+        "hard_resyncs": sum(|r| r.hard_resyncs as f64),
+        "input_resends": sum(|r| r.input_resends as f64),
         "errors": sum(|r| r.errors as f64),
     })
 }

@@ -5,8 +5,9 @@ use std::time::Duration;
 
 use crate::client::conditioner::LinkConditions;
 use crate::client::interpolation::InterpolationConfig;
+use crate::client::pacing::PacingConfig;
 use crate::client::smoothing::SmoothingConfig;
-use crate::shared::protocol::Encoding;
+use crate::shared::protocol::{Encoding, PROTOCOL_VERSION};
 
 /// Which parts of the netcode are on; each can be turned off to see what it
 /// does.
@@ -60,6 +61,11 @@ pub struct SessionConfig {
     pub max_frame: Duration,
     /// How snapshots should be sent.
     pub encoding: Encoding,
+    /// The protocol asked for in `hello`: 2 (inputs name server ticks,
+    /// paced by the server's timing reports), or 1 (the simple mode).
+    pub protocol: u32,
+    /// How inputs are paced (protocol 2).
+    pub pacing: PacingConfig,
 }
 
 impl Default for SessionConfig {
@@ -75,6 +81,8 @@ impl Default for SessionConfig {
             ping_interval: Duration::from_secs(1),
             max_frame: Duration::from_millis(250),
             encoding: Encoding::Json,
+            protocol: PROTOCOL_VERSION,
+            pacing: PacingConfig::default(),
         }
     }
 }

@@ -59,6 +59,9 @@ impl ClientSession {
         if !players.iter().any(|p| p.id == frame.own.id) {
             players.push(frame.own);
         }
+        if let Some(timing) = frame.timing {
+            self.on_timing(&timing, at);
+        }
         self.baselines.keep(frame.server_tick, frame.players);
         self.on_snapshot(frame.server_tick, &players, Some(&present), at);
     }

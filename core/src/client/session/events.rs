@@ -8,6 +8,7 @@ use crate::client::prediction::ReconcileReport;
 use crate::shared::protocol::{CombatEvent, ErrorCode, ProtocolError};
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
+use crate::shared::timing::InputTiming;
 
 /// One thing that happened, in the order it happened.
 #[derive(Clone, Debug, PartialEq)]
@@ -44,6 +45,8 @@ pub enum SessionEvent {
     HitConfirmed(CombatEvent),
     /// The own player was hit.
     Hurt(CombatEvent),
+    /// The server reported how early our inputs arrive (protocol 2).
+    Timing(InputTiming),
     /// A pong answered a ping; the round-trip time measured at arrival.
     Pong {
         /// This sample.

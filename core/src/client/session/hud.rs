@@ -42,6 +42,31 @@ pub struct SessionStats {
     pub missing_baselines: u64,
     /// Events dropped because the shell did not drain them.
     pub events_dropped: u64,
+    /// Input messages sent again half a step later (while loss is seen).
+    pub resends: u64,
+    /// Snapshots that never arrived (a gap in the ticks).
+    pub snapshot_gaps: u64,
+}
+
+/// How the inputs are paced (protocol 2), for the HUD and the bots.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PacingHud {
+    /// Whether inputs name server ticks.
+    pub scheduled: bool,
+    /// The slack of the newest timing report, ms.
+    pub slack_ms: Option<f64>,
+    /// The slack the controller aims at, ms.
+    pub target_slack_ms: Option<f64>,
+    /// The change of step rate in force, in % (positive: faster).
+    pub dilation_pct: f64,
+    /// Inputs the server counted late.
+    pub late: u64,
+    /// Ticks the server simulated with a repeated input.
+    pub repeated: u64,
+    /// Jumps of the schedule after the first.
+    pub resyncs: u64,
+    /// How far back the server was asked to judge the last own shot.
+    pub last_rewind: Option<Duration>,
 }
 
 /// The numbers the HUD shows.
@@ -85,6 +110,8 @@ pub struct Hud {
     pub up_rate: f64,
     /// Session counters.
     pub stats: SessionStats,
+    /// Input pacing.
+    pub pacing: PacingHud,
     /// Client to server conditioner counters.
     pub up: ConditionerStats,
     /// Server to client conditioner counters.
@@ -150,6 +177,16 @@ impl ClientSession {
             down_rate: self.rates.down,
             up_rate: self.rates.up,
             stats: self.stats,
+            pacing: PacingHud {
+                scheduled: self.scheduled(),
+                slack_ms: self.pacing.measured_slack_ms(),
+                target_slack_ms: self.pacing.target_slack_ms(),
+                dilation_pct: self.pacing.dilation() * 100.0,
+                late: self.pacing.late(),
+                repeated: self.pacing.repeated(),
+                resyncs: self.pacing.resyncs(),
+                last_rewind: self.last_rewind,
+            },
             up: self.up.stats(),
             down: self.down.stats(),
         }

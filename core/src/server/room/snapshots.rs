@@ -18,6 +18,7 @@ use crate::shared::compact;
 use crate::shared::delta::{self, Entity};
 use crate::shared::protocol::{encode, Encoding, ServerMessage};
 use crate::shared::tick::Tick;
+use crate::shared::timing::InputTiming;
 
 impl Room {
     /// This tick's snapshot to every seat, each shared frame encoded once.
@@ -30,6 +31,16 @@ impl Room {
             let text = encode(&message);
             if let ServerMessage::Snapshot { players, .. } = message {
                 self.states = players;
+            }
+            // Protocol-2 JSON clients get their input timing first.
+            for (&id, seat) in &self.seats {
+                if seat.encoding != Encoding::Json || !seat.scheduled {
+                    continue;
+                }
+                if let Some(timing) = self.world.take_timing(id) {
+                    let message = ServerMessage::Timing(timing);
+                    out.send(id, Frame::Text(encode(&message)), true);
+                }
             }
             let to = self
                 .seats
@@ -94,11 +105,12 @@ impl Room {
             let Ok(at) = self.states.binary_search_by_key(&id, |p| p.id) else {
                 continue;
             };
+            let timing = seat.scheduled.then(|| self.world.take_timing(id)).flatten();
             let frame = if let Some(viewer) = self.viewers.get_mut(&id) {
-                frames.for_viewer(viewer, at)
+                frames.for_viewer(viewer, at, timing.as_ref())
             } else {
                 let mut frame = Vec::with_capacity(compact::HEAD_BYTES + self.tail.len());
-                compact::encode_head(tick, &self.states[at], &mut frame);
+                compact::encode_head(tick, &self.states[at], timing.as_ref(), &mut frame);
                 frame.extend_from_slice(&self.tail);
                 frame
             };
@@ -129,7 +141,12 @@ struct Frames<'a> {
 impl Frames<'_> {
     /// The frame for the viewer of the player at index `at`, recorded as
     /// sent.
-    fn for_viewer(&mut self, viewer: &mut Viewer, at: usize) -> Vec<u8> {
+    fn for_viewer(
+        &mut self,
+        viewer: &mut Viewer,
+        at: usize,
+        timing: Option<&InputTiming>,
+    ) -> Vec<u8> {
         let scene = &self.scene;
         let tick = scene.tick;
         let own = &scene.states[at];
@@ -144,7 +161,7 @@ impl Frames<'_> {
             .cloned();
         let sent = if let Some(base) = base {
             self.stats.deltas += 1;
-            delta::encode_head(tick, base.tick, own, &mut frame);
+            delta::encode_head(tick, base.tick, own, timing, &mut frame);
             let base_set = truths.set_of(&base).unwrap_or_default();
             let budget = self.budget;
             let (sent, body_len) = if seen.is_none() {
@@ -188,7 +205,7 @@ impl Frames<'_> {
             sent
         } else {
             // Nothing to build on: a full frame of what it sees.
-            compact::encode_head(tick, own, &mut frame);
+            compact::encode_head(tick, own, timing, &mut frame);
             let set = if let Some(seen) = &seen {
                 let set: Vec<Entity> = seen.iter().map(|&i| scene.truth[i]).collect();
                 compact::encode_tail_quantised(&set, &mut frame);

@@ -80,11 +80,13 @@ impl World {
         // after the last recorded tick.
         let newest = f64::from(tick.0.saturating_sub(1));
         let oldest = newest - f64::from(self.sim.ticks_of(self.rules.max_rewind_ms));
-        let view = shot
-            .view_tick
-            .filter(|v| v.is_finite())
-            .unwrap_or(newest)
-            .clamp(oldest.max(0.0), newest);
+        let asked = shot.view_tick.filter(|v| v.is_finite()).unwrap_or(newest);
+        let view = asked.clamp(oldest.max(0.0), newest);
+        if asked < oldest {
+            self.stats.rewind_clamped += 1;
+        }
+        let depth = (f64::from(tick.0) - view) * f64::from(self.sim.tick_ms);
+        self.stats.rewind.record(depth as i32);
 
         let origin = shot.from.position;
         let (dir, reach) = shot_path(&self.sim, &shot.from, self.rules.range);
@@ -209,10 +211,22 @@ mod tests {
     }
 
     #[test]
-    fn rs10_views_older_than_250_ms_are_clamped() {
-        // Seen 10 ticks ago at y = 700: clamped to 5 ticks ago (y = 750).
-        assert!(shoot_from(walked_target(), 700.0, Some(30.0)).is_empty());
-        assert_eq!(shoot_from(walked_target(), 750.0, Some(30.0)).len(), 1);
+    fn rs10_views_older_than_max_rewind_are_clamped_and_counted() {
+        // Seen 20 ticks (1 s) before the newest recorded tick 40: clamped
+        // to 750 ms (15 ticks) back, tick 25, y = 650.
+        assert!(shoot_from(walked_target(), 600.0, Some(20.0)).is_empty());
+        let mut w = walked_target();
+        place(&mut w, PlayerId(1), at(200.0, 650.0, 0.0));
+        w.receive(PlayerId(1), &[fire(1, Some(20.0))]);
+        assert_eq!(w.step().len(), 1, "judged at the bound");
+        assert_eq!(w.stats().rewind_clamped, 1);
+        // Within the bound: not counted, and its depth is recorded.
+        let mut w = walked_target();
+        place(&mut w, PlayerId(1), at(200.0, 770.0, 0.0));
+        w.receive(PlayerId(1), &[fire(1, Some(37.0))]);
+        assert_eq!(w.step().len(), 1);
+        assert_eq!(w.stats().rewind_clamped, 0);
+        assert_eq!(w.stats().rewind.counts[2], 1, "200 ms: the 100-200 bucket");
         // A view from the future is clamped to the newest recorded tick.
         assert_eq!(shoot_from(walked_target(), 800.0, Some(1e9)).len(), 1);
     }

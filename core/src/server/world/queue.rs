@@ -38,8 +38,12 @@ pub struct Received {
     pub queued: usize,
     /// Already applied or queued (normal: clients resend until acknowledged).
     pub duplicates: usize,
-    /// Dropped because the queue was full.
+    /// Dropped because the queue was full (or, in protocol 2, the input
+    /// was too far ahead).
     pub dropped: usize,
+    /// Protocol 2: arrived after its tick was simulated (dropped, counted
+    /// once per input).
+    pub late: usize,
 }
 
 impl ServerPlayer {
@@ -97,24 +101,38 @@ pub(super) fn apply_inputs(
         };
         player.waited = 0;
         player.ack = Some(input.tick);
-        stats.applied_inputs += 1;
-        if !player.is_alive() {
-            continue;
-        }
-        player.pose = simulate(player.pose, &input.move_input(), sim.cadence(), sim);
-        if input.fire {
-            shots.push(Shot {
-                attacker: id,
-                from: player.pose,
-                view_tick: input.view_tick,
-            });
-        }
+        apply_one(id, player, &input, sim, stats, shots);
     }
     player.velocity = if player.is_alive() {
         (player.pose.position - before) / sim.cadence_secs()
     } else {
         Vec2::ZERO
     };
+}
+
+/// Applies one input to a player (acknowledged already): one cadence of
+/// movement if alive, and its shot if it fires.
+pub(super) fn apply_one(
+    id: PlayerId,
+    player: &mut ServerPlayer,
+    input: &WireInput,
+    sim: &SimConfig,
+    stats: &mut WorldStats,
+    shots: &mut Vec<Shot>,
+) {
+    stats.applied_inputs += 1;
+    if !player.is_alive() {
+        return;
+    }
+    player.pose = simulate(player.pose, &input.move_input(), sim.cadence(), sim);
+    if input.fire {
+        stats.shots += 1;
+        shots.push(Shot {
+            attacker: id,
+            from: player.pose,
+            view_tick: input.view_tick,
+        });
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,197 @@
+//! What goes up: the fixed steps that predict and send inputs, on the
+//! schedule the pacing controller keeps (protocol 2), and the resend that
+//! covers a lost input message without a larger margin.
+//!
+//! Every input message carries every unacknowledged input (the newest
+//! [`MAX_INPUTS_PER_MESSAGE`]). While loss is seen (a gap in the snapshots,
+//! or inputs the server counted late or repeated, within
+//! [`LOSS_MEMORY`]), the same inputs are sent again a quarter and half a
+//! step later ([`RESENDS`]): a lost datagram then costs a quarter of a step,
+//! not a whole one, and three in a row are needed to make an input wait
+//! for the next step's message. The cost is the uplink bytes
+//! of one more message per step, only while loss is seen.
+
+use std::time::Duration;
+
+use super::{ClientSession, Controls, SessionEvent, State};
+use crate::client::pacing::Jump;
+use crate::client::pending::PushError;
+use crate::shared::combat::shot_path;
+use crate::shared::input::MoveInput;
+use crate::shared::protocol::{ClientMessage, WireInput, MAX_INPUTS_PER_MESSAGE};
+use crate::shared::tick::Tick;
+
+/// How long after the last sign of loss input messages are resent.
+pub const LOSS_MEMORY: Duration = Duration::from_secs(10);
+/// Resends per step while loss is seen, a quarter of a step apart.
+pub const RESENDS: u32 = 2;
+
+impl ClientSession {
+    /// Whether this session's inputs name server ticks (the server spoke
+    /// protocol 2 in `welcome`).
+    pub(super) fn scheduled(&self) -> bool {
+        self.welcome().is_some_and(|w| w.protocol >= 2)
+    }
+
+    /// Runs the fixed steps `elapsed` of shell time allows: one per cadence
+    /// in protocol 1, one per dilated period in protocol 2.
+    pub(super) fn run_steps(&mut self, elapsed: Duration, cadence: Duration) {
+        self.accumulator += elapsed;
+        let scheduled = self.scheduled();
+        if scheduled {
+            self.pacing.frame(elapsed);
+        }
+        loop {
+            let period = if scheduled { self.period } else { cadence };
+            if self.accumulator < period {
+                break;
+            }
+            self.accumulator -= period;
+            if scheduled {
+                self.pacing.stepped(cadence, period);
+            }
+            self.fixed_step();
+            if scheduled {
+                self.period = self.pacing.step_period(cadence);
+            }
+        }
+        if scheduled {
+            self.resend_if_due();
+        }
+    }
+
+    /// Loss was seen at `at`: input messages go twice for a while.
+    pub(super) fn loss_seen(&mut self, at: Duration) {
+        self.loss_until = Some(at + LOSS_MEMORY);
+    }
+
+    fn loss_active(&self) -> bool {
+        self.loss_until.is_some_and(|until| self.now() < until)
+    }
+
+    /// The first input tick of a protocol-2 session that starts playing
+    /// now: the server's tick by the clock, plus the round trip (or a
+    /// guess of 150 ms) and two ticks. The first timing report corrects
+    /// it; the guess errs early, so that correction is a hold (nothing
+    /// repeated) rather than a skip.
+    pub(super) fn first_scheduled_tick(&self, cadence: Duration) -> Tick {
+        let server = self.clock.server_ticks(self.now()).unwrap_or(0.0).max(0.0);
+        let rtt = self.clock.rtt().unwrap_or(Duration::from_millis(150));
+        let lead = rtt.as_secs_f64() / cadence.as_secs_f64().max(1e-6) + 2.0;
+        Tick((server + lead).ceil().min(f64::from(u32::MAX - 1)) as u32)
+    }
+
+    fn fixed_step(&mut self) {
+        let now = self.now();
+        let view_tick = self.remote_time();
+        let alive = self
+            .welcome()
+            .and_then(|w| self.authority.get(w.id))
+            .is_some_and(|s| s.alive);
+        if !matches!(self.state, State::Playing(..)) {
+            return;
+        }
+        match self.pacing.take_jump().filter(|_| self.scheduled()) {
+            Some(Jump::Forward(n)) => {
+                self.next_tick = self.next_tick.saturating_add(n);
+            }
+            Some(Jump::Hold(n)) => self.hold += n,
+            None => {}
+        }
+        if self.hold > 0 {
+            self.hold -= 1;
+            return;
+        }
+        let State::Playing(welcome, local) = &mut self.state else {
+            return;
+        };
+        self.next_tick = self.next_tick.next();
+        let tick = self.next_tick;
+        let controls = if alive {
+            self.controls
+        } else {
+            Controls::default()
+        };
+        let fire = alive && (controls.fire || self.fire_latched);
+        self.fire_latched = false;
+        let input = MoveInput {
+            tick,
+            turn: controls.turn,
+            throttle: controls.throttle,
+            fire,
+        };
+        let pose = match local.predict_seen(input, view_tick) {
+            Ok(pose) => pose,
+            Err(PushError::Full { .. }) => {
+                self.stats.inputs_refused += 1;
+                return;
+            }
+            Err(PushError::NotIncreasing { .. }) => return,
+        };
+        // The own shot shows at once, like the movement: the same path and
+        // cooldown the server will use (hits come back as events). In
+        // protocol 2 the cooldown runs in the very ticks the server judges.
+        let fired = fire
+            && self
+                .cooldown
+                .fire(tick, welcome.rules.cooldown_ticks(&welcome.sim));
+        if fired {
+            let (dir, reach) = shot_path(&welcome.sim, &pose, welcome.rules.range);
+            self.tracers
+                .push(pose.position, pose.position + dir * reach, now);
+            if let Some(view) = view_tick {
+                self.last_rewind = Some(Duration::from_secs_f64(
+                    ((f64::from(tick.0) - view) * welcome.sim.cadence().as_secs_f64()).max(0.0),
+                ));
+            }
+        }
+        self.stats.inputs += 1;
+        self.send_inputs(now);
+        // The step ran this long after it was due (a frame boundary, a
+        // hitch): what is still in the accumulator.
+        self.pacing.on_sent(tick, self.accumulator);
+        self.resends_left = if self.scheduled() && self.loss_active() {
+            RESENDS
+        } else {
+            0
+        };
+        self.resend_at = (self.resends_left > 0).then(|| now + self.period / 4);
+        self.push_event(SessionEvent::StepPredicted { tick, fired });
+    }
+
+    /// Sends every unacknowledged input (the newest
+    /// [`MAX_INPUTS_PER_MESSAGE`]) with the snapshot acknowledgement.
+    fn send_inputs(&mut self, now: Duration) {
+        let Some(local) = self.local() else {
+            return;
+        };
+        let pending = local.pending();
+        let skip = pending.len().saturating_sub(MAX_INPUTS_PER_MESSAGE);
+        let inputs: Vec<WireInput> = pending
+            .iter()
+            .skip(skip)
+            .map(|step| WireInput::new(step.input, step.view_tick))
+            .collect();
+        if inputs.is_empty() {
+            return;
+        }
+        self.stats.input_messages += 1;
+        self.up.send(
+            now,
+            ClientMessage::Input {
+                inputs,
+                snapshot_ack: self.baselines.ack(),
+            },
+        );
+    }
+
+    fn resend_if_due(&mut self) {
+        let now = self.now();
+        if let Some(at) = self.resend_at.filter(|at| now >= *at) {
+            self.resends_left = self.resends_left.saturating_sub(1);
+            self.resend_at = (self.resends_left > 0).then(|| at + self.period / 4);
+            self.stats.resends += 1;
+            self.send_inputs(now);
+        }
+    }
+}

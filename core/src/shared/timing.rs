@@ -1,0 +1,163 @@
+//! How early a client's inputs reach the server (protocol 2): the feedback
+//! the server sends every client with its snapshots, and the histogram the
+//! server keeps of it.
+//!
+//! In protocol 2 an input names the server tick it is for. Its **slack** is
+//! how long before that tick is simulated it arrived: positive when early,
+//! negative when late (then it was dropped and the tick repeated the
+//! player's previous input). The server reports, per tick, the slack of the
+//! oldest input that arrived for the first time since the last snapshot,
+//! with the tick of that input, and its running counts of late and repeated
+//! inputs. The client's pacing controller (`client::pacing`) holds its
+//! inputs early enough from these numbers alone.
+//!
+//! In a compact head the feedback is 7 bytes (see `compact`); JSON clients
+//! get a `timing` message before each snapshot.
+
+use serde::{Deserialize, Serialize};
+
+use crate::shared::tick::Tick;
+
+/// The slack the wire can carry, in milliseconds (either way).
+pub const MAX_SLACK_MS: i32 = i16::MAX as i32;
+
+/// One tick's input timing feedback for one client.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputTiming {
+    /// The input whose slack is reported; `None` when no input arrived for
+    /// the first time since the last snapshot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tick: Option<Tick>,
+    /// How long before its tick was simulated that input arrived, in
+    /// milliseconds; negative when it was late.
+    #[serde(default)]
+    pub slack_ms: i16,
+    /// Inputs of this client that arrived after their tick (a running
+    /// count that wraps at 65536).
+    #[serde(default)]
+    pub late: u16,
+    /// Ticks of this client simulated with its previous input because its
+    /// own was missing (a running count that wraps at 65536).
+    #[serde(default)]
+    pub repeated: u16,
+}
+
+/// Slack in milliseconds clamped to what the wire carries.
+pub fn slack_to_wire(ms: f64) -> i16 {
+    if !ms.is_finite() {
+        return 0;
+    }
+    ms.round()
+        .clamp(f64::from(-MAX_SLACK_MS), f64::from(MAX_SLACK_MS)) as i16
+}
+
+/// Upper bounds of the slack histogram's buckets, in milliseconds (the last
+/// bucket takes everything above the last bound).
+pub const SLACK_BOUNDS_MS: [i32; 10] = [-100, -50, -25, 0, 10, 25, 50, 100, 200, 500];
+
+/// A fixed-bucket histogram of slack samples, for `/metrics`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SlackHistogram {
+    /// Samples per bucket: `counts[i]` are at or below `SLACK_BOUNDS_MS[i]`
+    /// (and above the bound before); the last is above every bound.
+    pub counts: [u64; SLACK_BOUNDS_MS.len() + 1],
+    /// Sum of every sample, in milliseconds.
+    pub sum_ms: i64,
+}
+
+impl SlackHistogram {
+    /// Counts one sample.
+    pub fn record(&mut self, ms: i32) {
+        let i = SLACK_BOUNDS_MS.partition_point(|&b| b < ms);
+        if let Some(c) = self.counts.get_mut(i) {
+            *c += 1;
+        }
+        self.sum_ms += i64::from(ms);
+    }
+
+    /// Samples counted.
+    pub fn count(&self) -> u64 {
+        self.counts.iter().sum()
+    }
+
+    /// Adds `other`'s samples to these.
+    pub fn merge(&mut self, other: &SlackHistogram) {
+        for (a, b) in self.counts.iter_mut().zip(other.counts) {
+            *a += b;
+        }
+        self.sum_ms += other.sum_ms;
+    }
+}
+
+/// Upper bounds of the rewind-depth histogram's buckets, in milliseconds.
+pub const REWIND_BOUNDS_MS: [i32; 8] = [50, 100, 200, 300, 400, 500, 700, 1000];
+
+/// A fixed-bucket histogram of lag-compensation rewinds, for `/metrics`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RewindHistogram {
+    /// Shots per bucket, as [`SlackHistogram::counts`].
+    pub counts: [u64; REWIND_BOUNDS_MS.len() + 1],
+    /// Sum of every rewind, in milliseconds.
+    pub sum_ms: i64,
+}
+
+impl RewindHistogram {
+    /// Counts one shot rewound `ms` back.
+    pub fn record(&mut self, ms: i32) {
+        let i = REWIND_BOUNDS_MS.partition_point(|&b| b < ms);
+        if let Some(c) = self.counts.get_mut(i) {
+            *c += 1;
+        }
+        self.sum_ms += i64::from(ms);
+    }
+
+    /// Adds `other`'s shots to these.
+    pub fn merge(&mut self, other: &RewindHistogram) {
+        for (a, b) in self.counts.iter_mut().zip(other.counts) {
+            *a += b;
+        }
+        self.sum_ms += other.sum_ms;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slack_is_clamped_to_the_wire() {
+        assert_eq!(slack_to_wire(12.4), 12);
+        assert_eq!(slack_to_wire(-1e9), i16::MIN + 1);
+        assert_eq!(slack_to_wire(f64::NAN), 0);
+    }
+
+    #[test]
+    fn histogram_buckets_by_upper_bound() {
+        let mut h = SlackHistogram::default();
+        for ms in [-200, -100, 0, 1, 30, 10_000] {
+            h.record(ms);
+        }
+        assert_eq!(h.counts[0], 2, "-200 and -100");
+        assert_eq!(h.counts[3], 1, "0");
+        assert_eq!(h.counts[4], 1, "1");
+        assert_eq!(h.counts[6], 1, "30");
+        assert_eq!(h.counts[10], 1, "above 500");
+        assert_eq!(h.count(), 6);
+        let mut r = RewindHistogram::default();
+        r.record(120);
+        assert_eq!(r.counts[2], 1);
+    }
+
+    #[test]
+    fn timing_travels_as_json_without_an_absent_tick() {
+        let t = InputTiming {
+            tick: None,
+            slack_ms: -3,
+            late: 1,
+            repeated: 2,
+        };
+        let text = serde_json::to_string(&t).unwrap();
+        assert_eq!(text, r#"{"slack_ms":-3,"late":1,"repeated":2}"#);
+        assert_eq!(serde_json::from_str::<InputTiming>(&text).unwrap(), t);
+    }
+}

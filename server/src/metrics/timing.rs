@@ -1,0 +1,204 @@
+//! The input clock's counters (protocol 2) in `/metrics`: input slack and
+//! rewind depth as histograms, late and repeated inputs and clamped rewinds
+//! as counters, summed over every room.
+//!
+//! Each room adds what its world counted since its previous tick
+//! ([`TimingMetrics::add`] with the world's running totals), so the numbers
+//! survive rooms closing. One lock per room tick; a scrape takes it once.
+
+use std::fmt::Write as _;
+use std::sync::Mutex;
+
+use skirmish_core::timing::{REWIND_BOUNDS_MS, SLACK_BOUNDS_MS};
+use skirmish_core::{RewindHistogram, SlackHistogram, WorldStats};
+
+/// The clock's counters of every room.
+#[derive(Debug, Default)]
+pub struct TimingMetrics {
+    totals: Mutex<Totals>,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Totals {
+    late: u64,
+    repeated: u64,
+    clamped: u64,
+    slack: SlackHistogram,
+    rewind: RewindHistogram,
+}
+
+/// What one room counted so far, to add only what is new.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Reported(Totals);
+
+impl TimingMetrics {
+    /// Adds what `stats` (a world's running totals) counted since
+    /// `reported`, which is brought up to date.
+    pub fn add(&self, stats: &WorldStats, reported: &mut Reported) {
+        let now = Totals {
+            late: stats.late_inputs,
+            repeated: stats.repeated_inputs,
+            clamped: stats.rewind_clamped,
+            slack: stats.slack,
+            rewind: stats.rewind,
+        };
+        let before = reported.0;
+        let new = now.late
+            + now.repeated
+            + now.clamped
+            + now.slack.count()
+            + now.rewind.counts.iter().sum::<u64>();
+        let old = before.late
+            + before.repeated
+            + before.clamped
+            + before.slack.count()
+            + before.rewind.counts.iter().sum::<u64>();
+        if new == old {
+            return;
+        }
+        let mut totals = self
+            .totals
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        totals.late += now.late.saturating_sub(before.late);
+        totals.repeated += now.repeated.saturating_sub(before.repeated);
+        totals.clamped += now.clamped.saturating_sub(before.clamped);
+        for (i, c) in totals.slack.counts.iter_mut().enumerate() {
+            *c += now.slack.counts[i].saturating_sub(before.slack.counts[i]);
+        }
+        totals.slack.sum_ms += now.slack.sum_ms - before.slack.sum_ms;
+        for (i, c) in totals.rewind.counts.iter_mut().enumerate() {
+            *c += now.rewind.counts[i].saturating_sub(before.rewind.counts[i]);
+        }
+        totals.rewind.sum_ms += now.rewind.sum_ms - before.rewind.sum_ms;
+        reported.0 = now;
+    }
+
+    /// Late inputs counted in all.
+    pub fn late(&self) -> u64 {
+        self.snapshot().late
+    }
+
+    /// Repeated inputs counted in all.
+    pub fn repeated(&self) -> u64 {
+        self.snapshot().repeated
+    }
+
+    fn snapshot(&self) -> Totals {
+        *self
+            .totals
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Appends the Prometheus text of these counters to `out`.
+    pub fn render(&self, out: &mut String) {
+        let t = self.snapshot();
+        for (name, help, value) in [
+            (
+                "skirmish_late_inputs_total",
+                "Protocol-2 inputs that arrived after their tick (dropped).",
+                t.late,
+            ),
+            (
+                "skirmish_repeated_inputs_total",
+                "Ticks simulated with a player's previous input because its own was missing.",
+                t.repeated,
+            ),
+            (
+                "skirmish_rewind_clamped_total",
+                "Shots whose view was older than max_rewind_ms (judged at the bound).",
+                t.clamped,
+            ),
+        ] {
+            let _ = writeln!(
+                out,
+                "# HELP {name} {help}\n# TYPE {name} counter\n{name} {value}"
+            );
+        }
+        histogram(
+            out,
+            "skirmish_input_slack_seconds",
+            "How long before its tick each protocol-2 input arrived (negative: late).",
+            &SLACK_BOUNDS_MS,
+            &t.slack.counts,
+            t.slack.sum_ms,
+        );
+        histogram(
+            out,
+            "skirmish_rewind_seconds",
+            "How far back shots were judged (lag compensation).",
+            &REWIND_BOUNDS_MS,
+            &t.rewind.counts,
+            t.rewind.sum_ms,
+        );
+    }
+}
+
+/// A histogram of millisecond buckets (`counts[i]` at or below `bounds[i]`,
+/// the last above them all), rendered cumulatively in seconds.
+fn histogram(
+    out: &mut String,
+    name: &str,
+    help: &str,
+    bounds: &[i32],
+    counts: &[u64],
+    sum_ms: i64,
+) {
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} histogram");
+    let mut running = 0;
+    for (bound, count) in bounds.iter().zip(counts) {
+        running += count;
+        let le = f64::from(*bound) / 1000.0;
+        let _ = writeln!(out, "{name}_bucket{{le=\"{le}\"}} {running}");
+    }
+    let n: u64 = counts.iter().sum();
+    let _ = writeln!(
+        out,
+        "{name}_bucket{{le=\"+Inf\"}} {n}\n{name}_sum {}\n{name}_count {n}",
+        sum_ms as f64 / 1000.0
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rooms_add_only_what_is_new_and_it_renders() {
+        let metrics = TimingMetrics::default();
+        let mut reported = Reported::default();
+        let mut stats = WorldStats {
+            late_inputs: 2,
+            repeated_inputs: 3,
+            ..WorldStats::default()
+        };
+        stats.slack.record(-20);
+        stats.slack.record(40);
+        metrics.add(&stats, &mut reported);
+        metrics.add(&stats, &mut reported);
+        assert_eq!((metrics.late(), metrics.repeated()), (2, 3));
+        stats.late_inputs = 5;
+        metrics.add(&stats, &mut reported);
+        assert_eq!(metrics.late(), 5);
+        let mut text = String::new();
+        metrics.render(&mut text);
+        assert!(text.contains("skirmish_late_inputs_total 5\n"), "{text}");
+        assert!(
+            text.contains("skirmish_input_slack_seconds_bucket{le=\"0\"} 1\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("skirmish_input_slack_seconds_bucket{le=\"0.05\"} 2\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("skirmish_input_slack_seconds_count 2\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("skirmish_input_slack_seconds_sum 0.02\n"),
+            "{text}"
+        );
+    }
+}

@@ -1,0 +1,348 @@
+//! `quality`: runs the clock's scenario matrix in the deterministic stepper
+//! and writes `docs/QUALITY.md` (one row per scenario) and its SVG plots
+//! (`docs/quality/*.svg`, drawn from the runs' own samples).
+//!
+//! `cargo xtask bench` runs it; `cargo run --release -p skirmish-tests --bin
+//! quality -- DIR` writes into another folder. The runs are seeded, so the
+//! numbers are the same on every machine; the command and the date go into
+//! the page.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use skirmish_core::Encoding;
+use skirmish_tests::matrix::{
+    self, blackout, drift, fairness, hitch, rtt_step, summarize, Summary, INCIDENT_AT, STEP_DOWN,
+    STEP_UP,
+};
+use skirmish_tests::scenario::{link, percentile};
+use skirmish_tests::stepper::{SimClient, Stepper};
+
+fn all(s: &Stepper) -> Vec<&SimClient> {
+    s.clients.iter().collect()
+}
+
+/// One row: the scenario, its summary, and what only some rows have.
+struct Row {
+    name: String,
+    summary: Summary,
+    convergence: String,
+    hits: String,
+}
+
+fn row(name: &str, summary: Summary) -> Row {
+    Row {
+        name: name.to_string(),
+        summary,
+        convergence: "-".into(),
+        hits: "-".into(),
+    }
+}
+
+/// The first whole second from `from` after which every window to `to`
+/// passes `ok`, as seconds after `from`.
+fn settles(clients: &[&SimClient], from: f64, to: f64, ok: impl Fn(&Summary) -> bool) -> String {
+    let mut last_bad = None;
+    let mut s = from;
+    while s + 1.0 <= to {
+        if !ok(&summarize(clients, s, s + 1.0, to)) {
+            last_bad = Some(s);
+        }
+        s += 1.0;
+    }
+    match last_bad {
+        None => "< 1 s".into(),
+        Some(bad) => format!("{:.0} s", bad + 1.0 - from),
+    }
+}
+
+/// One plotted line: its name, colour and points of (seconds, value).
+type Series = (&'static str, &'static str, Vec<(f64, f64)>);
+
+/// A polyline plot of `series`, with dashed marks at the given seconds.
+fn svg(title: &str, unit: &str, series: &[Series], marks: &[f64]) -> String {
+    let (w, h, left, bottom) = (720.0, 240.0, 50.0, 30.0);
+    let points = series.iter().flat_map(|s| s.2.iter());
+    let (mut t0, mut t1, mut lo, mut hi) = (f64::MAX, f64::MIN, 0.0_f64, 1.0_f64);
+    for &(t, v) in points {
+        t0 = t0.min(t);
+        t1 = t1.max(t);
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if t1 <= t0 {
+        t1 = t0 + 1.0;
+    }
+    let x = |t: f64| left + (t - t0) / (t1 - t0) * (w - left - 10.0);
+    let y = |v: f64| (h - bottom) - (v - lo) / (hi - lo) * (h - bottom - 20.0);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="11"><rect width="100%" height="100%" fill="#fff"/><text x="{left}" y="14">{title}</text>"##
+    );
+    let _ = writeln!(
+        out,
+        r##"<line x1="{left}" y1="{0}" x2="{1}" y2="{0}" stroke="#999"/><text x="4" y="{2}">{lo:.0} {unit}</text><text x="4" y="24">{hi:.0} {unit}</text><text x="{left}" y="{3}">{t0:.0} s</text><text x="{4}" y="{3}">{t1:.0} s</text>"##,
+        y(lo.max(0.0).min(hi)),
+        w - 10.0,
+        h - bottom,
+        h - 8.0,
+        w - 50.0
+    );
+    for &m in marks {
+        let _ = writeln!(
+            out,
+            r##"<line x1="{0}" y1="20" x2="{0}" y2="{1}" stroke="#bbb" stroke-dasharray="4 3"/>"##,
+            x(m),
+            h - bottom
+        );
+    }
+    for (i, (name, colour, points)) in series.iter().enumerate() {
+        let path: Vec<String> = points
+            .iter()
+            .map(|&(t, v)| format!("{:.1},{:.1}", x(t), y(v)))
+            .collect();
+        let _ = writeln!(
+            out,
+            r#"<polyline fill="none" stroke="{colour}" stroke-width="1.2" points="{}"/><text x="{}" y="14" fill="{colour}">{name}</text>"#,
+            path.join(" "),
+            w - 260.0 + 90.0 * i as f64
+        );
+    }
+    out.push_str("</svg>\n");
+    out
+}
+
+/// Per-second medians of a (time, value) trace over every client.
+fn per_second(
+    clients: &[&SimClient],
+    pick: fn(&SimClient) -> &Vec<(f64, f64)>,
+    end: f64,
+) -> Vec<(f64, f64)> {
+    let mut out = Vec::new();
+    let mut s = 0.0;
+    while s < end {
+        let values: Vec<f64> = clients
+            .iter()
+            .flat_map(|c| pick(c).iter())
+            .filter(|(t, _)| *t >= s && *t < s + 1.0)
+            .map(|(_, v)| *v)
+            .collect();
+        if !values.is_empty() {
+            out.push((s + 0.5, percentile(&values, 50.0)));
+        }
+        s += 1.0;
+    }
+    out
+}
+
+fn plots(clients: &[&SimClient], end: f64) -> Vec<Series> {
+    vec![
+        (
+            "input-to-ack p50",
+            "#1565c0",
+            per_second(clients, |c| &c.trace.ack_ms, end),
+        ),
+        (
+            "slack p50",
+            "#2e7d32",
+            per_second(clients, |c| &c.trace.slack_ms, end),
+        ),
+    ]
+}
+
+fn dilation(clients: &[&SimClient]) -> Vec<Series> {
+    let first = clients
+        .first()
+        .map(|c| c.trace.dilation_pct.clone())
+        .unwrap_or_default();
+    vec![("dilation, bot 1", "#ef6c00", first)]
+}
+
+fn main() -> anyhow::Result<()> {
+    let dir = std::env::args()
+        .nth(1)
+        .map_or_else(|| PathBuf::from("docs"), PathBuf::from);
+    let plots_dir = dir.join("quality");
+    std::fs::create_dir_all(&plots_dir)
+        .with_context(|| format!("cannot create {}", plots_dir.display()))?;
+    let mut rows = timing_rows(&plots_dir)?;
+    rows.extend(fairness_rows());
+    std::fs::write(dir.join("QUALITY.md"), page(&rows))?;
+    eprintln!("quality: wrote {}", dir.join("QUALITY.md").display());
+    Ok(())
+}
+
+/// The timing scenarios' rows, writing their plots into `plots_dir`.
+fn timing_rows(plots_dir: &std::path::Path) -> anyhow::Result<Vec<Row>> {
+    let mut rows = Vec::new();
+
+    eprintln!("quality: main cell (compact, then JSON)");
+    for (name, encoding) in [
+        ("main cell, compact", Encoding::Compact),
+        ("main cell, JSON", Encoding::Json),
+    ] {
+        let s = matrix::main_cell(encoding);
+        rows.push(row(name, summarize(&all(&s), 0.0, 60.0, 60.0)));
+    }
+
+    eprintln!("quality: RTT step");
+    let s = rtt_step();
+    let c = all(&s);
+    let mut r = row(
+        "RTT step 50 -> 250 -> 50 ms",
+        summarize(&c, 0.0, 45.0, 45.0),
+    );
+    let up = settles(&c, STEP_UP, STEP_DOWN, |w| w.late_pct <= 0.5);
+    let down = settles(&c, STEP_DOWN, 45.0, |w| w.ack_p50 <= 125.0);
+    r.convergence =
+        format!("up: late <= 0.5 % after {up}; down: ack within RTT + 75 ms after {down}");
+    rows.push(r);
+    let marks = [STEP_UP, STEP_DOWN];
+    std::fs::write(
+        plots_dir.join("rtt-step.svg"),
+        svg(
+            "RTT step: input-to-ack and slack (ms)",
+            "ms",
+            &plots(&c, 45.0),
+            &marks,
+        ),
+    )?;
+    std::fs::write(
+        plots_dir.join("rtt-step-dilation.svg"),
+        svg("RTT step: dilation (%)", "%", &dilation(&c), &marks),
+    )?;
+
+    for (name, file, rate) in [
+        ("client clock 0.5 % fast", "drift-fast", 1.005),
+        ("client clock 0.5 % slow", "drift-slow", 0.995),
+    ] {
+        eprintln!("quality: {name}");
+        let s = drift(rate);
+        let c = all(&s);
+        let first = summarize(&c, 5.0, 25.0, 120.0);
+        let last = summarize(&c, 100.0, 120.0, 120.0);
+        let mut r = row(name, summarize(&c, 0.0, 120.0, 120.0));
+        r.convergence = format!(
+            "ack p50 {:.0} ms at 5-25 s, {:.0} ms at 100-120 s",
+            first.ack_p50, last.ack_p50
+        );
+        rows.push(r);
+        std::fs::write(
+            plots_dir.join(format!("{file}.svg")),
+            svg(
+                &format!("{name}: input-to-ack and slack (ms)"),
+                "ms",
+                &plots(&c, 120.0),
+                &[],
+            ),
+        )?;
+        std::fs::write(
+            plots_dir.join(format!("{file}-dilation.svg")),
+            svg(&format!("{name}: dilation (%)"), "%", &dilation(&c), &[]),
+        )?;
+    }
+
+    eprintln!("quality: frame hitch");
+    let s = hitch();
+    let me: Vec<&SimClient> = s.clients.iter().take(1).collect();
+    let before = summarize(&me, INCIDENT_AT - 10.0, INCIDENT_AT, 40.0);
+    let mut r = row(
+        "250 ms frame hitch (the hitched bot)",
+        summarize(&me, 0.0, 40.0, 40.0),
+    );
+    let back = settles(&me, INCIDENT_AT, 40.0, |w| {
+        (w.ack_p50 - before.ack_p50).abs() <= 25.0
+    });
+    r.convergence = format!(
+        "ack p50 within 25 ms of before ({:.0} ms) after {back}",
+        before.ack_p50
+    );
+    rows.push(r);
+
+    eprintln!("quality: uplink blackout");
+    let s = blackout();
+    let me: Vec<&SimClient> = s.clients.iter().take(1).collect();
+    let mut r = row(
+        "1 s uplink blackout (the dark bot)",
+        summarize(&me, 0.0, 40.0, 40.0),
+    );
+    let counters = s.clients[0].counters();
+    r.convergence = format!(
+        "{} ticks repeated, {} corrections after",
+        counters.repeated, counters.corrections
+    );
+    rows.push(r);
+
+    Ok(rows)
+}
+
+/// The fairness rows: a shooter aiming at what it draws.
+fn fairness_rows() -> Vec<Row> {
+    let mut rows = Vec::new();
+    eprintln!("quality: fairness");
+    let clean = fairness(link(0.0, 0.0, 0.0), 7, 60);
+    for (name, net) in [
+        ("shooter vs circling target, clean", link(0.0, 0.0, 0.0)),
+        ("shooter, 150 ms ±30, 5 % loss", matrix::main_link()),
+        ("shooter, 250 ms ±30, 5 % loss", link(250.0, 30.0, 0.05)),
+    ] {
+        let f = fairness(net, 7, 60);
+        let mut r = row(name, Summary::default());
+        r.hits = format!(
+            "{}/{} = {:.3} ({:.2} x clean)",
+            f.hits,
+            f.shots,
+            f.ratio(),
+            f.ratio() / clean.ratio().max(1e-9)
+        );
+        rows.push(r);
+    }
+    rows
+}
+
+/// The page: the table and the notes.
+fn page(rows: &[Row]) -> String {
+    let mut page = String::new();
+    let date = std::process::Command::new("date")
+        .arg("+%Y-%m-%d")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .unwrap_or_default();
+    let _ = writeln!(page, "# Netcode quality: the input clock\n");
+    let _ = writeln!(
+        page,
+        "Written by `cargo run --release -p skirmish-tests --bin quality` (run by `cargo xtask bench`) on {}. \
+Every row is a seeded run of the deterministic stepper (`tests/src/matrix.rs`: the real `Room` and real `ClientSession`s, \
+a clock per client, a scripted network per direction, arrivals on a 1 ms grid, clients rendering every 10 ms), so the \
+numbers are the same on every machine; `tests/tests/clock.rs` and `tests/tests/quality.rs` assert the targets on the same runs.\n",
+        date.trim()
+    );
+    let _ = writeln!(page, "| scenario | input-to-ack p50 / p99 | slack p50 | late | repeated | mispredictions / min | corrections | snaps | hard resyncs | remote backward steps | remote rate | dilation | uplink | convergence | hit ratio |");
+    let _ = writeln!(
+        page,
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    );
+    for r in rows {
+        let s = &r.summary;
+        if r.hits != "-" {
+            let _ = writeln!(
+                page,
+                "| {} | | | | | | | | | | | | | | {} |",
+                r.name, r.hits
+            );
+            continue;
+        }
+        let _ = writeln!(
+            page,
+            "| {} | {:.0} / {:.0} ms | {:.0} ms | {:.2} % | {:.2} % | {:.2} | {} | {} | {} | {} | {:.2}-{:.2} | {:+.1} to {:+.1} % | {:.0} B/s | {} | - |",
+            r.name, s.ack_p50, s.ack_p99, s.slack_p50, s.late_pct, s.repeated_pct, s.mispredictions_per_min,
+            s.corrections, s.snaps, s.resyncs, s.remote_backwards, s.remote_rate.0, s.remote_rate.1,
+            s.dilation.0, s.dilation.1, s.uplink_bytes_per_s, r.convergence
+        );
+    }
+    page.push_str(include_str!("quality_notes.md"));
+    page
+}
