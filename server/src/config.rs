@@ -160,8 +160,10 @@ pub struct Limits {
     /// Seconds one write to a client may take before it counts as a slow consumer.
     #[arg(long, default_value = "2", value_parser = seconds)]
     pub send_timeout: Duration,
-    /// Messages per second one connection may send; more are dropped.
-    #[arg(long, default_value_t = 60)]
+    /// Messages per second one connection may send; more are dropped. A
+    /// protocol-2 client seeing loss sends 3 input messages per tick (60
+    /// per second) besides its pings.
+    #[arg(long, default_value_t = 100)]
     pub max_messages_per_sec: u32,
 }
 

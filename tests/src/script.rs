@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use skirmish_core::SeededRng;
-use skirmish_core::{angle_delta, Vec2};
+use skirmish_core::{angle_delta, shot_path, Vec2};
 use skirmish_core::{ClientSession, Controls};
 
 /// How a bot decides.
@@ -147,12 +147,18 @@ impl Shooter {
         let to = target.pose.position - me.position;
         let wanted = to.y.atan2(to.x);
         let delta = angle_delta(me.rotation, wanted);
-        // Off the line by this much at the target's distance.
-        let miss = to.length() * delta.sin().abs();
+        // The shot's own path, as core computes it: off the target's centre
+        // by this much, and in front.
+        let Some(sim) = session.sim_config() else {
+            return Controls::default();
+        };
+        let (dir, reach) = shot_path(sim, &me, f32::MAX);
+        let miss = to.perp_dot(dir).abs();
+        let ahead = to.dot(dir);
         Controls {
             turn: (delta * 4.0).clamp(-1.0, 1.0),
             throttle: 0.0,
-            fire: miss < self.radius * 0.5,
+            fire: miss < self.radius * 0.5 && ahead > 0.0 && ahead < reach,
         }
     }
 }

@@ -113,9 +113,16 @@ fn an_uplink_blackout_is_repeated_and_counted_then_corrected_once() {
         assert_eq!((other.late, other.repeated), (0, 0), "{other:?}");
     }
     let at = &s.clients[0].trace.repeated_at;
-    assert!(at
-        .iter()
-        .all(|t| (INCIDENT_AT..INCIDENT_AT + 1.5).contains(t)));
+    let dark = INCIDENT_AT..INCIDENT_AT + 1.5;
+    assert!(
+        at.iter().filter(|t| dark.contains(*t)).count() >= 19,
+        "{at:?}"
+    );
+    // Elsewhere no more than the 0.5 % budget of 40 s of ticks.
+    assert!(
+        at.iter().filter(|t| !dark.contains(*t)).count() <= 4,
+        "{at:?}"
+    );
 }
 
 #[test]

@@ -84,7 +84,7 @@ async fn every_bad_message_gets_its_error_code_and_is_counted() -> Result {
 async fn flooding_is_rate_limited_and_counted() -> Result {
     let srv = server(test_config())?;
     let mut flooder = Client::join(srv.addr, "flood", None).await?;
-    for id in 0..100 {
+    for id in 0..160 {
         flooder.send(&ClientMessage::Ping { id }).await?;
     }
     assert_eq!(flooder.error().await?, ErrorCode::RateLimited);

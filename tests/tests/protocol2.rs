@@ -30,13 +30,20 @@ async fn inputs_that_name_server_ticks_are_simulated_then_and_timed() -> Result 
     let srv = server(test_config())?;
     let addr = srv.addr;
     let mut c = Client::connect(addr).await?;
-    c.hello_speaking("two", Some("p2"), Encoding::Json, 2).await?;
-    assert_eq!(welcome(&mut c).await?, 2, "answered in the protocol asked for");
+    c.hello_speaking("two", Some("p2"), Encoding::Json, 2)
+        .await?;
+    assert_eq!(
+        welcome(&mut c).await?,
+        2,
+        "answered in the protocol asked for"
+    );
 
     // Inputs for 6 to 8 ticks from now: early, so they wait for their tick.
     let (now, _) = c.snapshot().await?;
     let first = now.0 + 6;
-    let batch = (first..first + 3).map(|t| input(t, 0.0, 1.0, false)).collect();
+    let batch = (first..first + 3)
+        .map(|t| input(t, 0.0, 1.0, false))
+        .collect();
     c.inputs(batch).await?;
     let mut slack = None;
     let mut acked = None;
@@ -88,7 +95,10 @@ async fn inputs_that_name_server_ticks_are_simulated_then_and_timed() -> Result 
     let rooms = http_get(addr, "/rooms").await?;
     assert!(rooms.contains("\"late_inputs\":1"), "{rooms}");
     let text = http_get(addr, "/metrics").await?;
-    assert!(text.contains("skirmish_input_slack_seconds_count 4"), "{text}");
+    assert!(
+        text.contains("skirmish_input_slack_seconds_count 4"),
+        "{text}"
+    );
     srv.shutdown().await
 }
 

@@ -132,6 +132,11 @@ impl<T: Clone> Conditioner<T> {
         self.delivery = delivery;
     }
 
+    /// How the transport underneath delivers.
+    pub fn delivery(&self) -> Delivery {
+        self.delivery
+    }
+
     /// Changes the conditions for messages sent from now on.
     pub fn set_conditions(&mut self, conditions: LinkConditions) {
         self.conditions = conditions.clamped();

@@ -247,7 +247,10 @@ impl Pacing {
     /// How far below the level the allowed share of inputs arrives, in ms
     /// (negative).
     fn low_spread(&self) -> f64 {
-        let enough = (1.0 / self.config.late_target.max(1e-6)).min(100.0) as usize;
+        // Two seconds of samples before the spread is trusted over the
+        // initial guess; until the window is full its lowest samples stand
+        // for the tail.
+        let enough = (1.0 / self.config.late_target.max(1e-6)).min(40.0) as usize;
         if self.spread.len() < enough {
             return -self.config.initial_spread_ms;
         }

@@ -3,7 +3,7 @@
 //! covers a lost input message without a larger margin.
 //!
 //! Every input message carries every unacknowledged input (the newest
-//! [`MAX_INPUTS_PER_MESSAGE`]). While loss is seen (a gap in the snapshots,
+//! [`MAX_INPUTS_PER_MESSAGE`]). Over datagrams, while loss is seen (a gap in the snapshots,
 //! or inputs the server counted late or repeated, within
 //! [`LOSS_MEMORY`]), the same inputs are sent again a quarter and half a
 //! step later ([`RESENDS`]): a lost datagram then costs a quarter of a step,
@@ -14,6 +14,7 @@
 use std::time::Duration;
 
 use super::{ClientSession, Controls, SessionEvent, State};
+use crate::client::conditioner::Delivery;
 use crate::client::pacing::Jump;
 use crate::client::pending::PushError;
 use crate::shared::combat::shot_path;
@@ -65,8 +66,11 @@ impl ClientSession {
         self.loss_until = Some(at + LOSS_MEMORY);
     }
 
+    /// Whether input messages are resent now: loss seen lately, over
+    /// datagrams (over a stream a resend can never overtake the original).
     fn loss_active(&self) -> bool {
-        self.loss_until.is_some_and(|until| self.now() < until)
+        self.up.delivery() == Delivery::Datagrams
+            && self.loss_until.is_some_and(|until| self.now() < until)
     }
 
     /// The first input tick of a protocol-2 session that starts playing
