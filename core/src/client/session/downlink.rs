@@ -1,14 +1,24 @@
 //! What comes down from the server on its way into the session: decoded
-//! frames held by the conditioner, and binary snapshots, full or delta,
-//! decoded against the kept baselines and handed on as states.
+//! frames held by the conditioner, binary snapshots, full or delta,
+//! decoded against the kept baselines and handed on as states, and what
+//! each message does: `welcome` starts the phase machine, snapshots feed
+//! the authority, reconciliation and interpolation, `combat` the HP and
+//! tracers, `timing` the input pacing.
 
 use std::time::Duration;
 
-use super::{ClientSession, State};
+use super::{ClientSession, SessionEvent, State, Welcome, LOSS_MEMORY};
+use crate::client::authority::Authority;
+use crate::client::clock::ServerClock;
+use crate::client::pacing::Pacing;
+use crate::client::prediction::LocalPlayer;
+use crate::shared::combat::Cooldown;
 use crate::shared::compact::QuantisedFrame;
 use crate::shared::delta;
 use crate::shared::protocol::{ErrorCode, ProtocolError, ServerMessage};
 use crate::shared::state::{PlayerId, PlayerState};
+use crate::shared::tick::Tick;
+use crate::shared::timing::InputTiming;
 
 /// A frame from the server, decoded, on its way through the conditioner.
 #[derive(Clone, Debug)]
@@ -64,5 +74,210 @@ impl ClientSession {
         }
         self.baselines.keep(frame.server_tick, frame.players);
         self.on_snapshot(frame.server_tick, &players, Some(&present), at);
+    }
+
+    pub(super) fn deliver_incoming(&mut self, at: Duration) {
+        while let Some(message) = self.down.deliver(at) {
+            match message {
+                Downlink::Text(message) => self.handle(message, at),
+                Downlink::Binary(frame) => self.on_binary(frame, at),
+            }
+        }
+    }
+
+    pub(super) fn handle(&mut self, message: ServerMessage, at: Duration) {
+        match message {
+            ServerMessage::Welcome {
+                player_id,
+                room,
+                config,
+                combat,
+                protocol,
+                ..
+            } => self.on_welcome(Welcome {
+                id: player_id,
+                room,
+                sim: config,
+                rules: combat.unwrap_or_default(),
+                protocol,
+            }),
+            ServerMessage::Timing(timing) => self.on_timing(&timing, at),
+            ServerMessage::Snapshot {
+                server_tick,
+                players,
+            } => self.on_snapshot(server_tick, &players, None, at),
+            ServerMessage::Roster { players } => {
+                self.names = players.into_iter().map(|e| (e.id, e.name)).collect();
+            }
+            ServerMessage::Combat { events } => {
+                let me = self.welcome().map(|w| w.id);
+                for event in events {
+                    self.stats.combat_events += 1;
+                    self.authority.apply_combat(&event);
+                    self.tracers.push(event.from, event.to, at);
+                    if Some(event.attacker) == me {
+                        self.push_event(SessionEvent::HitConfirmed(event));
+                    } else if Some(event.target) == me {
+                        self.push_event(SessionEvent::Hurt(event));
+                    }
+                }
+            }
+            ServerMessage::Pong { id, .. } => {
+                if let Some(rtt) = self.clock.on_pong(id, at) {
+                    self.push_event(SessionEvent::Pong { rtt });
+                }
+            }
+            ServerMessage::Error { code, message } => {
+                self.stats.server_errors += 1;
+                self.last_error = Some((code, message.clone()));
+                self.push_event(SessionEvent::ServerError { code, message });
+            }
+        }
+    }
+
+    fn on_welcome(&mut self, welcome: Welcome) {
+        let unusable = match welcome.sim.validate() {
+            Err(e) => Some(format!("unusable config: {e}")),
+            Ok(()) if !welcome.rules.is_valid() => Some("unusable combat rules".to_string()),
+            Ok(()) => None,
+        };
+        if let Some(message) = unusable {
+            self.refuse(ProtocolError::new(ErrorCode::BadMessage, message));
+            return;
+        }
+        self.clock = ServerClock::new(welcome.sim.cadence());
+        self.pacing = Pacing::new(self.config.pacing, welcome.sim.cadence());
+        self.period = welcome.sim.cadence();
+        self.hold = 0;
+        self.resend_at = None;
+        self.forget_world();
+        self.push_event(SessionEvent::Joined {
+            id: welcome.id,
+            room: welcome.room.clone(),
+        });
+        self.state = State::Joined(welcome);
+    }
+
+    /// Forgets every player and the clock's snapshot history, for a new
+    /// connection or a new welcome.
+    pub(super) fn forget_world(&mut self) {
+        self.authority = Authority::default();
+        self.remotes.clear();
+        self.timeline.reset();
+        self.accumulator = Duration::ZERO;
+        self.last_snapshot = None;
+        self.cooldown = Cooldown::default();
+    }
+
+    /// A snapshot of `players`; `present` lists everyone still in the
+    /// room's picture when it is more than `players` (binary frames with
+    /// players left out for the budget).
+    fn on_snapshot(
+        &mut self,
+        server_tick: Tick,
+        players: &[PlayerState],
+        present: Option<&[PlayerId]>,
+        at: Duration,
+    ) {
+        let Some(me) = self.welcome().map(|w| w.id) else {
+            return;
+        };
+        self.stats.snapshots += 1;
+        self.push_event(SessionEvent::Snapshot { server_tick });
+        if let Some(last) = self.last_snapshot.filter(|t| server_tick > *t) {
+            // Snapshot loss, as a moving average over about 100 ticks.
+            let missing = server_tick.0 - last.0 - 1;
+            for lost in (0..missing.min(100)).map(|_| 1.0).chain([0.0]) {
+                self.loss += (lost - self.loss) / 100.0;
+            }
+            self.pacing.set_loss(self.loss);
+        }
+        if self.last_snapshot.is_some_and(|t| server_tick > t.next()) {
+            self.stats.snapshot_gaps += 1;
+            self.loss_seen(at);
+            self.gaps_until = Some(at + LOSS_MEMORY);
+        }
+        if self.last_snapshot.is_none_or(|t| server_tick > t) {
+            // Only the newest snapshot so far says anything about the clock.
+            self.clock.on_snapshot(server_tick, at);
+            self.last_snapshot = Some(server_tick);
+            let ids: Vec<PlayerId> = present.map_or_else(
+                || players.iter().map(|p| p.id).collect(),
+                <[PlayerId]>::to_vec,
+            );
+            self.authority.retain_present(&ids);
+            self.remotes.retain(|id, _| ids.contains(id));
+        }
+        let interpolation = self.config.interpolation;
+        for state in players {
+            let was_alive = self.authority.get(state.id).map(|s| s.alive);
+            if self.authority.accept(state).is_err() {
+                continue;
+            }
+            if state.id == me {
+                self.on_own_state(state, was_alive);
+            } else {
+                self.remotes
+                    .entry(state.id)
+                    .or_default()
+                    .push(state, &interpolation);
+            }
+        }
+    }
+
+    fn on_own_state(&mut self, state: &PlayerState, was_alive: Option<bool>) {
+        match std::mem::replace(&mut self.state, State::Connecting) {
+            // Unreachable: a snapshot is only read once welcomed.
+            State::Connecting => {}
+            State::Joined(welcome) => {
+                if welcome.protocol >= 2 {
+                    self.next_tick = self.first_scheduled_tick(welcome.sim.cadence());
+                }
+                let mut local = Box::new(LocalPlayer::new(
+                    welcome.sim.clone(),
+                    self.config.smoothing,
+                    state.pose(),
+                ));
+                self.stats.placements += 1;
+                match local.place(state) {
+                    Ok(report) => {
+                        self.state = State::Playing(welcome, local);
+                        self.set_toggles(self.toggles);
+                        self.push_event(SessionEvent::Reconciled {
+                            report,
+                            placed: true,
+                        });
+                    }
+                    // A state that cannot place the player: still waiting
+                    // for a usable one.
+                    Err(_) => self.state = State::Joined(welcome),
+                }
+            }
+            State::Playing(welcome, mut local) => {
+                let respawned = was_alive == Some(false) && state.alive;
+                let result = if respawned {
+                    self.stats.placements += 1;
+                    local.place(state)
+                } else {
+                    local.reconcile(state)
+                };
+                self.state = State::Playing(welcome, local);
+                if let Ok(report) = result {
+                    self.push_event(SessionEvent::Reconciled {
+                        report,
+                        placed: respawned,
+                    });
+                }
+            }
+        }
+    }
+
+    /// The server's report of how early our inputs arrive.
+    fn on_timing(&mut self, timing: &InputTiming, at: Duration) {
+        let (late, repeated) = self.pacing.on_timing(timing);
+        self.push_event(SessionEvent::Timing(*timing));
+        if late + repeated > 0 {
+            self.loss_seen(at);
+        }
     }
 }
