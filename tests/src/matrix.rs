@@ -202,16 +202,14 @@ pub fn drift(rate: f64) -> Stepper {
 /// When the hitch and the blackout happen, seconds.
 pub const INCIDENT_AT: f64 = 20.0;
 
-/// 4 bots on the main link for 40 s; the first has one 250 ms frame hitch
-/// at [`INCIDENT_AT`].
-pub fn hitch() -> Stepper {
+/// 4 bots on the main link for 40 s; the first has one frame hitch of
+/// `len` at [`INCIDENT_AT`] (250 ms: a stutter; over the session's
+/// 250 ms `max_frame`: a hidden tab, whose steps beyond it are skipped).
+pub fn hitch(len: Duration) -> Stepper {
     let mut s = clear_bots(4, 14, |i| {
         let mut clock = ClientClock::default();
         if i == 0 {
-            clock.hitches = vec![(
-                Duration::from_secs_f64(INCIDENT_AT),
-                Duration::from_millis(250),
-            )];
+            clock.hitches = vec![(Duration::from_secs_f64(INCIDENT_AT), len)];
         }
         wander(i, NetScript::steady(main_link()), clock, Encoding::Compact)
     });
@@ -236,6 +234,28 @@ pub fn blackout() -> Stepper {
             NetScript::steady(clean)
         };
         wander(i, net, ClientClock::default(), Encoding::Compact)
+    });
+    s.run(Duration::from_secs(40));
+    s
+}
+
+/// 8 bots on the main link with 5 % duplication each way, hit every 5 s by
+/// a 300 ms burst of 50 % loss both ways, for 40 s.
+pub fn bursts() -> Stepper {
+    let base = LinkConditions {
+        duplicate: 0.05,
+        ..main_link()
+    };
+    let burst = LinkConditions { loss: 0.5, ..base };
+    let mut net = NetScript::steady(base);
+    for k in 1..8u64 {
+        let at = Duration::from_secs(5 * k);
+        net = net
+            .then(at, burst, burst)
+            .then(at + Duration::from_millis(300), base, base);
+    }
+    let mut s = clear_bots(8, 16, |i| {
+        wander(i, net.clone(), ClientClock::default(), Encoding::Compact)
     });
     s.run(Duration::from_secs(40));
     s

@@ -6,9 +6,11 @@
 //! same runs.
 
 use skirmish_tests::matrix::{
-    self, blackout, drift, fairness, hitch, rtt_step, summarize, Summary, INCIDENT_AT, STEP_DOWN,
-    STEP_UP,
+    self, blackout, bursts, drift, fairness, hitch, rtt_step, summarize, Summary, INCIDENT_AT,
+    STEP_DOWN, STEP_UP,
 };
+use std::time::Duration;
+
 use skirmish_tests::scenario::link;
 use skirmish_tests::stepper::{SimClient, Stepper};
 
@@ -84,7 +86,18 @@ fn a_clock_half_a_percent_slow_is_held_on_schedule() {
 
 #[test]
 fn input_to_ack_recovers_from_a_frame_hitch_within_two_seconds() {
-    let s = hitch();
+    recovers_from_a_hitch(Duration::from_millis(250));
+}
+
+#[test]
+fn a_hidden_tab_skips_its_steps_and_keeps_the_schedule() {
+    let s = recovers_from_a_hitch(Duration::from_secs(1));
+    let skipped = s.clients[0].session.hud().stats.steps_skipped;
+    assert!((14..=16).contains(&skipped), "1 s less 250 ms: {skipped}");
+}
+
+fn recovers_from_a_hitch(len: Duration) -> Stepper {
+    let s = hitch(len);
     let me = &s.clients[..1];
     let me: Vec<&SimClient> = me.iter().collect();
     let before = summarize(&me, INCIDENT_AT - 10.0, INCIDENT_AT, 40.0);
@@ -96,6 +109,7 @@ fn input_to_ack_recovers_from_a_frame_hitch_within_two_seconds() {
     );
     assert_eq!(after.resyncs, 0);
     assert_remote_time(&summarize(&all(&s), 0.0, 40.0, 40.0));
+    s
 }
 
 #[test]
@@ -123,6 +137,25 @@ fn an_uplink_blackout_is_repeated_and_counted_then_corrected_once() {
         at.iter().filter(|t| !dark.contains(*t)).count() <= 4,
         "{at:?}"
     );
+}
+
+#[test]
+fn loss_bursts_and_duplicates_cost_only_counted_repeats() {
+    let s = bursts();
+    let clients = all(&s);
+    let row = summarize(&clients, 0.0, 40.0, 40.0);
+    println!("{row:?}");
+    for c in s.counters() {
+        assert!(c.mispredictions <= c.late + c.repeated, "{c:?}");
+    }
+    assert_eq!(row.resyncs, 0, "{row:?}");
+    // A repeat that differed shows as a counted correction (rarely a snap).
+    assert!(row.snaps <= row.corrections, "{row:?}");
+    assert_remote_time(&row);
+    // Seven bursts of 300 ms at 50 % loss: a few inputs lose all three
+    // copies, no more.
+    assert!(row.late_pct + row.repeated_pct <= 1.0, "{row:?}");
+    assert!(row.ack_p50 <= 225.0, "{row:?}");
 }
 
 #[test]

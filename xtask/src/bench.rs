@@ -13,6 +13,7 @@
 //! Flags: `--quick` (10 s windows instead of 20 s, a 30 s soak) and
 //! `--soak SECONDS` (the soak's window; 0 skips it).
 
+mod quality;
 mod table;
 
 use std::fs;
@@ -145,6 +146,8 @@ pub fn run(args: &[String]) -> Result {
     let build =
         "build --release -p skirmish-server -p skirmish-tests --bin skirmish-server --bin bots";
     sh(&cargo, &build.split(' ').collect::<Vec<_>>(), &[])?;
+    println!("==> the input clock: the scenario matrix and the main cell over real UDP");
+    quality::run(options.quick)?;
     let scenarios = scenarios(&options);
     let mut rows = Vec::new();
     for scenario in &scenarios {

@@ -20,9 +20,11 @@ commands:
           (extra arguments after `--` go to the server)
   test    everything CI checks: fmt, clippy (native and wasm32), tests,
           the Agones contract test, browser tests in headless Chromium, docs
-  bench   criterion benchmarks, then load runs of bots against the real
-          server, written into docs/BENCHMARKS.md (`--quick` for short runs,
-          `--soak SECONDS` for the memory run; default 300)
+  bench   criterion benchmarks, the input clock's scenario matrix and the
+          main cell over real UDP (docs/QUALITY.md), then load runs of bots
+          against the real server, written into docs/BENCHMARKS.md
+          (`--quick` for short runs, `--soak SECONDS` for the memory run;
+          default 300)
   setup   only install what is missing";
 
 fn main() -> ExitCode {

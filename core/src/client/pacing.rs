@@ -5,11 +5,12 @@
 //! its tick each arrived; `shared::timing`). The client knows how much it
 //! has moved its own schedule since it sent each input (its **offset**:
 //! every step shorter than the cadence adds the difference, a jump adds
-//! whole ticks) and how late after its due time each step ran (a frame
-//! boundary, a hitch), so each report becomes a sample of the link alone:
-//! `n = slack - offset at send + lateness of the step`. An input sent on
-//! time now would arrive with slack `n + offset now`. A hitch's late inputs
-//! therefore do not widen the margin: the client knows they left late.
+//! whole ticks) and how late after its due time each step ran beyond two
+//! usual frames (a hitch), so each report becomes a sample of the link and
+//! the client's ordinary frame jitter: `n = slack - offset at send +
+//! hitch of the step`. An input sent now would arrive with slack `n +
+//! offset now`. A hitch's late inputs therefore do not widen the margin:
+//! the client knows they left late.
 //!
 //! The samples give two numbers:
 //! - the **level**: the median of the newest [`PacingConfig::level_samples`]
@@ -145,12 +146,17 @@ impl Pacing {
     }
 
     /// The input for `tick` was sent now, `late` after its step was due.
+    /// Lateness within two usual frames is the client's own jitter and
+    /// stays in the sample (the margin must cover it); beyond that it is a
+    /// hitch, taken out so that one stall does not widen the margin for the
+    /// whole window.
     pub fn on_sent(&mut self, tick: Tick, late: Duration) {
         if self.sent.len() >= 256 {
             self.sent.pop_front();
         }
         let late_ms = late.as_secs_f64() * 1000.0;
-        self.sent.push_back((tick, self.offset_ms - late_ms));
+        let hitch_ms = (late_ms - 2.0 * self.frame_ms).max(0.0);
+        self.sent.push_back((tick, self.offset_ms - hitch_ms));
     }
 
     /// The share of messages lost lately (snapshots missing, a good guess

@@ -322,7 +322,8 @@ impl ClientSession {
     /// fixed steps, and returns the messages to send now.
     pub fn advance(&mut self, now: Duration) -> Vec<ClientMessage> {
         let last = *self.now.get_or_insert(now);
-        let elapsed = now.saturating_sub(last).min(self.config.max_frame);
+        let real = now.saturating_sub(last);
+        let elapsed = real.min(self.config.max_frame);
         let now = now.max(last);
         self.now = Some(now);
         self.deliver_incoming(now);
@@ -333,7 +334,7 @@ impl ClientSession {
         if let Some(cadence) = cadence {
             let target = self.remote_target();
             self.timeline.advance(now, target, cadence);
-            self.run_steps(elapsed, cadence);
+            self.run_steps(real, cadence);
             if let State::Playing(_, local) = &mut self.state {
                 local.advance_frame(elapsed.as_secs_f32());
             }

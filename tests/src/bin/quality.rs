@@ -245,7 +245,7 @@ fn timing_rows(plots_dir: &std::path::Path) -> anyhow::Result<Vec<Row>> {
     }
 
     eprintln!("quality: frame hitch");
-    let s = hitch();
+    let s = hitch(std::time::Duration::from_millis(250));
     let me: Vec<&SimClient> = s.clients.iter().take(1).collect();
     let before = summarize(&me, INCIDENT_AT - 10.0, INCIDENT_AT, 40.0);
     let mut r = row(

@@ -46,6 +46,9 @@ pub struct SessionStats {
     pub resends: u64,
     /// Snapshots that never arrived (a gap in the ticks).
     pub snapshot_gaps: u64,
+    /// Protocol 2: steps skipped after a frame longer than `max_frame`
+    /// (their ticks repeated by the server), so the schedule kept time.
+    pub steps_skipped: u64,
 }
 
 /// How the inputs are paced (protocol 2), for the HUD and the bots.

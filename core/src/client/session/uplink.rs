@@ -35,12 +35,26 @@ impl ClientSession {
     }
 
     /// Runs the fixed steps `elapsed` of shell time allows: one per cadence
-    /// in protocol 1, one per dilated period in protocol 2.
+    /// in protocol 1, one per dilated period in protocol 2. At most
+    /// [`SessionConfig::max_frame`](super::SessionConfig::max_frame) of
+    /// steps run at once (a hidden tab); in protocol 2 the steps beyond it
+    /// are skipped rather than lost, so the schedule stays on the server's
+    /// clock (the server repeats those ticks) instead of falling behind.
     pub(super) fn run_steps(&mut self, elapsed: Duration, cadence: Duration) {
-        self.accumulator += elapsed;
         let scheduled = self.scheduled();
+        let max = self.config.max_frame;
+        self.accumulator += if scheduled { elapsed } else { elapsed.min(max) };
         if scheduled {
-            self.pacing.frame(elapsed);
+            self.pacing.frame(elapsed.min(max));
+            let period = self.period.max(Duration::from_millis(1));
+            while self.accumulator > max + period {
+                self.accumulator -= period;
+                self.pacing.stepped(cadence, period);
+                if matches!(self.state, State::Playing(..)) {
+                    self.next_tick = self.next_tick.next();
+                    self.stats.steps_skipped += 1;
+                }
+            }
         }
         loop {
             let period = if scheduled { self.period } else { cadence };
