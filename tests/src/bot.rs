@@ -143,6 +143,13 @@ pub struct BotReport {
     /// Messages the conditioner held back for a stream retransmission
     /// (both ways; WebSocket only).
     pub retransmitted: u64,
+    /// When each input was acknowledged, and after how long (ms), for
+    /// windows over a run (not serialised).
+    #[serde(skip)]
+    pub acked_at: Vec<(Instant, f64)>,
+    /// When each late input was reported (not serialised).
+    #[serde(skip)]
+    pub late_at: Vec<Instant>,
 }
 
 /// The `p`-th percentile (0..=100) of `values`, 0 when empty.
@@ -221,28 +228,10 @@ pub async fn run_bot(addr: SocketAddr, mut options: BotOptions) -> Result<BotRep
         }
         let events: Vec<SessionEvent> = session.events().collect();
         for event in events {
-            match event {
-                SessionEvent::Snapshot { .. } => {
-                    snapshot_arrived(&mut report, &mut last_snapshot, &mut snapshots);
-                }
-                SessionEvent::Pong { rtt } => report.rtt_ms.push(rtt.as_secs_f64() * 1000.0),
-                SessionEvent::Timing(timing) if timing.tick.is_some() => {
-                    report.slack_ms.push(f64::from(timing.slack_ms));
-                }
-                SessionEvent::StepPredicted { tick, .. } => {
-                    unacked.push_back((tick.0, Instant::now()));
-                }
-                SessionEvent::Reconciled { .. } => {
-                    let ack = session.hud().ack.map_or(0, Tick::get);
-                    while let Some(&(tick, sent)) = unacked.front() {
-                        if tick > ack {
-                            break;
-                        }
-                        unacked.pop_front();
-                        report.ack_ms.push(sent.elapsed().as_secs_f64() * 1000.0);
-                    }
-                }
-                _ => {}
+            if let SessionEvent::Snapshot { .. } = event {
+                snapshot_arrived(&mut report, &mut last_snapshot, &mut snapshots);
+            } else {
+                observe(&event, &session, &mut report, &mut unacked);
             }
         }
     }
@@ -356,6 +345,44 @@ impl Link {
             }
             Link::WebTransport(_) => {}
         }
+    }
+}
+
+/// Records what an event (other than a snapshot) says about timing: RTT,
+/// slack, late inputs, input-to-acknowledgement.
+fn observe(
+    event: &SessionEvent,
+    session: &ClientSession,
+    report: &mut BotReport,
+    unacked: &mut VecDeque<(u32, Instant)>,
+) {
+    match event {
+        SessionEvent::Pong { rtt } => report.rtt_ms.push(rtt.as_secs_f64() * 1000.0),
+        SessionEvent::Timing(timing) => {
+            if timing.tick.is_some() {
+                report.slack_ms.push(f64::from(timing.slack_ms));
+            }
+            let late = session.hud().pacing.late as usize;
+            while report.late_at.len() < late {
+                report.late_at.push(Instant::now());
+            }
+        }
+        SessionEvent::StepPredicted { tick, .. } => {
+            unacked.push_back((tick.0, Instant::now()));
+        }
+        SessionEvent::Reconciled { .. } => {
+            let ack = session.hud().ack.map_or(0, Tick::get);
+            while let Some(&(tick, sent)) = unacked.front() {
+                if tick > ack {
+                    break;
+                }
+                unacked.pop_front();
+                let ms = sent.elapsed().as_secs_f64() * 1000.0;
+                report.ack_ms.push(ms);
+                report.acked_at.push((Instant::now(), ms));
+            }
+        }
+        _ => {}
     }
 }
 

@@ -64,6 +64,8 @@ pub struct UdpRelay {
     pub addr: SocketAddr,
     /// What it did.
     pub stats: Arc<Mutex<RelayStats>>,
+    /// The impairments in force, up and down (changed by [`UdpRelay::set`]).
+    impairments: Arc<Mutex<(Impairment, Impairment)>>,
     task: JoinHandle<()>,
 }
 
@@ -88,8 +90,37 @@ impl UdpRelay {
         let front = Arc::new(UdpSocket::bind("127.0.0.1:0").await?);
         let addr = front.local_addr()?;
         let stats = Arc::new(Mutex::new(RelayStats::default()));
-        let task = tokio::spawn(run_udp(front, server, up, down, seed, stats.clone()));
-        Ok(UdpRelay { addr, stats, task })
+        let impairments = Arc::new(Mutex::new((up, down)));
+        let task = tokio::spawn(run_udp(
+            front,
+            server,
+            impairments.clone(),
+            seed,
+            stats.clone(),
+        ));
+        Ok(UdpRelay {
+            addr,
+            stats,
+            impairments,
+            task,
+        })
+    }
+
+    /// A handle that changes the impairments while the relay runs.
+    pub fn handle(&self) -> RelayHandle {
+        RelayHandle(self.impairments.clone())
+    }
+}
+
+/// Changes a running [`UdpRelay`]'s impairments.
+#[derive(Clone, Debug)]
+pub struct RelayHandle(Arc<Mutex<(Impairment, Impairment)>>);
+
+impl RelayHandle {
+    /// From now on, datagrams are impaired by `up` and `down` (a latency
+    /// step; what is already in flight keeps its delay).
+    pub fn set(&self, up: Impairment, down: Impairment) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = (up, down);
     }
 }
 
@@ -132,11 +163,11 @@ fn impair(
 async fn run_udp(
     front: Arc<UdpSocket>,
     server: SocketAddr,
-    up: Impairment,
-    down: Impairment,
+    impairments: Arc<Mutex<(Impairment, Impairment)>>,
     seed: u64,
     stats: Arc<Mutex<RelayStats>>,
 ) {
+    let now = || *impairments.lock().unwrap_or_else(PoisonError::into_inner);
     let mut clients: HashMap<SocketAddr, Arc<UdpSocket>> = HashMap::new();
     let mut rng = SeededRng::new(seed);
     let mut buf = vec![0u8; 65_536];
@@ -159,10 +190,10 @@ async fn run_udp(
                     socket
                 };
                 let bytes = buf.get(..n).unwrap_or_default();
-                impair(&upstream, None, bytes, &up, &mut rng, &stats);
+                impair(&upstream, None, bytes, &now().0, &mut rng, &stats);
             }
             Some((to, bytes)) = back_rx.recv() => {
-                impair(&front, Some(to), &bytes, &down, &mut down_rng, &stats);
+                impair(&front, Some(to), &bytes, &now().1, &mut down_rng, &stats);
             }
         }
     }

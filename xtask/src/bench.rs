@@ -262,20 +262,27 @@ fn release_bin(name: &str) -> std::path::PathBuf {
 /// Starts the server on a free port; one room is big enough for every run,
 /// more rooms are exactly full.
 fn start_server(scenario: &Scenario) -> Result<(Reaped, String)> {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map_err(|e| format!("no free port: {e}"))?
-        .port();
-    let addr = format!("127.0.0.1:{port}");
     let capacity = match scenario.rooms {
         0 | 1 => 1000,
         rooms => scenario.players.div_ceil(rooms),
     }
     .to_string();
+    let mut args = vec!["--room-capacity", capacity.as_str(), "--max-rooms", "64"];
+    args.extend(scenario.server);
+    spawn_server(&args)
+}
+
+/// Starts the release server on a free port of 127.0.0.1 with `args` and
+/// waits until it listens; the process and its address.
+fn spawn_server(args: &[&str]) -> Result<(Reaped, String)> {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map_err(|e| format!("no free port: {e}"))?
+        .port();
+    let addr = format!("127.0.0.1:{port}");
     let server = Command::new(release_bin("skirmish-server"))
-        .args(["--addr", &addr, "--room-capacity", &capacity])
-        .args(["--max-rooms", "64"])
-        .args(scenario.server)
+        .args(["--addr", &addr])
+        .args(args)
         .env("RUST_LOG", "warn")
         .stdout(Stdio::null())
         .spawn()

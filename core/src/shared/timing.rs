@@ -55,20 +55,59 @@ pub fn slack_to_wire(ms: f64) -> i16 {
 /// bucket takes everything above the last bound).
 pub const SLACK_BOUNDS_MS: [i32; 10] = [-100, -50, -25, 0, 10, 25, 50, 100, 200, 500];
 
-/// A fixed-bucket histogram of slack samples, for `/metrics`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SlackHistogram {
-    /// Samples per bucket: `counts[i]` are at or below `SLACK_BOUNDS_MS[i]`
-    /// (and above the bound before); the last is above every bound.
-    pub counts: [u64; SLACK_BOUNDS_MS.len() + 1],
-    /// Sum of every sample, in milliseconds.
-    pub sum_ms: i64,
+/// Upper bounds of the rewind-depth histogram's buckets, in milliseconds.
+pub const REWIND_BOUNDS_MS: [i32; 8] = [50, 100, 200, 300, 400, 500, 700, 1000];
+
+/// The most buckets a [`MsHistogram`] has (its bounds and one above them).
+pub const MAX_BUCKETS: usize = 12;
+
+/// What a histogram of milliseconds counts: its buckets' upper bounds.
+pub trait Buckets: Copy + Default + Eq + std::fmt::Debug {
+    /// The upper bounds, ascending, at most [`MAX_BUCKETS`] - 1 of them.
+    const BOUNDS: &'static [i32];
 }
 
-impl SlackHistogram {
+/// Input slack, [`SLACK_BOUNDS_MS`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Slack;
+
+impl Buckets for Slack {
+    const BOUNDS: &'static [i32] = &SLACK_BOUNDS_MS;
+}
+
+/// Lag-compensation rewinds, [`REWIND_BOUNDS_MS`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Rewind;
+
+impl Buckets for Rewind {
+    const BOUNDS: &'static [i32] = &REWIND_BOUNDS_MS;
+}
+
+/// A fixed-bucket histogram of milliseconds, for `/metrics`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MsHistogram<B> {
+    /// Samples per bucket: `counts[i]` are at or below `B::BOUNDS[i]` (and
+    /// above the bound before); `counts[B::BOUNDS.len()]` is above them all.
+    pub counts: [u64; MAX_BUCKETS],
+    /// Sum of every sample, in milliseconds.
+    pub sum_ms: i64,
+    buckets: std::marker::PhantomData<B>,
+}
+
+/// How early inputs arrived.
+pub type SlackHistogram = MsHistogram<Slack>;
+/// How far back shots were judged.
+pub type RewindHistogram = MsHistogram<Rewind>;
+
+impl<B: Buckets> MsHistogram<B> {
+    /// The buckets' upper bounds.
+    pub fn bounds(&self) -> &'static [i32] {
+        B::BOUNDS
+    }
+
     /// Counts one sample.
     pub fn record(&mut self, ms: i32) {
-        let i = SLACK_BOUNDS_MS.partition_point(|&b| b < ms);
+        let i = B::BOUNDS.partition_point(|&b| b < ms);
         if let Some(c) = self.counts.get_mut(i) {
             *c += 1;
         }
@@ -80,39 +119,19 @@ impl SlackHistogram {
         self.counts.iter().sum()
     }
 
+    /// What was counted since `before` (an earlier state of this one).
+    #[must_use]
+    pub fn since(&self, before: &MsHistogram<B>) -> MsHistogram<B> {
+        let mut out = *self;
+        for (c, b) in out.counts.iter_mut().zip(before.counts) {
+            *c = c.saturating_sub(b);
+        }
+        out.sum_ms -= before.sum_ms;
+        out
+    }
+
     /// Adds `other`'s samples to these.
-    pub fn merge(&mut self, other: &SlackHistogram) {
-        for (a, b) in self.counts.iter_mut().zip(other.counts) {
-            *a += b;
-        }
-        self.sum_ms += other.sum_ms;
-    }
-}
-
-/// Upper bounds of the rewind-depth histogram's buckets, in milliseconds.
-pub const REWIND_BOUNDS_MS: [i32; 8] = [50, 100, 200, 300, 400, 500, 700, 1000];
-
-/// A fixed-bucket histogram of lag-compensation rewinds, for `/metrics`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RewindHistogram {
-    /// Shots per bucket, as [`SlackHistogram::counts`].
-    pub counts: [u64; REWIND_BOUNDS_MS.len() + 1],
-    /// Sum of every rewind, in milliseconds.
-    pub sum_ms: i64,
-}
-
-impl RewindHistogram {
-    /// Counts one shot rewound `ms` back.
-    pub fn record(&mut self, ms: i32) {
-        let i = REWIND_BOUNDS_MS.partition_point(|&b| b < ms);
-        if let Some(c) = self.counts.get_mut(i) {
-            *c += 1;
-        }
-        self.sum_ms += i64::from(ms);
-    }
-
-    /// Adds `other`'s shots to these.
-    pub fn merge(&mut self, other: &RewindHistogram) {
+    pub fn add(&mut self, other: &MsHistogram<B>) {
         for (a, b) in self.counts.iter_mut().zip(other.counts) {
             *a += b;
         }
@@ -146,6 +165,13 @@ mod tests {
         let mut r = RewindHistogram::default();
         r.record(120);
         assert_eq!(r.counts[2], 1);
+        let before = h;
+        h.record(30);
+        let new = h.since(&before);
+        assert_eq!((new.count(), new.sum_ms), (1, 30));
+        let mut total = before;
+        total.add(&new);
+        assert_eq!(total, h);
     }
 
     #[test]

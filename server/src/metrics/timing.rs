@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 use std::sync::Mutex;
 
-use skirmish_core::timing::{REWIND_BOUNDS_MS, SLACK_BOUNDS_MS};
+use skirmish_core::timing::{Buckets, MsHistogram};
 use skirmish_core::{RewindHistogram, SlackHistogram, WorldStats};
 
 /// The clock's counters of every room.
@@ -18,7 +18,7 @@ pub struct TimingMetrics {
     totals: Mutex<Totals>,
 }
 
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Totals {
     late: u64,
     repeated: u64,
@@ -43,17 +43,7 @@ impl TimingMetrics {
             rewind: stats.rewind,
         };
         let before = reported.0;
-        let new = now.late
-            + now.repeated
-            + now.clamped
-            + now.slack.count()
-            + now.rewind.counts.iter().sum::<u64>();
-        let old = before.late
-            + before.repeated
-            + before.clamped
-            + before.slack.count()
-            + before.rewind.counts.iter().sum::<u64>();
-        if new == old {
+        if now == before {
             return;
         }
         let mut totals = self
@@ -63,14 +53,8 @@ impl TimingMetrics {
         totals.late += now.late.saturating_sub(before.late);
         totals.repeated += now.repeated.saturating_sub(before.repeated);
         totals.clamped += now.clamped.saturating_sub(before.clamped);
-        for (i, c) in totals.slack.counts.iter_mut().enumerate() {
-            *c += now.slack.counts[i].saturating_sub(before.slack.counts[i]);
-        }
-        totals.slack.sum_ms += now.slack.sum_ms - before.slack.sum_ms;
-        for (i, c) in totals.rewind.counts.iter_mut().enumerate() {
-            *c += now.rewind.counts[i].saturating_sub(before.rewind.counts[i]);
-        }
-        totals.rewind.sum_ms += now.rewind.sum_ms - before.rewind.sum_ms;
+        totals.slack.add(&now.slack.since(&before.slack));
+        totals.rewind.add(&now.rewind.since(&before.rewind));
         reported.0 = now;
     }
 
@@ -120,34 +104,23 @@ impl TimingMetrics {
             out,
             "skirmish_input_slack_seconds",
             "How long before its tick each protocol-2 input arrived (negative: late).",
-            &SLACK_BOUNDS_MS,
-            &t.slack.counts,
-            t.slack.sum_ms,
+            &t.slack,
         );
         histogram(
             out,
             "skirmish_rewind_seconds",
             "How far back shots were judged (lag compensation).",
-            &REWIND_BOUNDS_MS,
-            &t.rewind.counts,
-            t.rewind.sum_ms,
+            &t.rewind,
         );
     }
 }
 
-/// A histogram of millisecond buckets (`counts[i]` at or below `bounds[i]`,
-/// the last above them all), rendered cumulatively in seconds.
-fn histogram(
-    out: &mut String,
-    name: &str,
-    help: &str,
-    bounds: &[i32],
-    counts: &[u64],
-    sum_ms: i64,
-) {
+/// A histogram of milliseconds, rendered cumulatively in seconds.
+fn histogram<B: Buckets>(out: &mut String, name: &str, help: &str, h: &MsHistogram<B>) {
     let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} histogram");
+    let (counts, sum_ms) = (&h.counts, h.sum_ms);
     let mut running = 0;
-    for (bound, count) in bounds.iter().zip(counts) {
+    for (bound, count) in h.bounds().iter().zip(counts) {
         running += count;
         let le = f64::from(*bound) / 1000.0;
         let _ = writeln!(out, "{name}_bucket{{le=\"{le}\"}} {running}");

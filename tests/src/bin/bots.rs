@@ -90,6 +90,17 @@ struct Args {
     /// injected without kernel support).
     #[arg(long, default_value_t = 0.0)]
     relay_loss: f64,
+    /// With a UDP relay: an RTT step. From `--relay-step-at` seconds after
+    /// the bots start, for `--relay-step-for` seconds, the relay's one-way
+    /// latency is this many ms (jitter and loss unchanged), then back.
+    #[arg(long)]
+    relay_step_latency_ms: Option<f64>,
+    /// When the step starts, seconds after the bots start.
+    #[arg(long, default_value_t = 10.0)]
+    relay_step_at: f64,
+    /// How long the step lasts, seconds.
+    #[arg(long, default_value_t = 20.0)]
+    relay_step_for: f64,
     /// Where to write the JSON report.
     #[arg(long, default_value = "artifacts/bots.json")]
     json: PathBuf,
@@ -150,6 +161,8 @@ async fn full(args: Args) -> Result<()> {
     // The relay, if asked for, lives as long as the bots.
     let relay = start_relay(&args).await?;
     let via = relay.as_ref().map(Relay::addr);
+    let started = tokio::time::Instant::now();
+    let step = step_relay(&args, relay.as_ref(), started);
     let mut tasks = Vec::new();
     for i in 0..args.bots {
         let seed = args.seed.wrapping_mul(1000).wrapping_add(i as u64);
@@ -198,7 +211,11 @@ async fn full(args: Args) -> Result<()> {
             }
         }
     }
-    let total = summarise(&reports);
+    let mut total = summarise(&reports);
+    if let (Some(step), Some(fields)) = (step, total.as_object_mut()) {
+        step.abort();
+        fields.extend(step_figures(&args, &reports, started));
+    }
     println!("{}", serde_json::to_string_pretty(&total)?);
     // One line of key=value pairs for scripts (cargo xtask bench reads it).
     if let Some(fields) = total.as_object() {
@@ -217,6 +234,79 @@ async fn full(args: Args) -> Result<()> {
         anyhow::bail!("{failures} bot(s) failed");
     }
     Ok(())
+}
+
+/// The RTT step `--relay-step-latency-ms` asks for, on a UDP relay: a task
+/// that raises the latency at the step and lowers it again after.
+fn step_relay(
+    args: &Args,
+    relay: Option<&Relay>,
+    started: tokio::time::Instant,
+) -> Option<tokio::task::JoinHandle<()>> {
+    let (Some(step_ms), Some(Relay::Udp(relay))) = (args.relay_step_latency_ms, relay) else {
+        return None;
+    };
+    let base = Impairment {
+        latency_ms: args.relay_latency_ms.unwrap_or_default(),
+        jitter_ms: args.relay_jitter_ms,
+        loss: args.relay_loss,
+        duplicate: 0.0,
+    };
+    let high = Impairment {
+        latency_ms: step_ms,
+        ..base
+    };
+    let up_at = started + Duration::from_secs_f64(args.relay_step_at.max(0.0));
+    let down_at = up_at + Duration::from_secs_f64(args.relay_step_for.max(0.0));
+    let relay = relay.handle();
+    Some(tokio::spawn(async move {
+        tokio::time::sleep_until(up_at).await;
+        relay.set(high, high);
+        eprintln!("bots: relay latency {step_ms} ms each way");
+        tokio::time::sleep_until(down_at).await;
+        relay.set(base, base);
+        eprintln!(
+            "bots: relay latency back to {} ms each way",
+            base.latency_ms
+        );
+    }))
+}
+
+/// The step's figures: the worst 1 s window of late inputs from 2 s after
+/// the step up, and input-to-ack from 5 s after the step down.
+fn step_figures(
+    args: &Args,
+    reports: &[BotReport],
+    started: tokio::time::Instant,
+) -> serde_json::Map<String, serde_json::Value> {
+    let secs = |at: tokio::time::Instant| at.saturating_duration_since(started).as_secs_f64();
+    let up = args.relay_step_at;
+    let down = up + args.relay_step_for;
+    let ticks_per_window = 20.0 * reports.len().max(1) as f64;
+    let mut worst: f64 = 0.0;
+    let mut window = up + 2.0;
+    while window + 1.0 <= args.seconds {
+        let late = reports
+            .iter()
+            .flat_map(|r| r.late_at.iter())
+            .filter(|&&t| (window..window + 1.0).contains(&secs(t)))
+            .count();
+        worst = worst.max(100.0 * late as f64 / ticks_per_window);
+        window += 1.0;
+    }
+    let after: Vec<f64> = reports
+        .iter()
+        .flat_map(|r| r.acked_at.iter())
+        .filter(|(t, _)| secs(*t) >= down + 5.0)
+        .map(|(_, ms)| *ms)
+        .collect();
+    let mut out = serde_json::Map::new();
+    out.insert("step_worst_late_pct_per_s".into(), worst.into());
+    out.insert(
+        "step_input_to_ack_p50_ms_5s_after_down".into(),
+        percentile(&after, 50.0).into(),
+    );
+    out
 }
 
 /// An impairment relay started for the bots.

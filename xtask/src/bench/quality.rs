@@ -1,17 +1,15 @@
 //! The input clock's runs for `docs/QUALITY.md`: the stepper's scenario
-//! matrix (`bin/quality`, deterministic, with its plots), then the main
-//! cell again over real UDP: 16 full bots over WebTransport through the
-//! impairment relay (75 ms each way, ±30 ms, 5 % loss), against the release
-//! server, for 60 s (20 s with `--quick`). The relay run's figures are
-//! appended to the page with the command that produced them and the date.
+//! matrix (`bin/quality`, deterministic, with its plots), then two of its
+//! cells again over real UDP, full bots over WebTransport through the
+//! impairment relay against the release server: the main cell (16 bots,
+//! 75 ms each way, ±30 ms, 5 % loss, 60 s; 20 s with `--quick`) and the RTT
+//! step (8 bots, 25 ms each way, 125 ms from 10 s to 30 s, 45 s). Their
+//! figures are appended to the page with the commands and the date.
 
 use std::fs;
-use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Stdio};
-use std::thread;
-use std::time::{Duration, Instant};
 
-use super::{release_bin, Reaped};
+use super::{release_bin, spawn_server};
 use crate::{cargo, root, sh, Result};
 
 /// Writes `docs/QUALITY.md` and its plots, then appends the relay run.
@@ -30,7 +28,7 @@ pub fn run(quick: bool) -> Result {
         &[],
     )?;
     let seconds = if quick { 20 } else { 60 };
-    let section = match relay_main_cell(seconds) {
+    let section = match relay_runs(seconds) {
         Ok(section) => section,
         Err(e) => format!("\n## Over real UDP through the relay\n\nThe run failed: {e}\n"),
     };
@@ -43,35 +41,69 @@ pub fn run(quick: bool) -> Result {
     Ok(())
 }
 
-/// The main cell over WebTransport through the UDP relay; the page's
-/// section with the figures.
-fn relay_main_cell(seconds: u32) -> Result<String> {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map_err(|e| format!("no free port: {e}"))?
-        .port();
-    let addr = format!("127.0.0.1:{port}");
-    let server = Command::new(release_bin("skirmish-server"))
-        .args(["--addr", &addr])
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("cannot start target/release/skirmish-server: {e}"))?;
-    let mut server = Reaped(server);
-    let started = Instant::now();
-    while TcpStream::connect(&addr).is_err() {
-        server.check_running("the server")?;
-        if started.elapsed() > Duration::from_secs(10) {
-            return Err(format!("the server did not listen on {addr} within 10 s"));
-        }
-        thread::sleep(Duration::from_millis(50));
-    }
-    let json = root().join("artifacts").join("relay-main-cell.json");
-    let args = format!(
+/// The main cell and the RTT step over WebTransport through the UDP relay;
+/// the page's section with the figures.
+fn relay_runs(seconds: u32) -> Result<String> {
+    let (_server, addr) = spawn_server(&[])?;
+    let main = format!(
         "--addr {addr} --transport webtransport --compact --bots 16 --seconds {seconds} \
          --relay-latency-ms 75 --relay-jitter-ms 30 --relay-loss 0.05 --seed 7"
     );
-    println!("==> main cell over real UDP: bots {args}");
+    let m = bots(&main, "relay-main-cell")?;
+    let step = format!(
+        "--addr {addr} --transport webtransport --compact --bots 8 --seconds 45 \
+         --relay-latency-ms 25 --relay-jitter-ms 5 --relay-step-latency-ms 125 \
+         --relay-step-at 10 --relay-step-for 20 --seed 8"
+    );
+    let st = bots(&step, "relay-rtt-step")?;
+    let date = Command::new("date")
+        .arg("+%Y-%m-%d")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .unwrap_or_default();
+    let pct = |f: &dyn Fn(&str) -> f64, name: &str| 100.0 * f(name) / f("inputs_sent").max(1.0);
+    let row = |f: &dyn Fn(&str) -> f64| {
+        format!(
+            "{:.0} ms | {:.0} / {:.0} ms | {:.0} ms | {:.2} % | {:.2} % | {} | {} | {} | {}",
+            f("rtt_p50_ms"),
+            f("input_to_ack_p50_ms"),
+            f("input_to_ack_p99_ms"),
+            f("slack_p50_ms"),
+            pct(f, "late_inputs"),
+            pct(f, "repeated_inputs"),
+            f("mispredictions"),
+            f("snaps"),
+            f("hard_resyncs"),
+            f("input_resends"),
+        )
+    };
+    Ok(format!(
+        "\n## Over real UDP through the relay\n\n\
+`cargo xtask bench` ran the release server and `target/release/bots` on {date} with, for the\n\
+main cell, `{main}` and, for the RTT step (50 ms to 250 ms RTT from 10 s to 30 s), `{step}`\n\
+(full bots, protocol 2, over WebTransport through the UDP impairment relay on 127.0.0.1;\n\
+wall-clock time on a shared 2-core machine, so the figures move from run to run).\n\n\
+| run | RTT p50 | input-to-ack p50 / p99 | slack p50 | late | repeated | mispredictions | snaps | hard resyncs | input resends |\n\
+|---|---|---|---|---|---|---|---|---|---|\n\
+| main cell, 16 bots | {} |\n\
+| RTT step, 8 bots | {} |\n\n\
+RTT step: the worst 1 s window from 2 s after the step up had {:.2} % late inputs (target at\n\
+most 0.5 %); from 5 s after the step down input-to-ack p50 was {:.0} ms (target at most RTT +\n\
+75 ms = 125 ms).\n",
+        row(&m),
+        row(&st),
+        st("step_worst_late_pct_per_s"),
+        st("step_input_to_ack_p50_ms_5s_after_down"),
+        date = date.trim(),
+    ))
+}
+
+/// Runs the bots with `args` (their JSON into `artifacts/NAME.json`); their
+/// summary, field by field (NaN for a missing one).
+fn bots(args: &str, name: &str) -> Result<impl Fn(&str) -> f64> {
+    let json = root().join("artifacts").join(format!("{name}.json"));
+    println!("==> {name} over real UDP: bots {args}");
     let out = Command::new(release_bin("bots"))
         .args(args.split(' ').filter(|a| !a.is_empty()))
         .arg("--json")
@@ -86,41 +118,13 @@ fn relay_main_cell(seconds: u32) -> Result<String> {
     let summary = stdout
         .lines()
         .find_map(|l| l.strip_prefix("summary "))
-        .ok_or("the bots printed no summary line")?;
-    let field = |name: &str| -> f64 {
+        .ok_or("the bots printed no summary line")?
+        .to_string();
+    Ok(move |field: &str| -> f64 {
         summary
             .split(' ')
-            .find_map(|kv| kv.strip_prefix(&format!("{name}=")))
+            .find_map(|kv| kv.strip_prefix(&format!("{field}=")))
             .and_then(|v| v.parse().ok())
             .unwrap_or(f64::NAN)
-    };
-    let inputs = field("inputs_sent");
-    let pct = |n: f64| 100.0 * n / inputs.max(1.0);
-    let date = Command::new("date")
-        .arg("+%Y-%m-%d")
-        .output()
-        .ok()
-        .and_then(|o| String::from_utf8(o.stdout).ok())
-        .unwrap_or_default();
-    Ok(format!(
-        "\n## Over real UDP through the relay\n\n\
-`cargo xtask bench` ran the release server and `target/release/bots {args}` on {date}\n\
-(16 full bots, protocol 2, over WebTransport through the UDP impairment relay on\n\
-127.0.0.1; wall-clock time on a shared 2-core machine, so the figures move from run to\n\
-run). Targets as above, RTT being what the bots measured.\n\n\
-| RTT p50 | input-to-ack p50 / p99 | slack p50 | late | repeated | mispredictions | snaps | hard resyncs | input resends |\n\
-|---|---|---|---|---|---|---|---|---|\n\
-| {:.0} ms | {:.0} / {:.0} ms | {:.0} ms | {:.2} % | {:.2} % | {} | {} | {} | {} |\n",
-        field("rtt_p50_ms"),
-        field("input_to_ack_p50_ms"),
-        field("input_to_ack_p99_ms"),
-        field("slack_p50_ms"),
-        pct(field("late_inputs")),
-        pct(field("repeated_inputs")),
-        field("mispredictions"),
-        field("snaps"),
-        field("hard_resyncs"),
-        field("input_resends"),
-        date = date.trim(),
-    ))
+    })
 }
