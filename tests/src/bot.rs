@@ -55,6 +55,9 @@ pub struct BotOptions {
     /// TCP relay for the WebSocket, a UDP relay for WebTransport (the
     /// offer still comes from the server).
     pub via: Option<SocketAddr>,
+    /// Resends per input message while snapshots are lost (protocol 2,
+    /// datagrams).
+    pub resends: u32,
 }
 
 /// What a bot connects over.
@@ -176,6 +179,7 @@ pub async fn run_bot(addr: SocketAddr, mut options: BotOptions) -> Result<BotRep
         down: options.down,
         seed: options.seed,
         encoding: options.encoding,
+        resends: options.resends,
         ..SessionConfig::default()
     });
     // The conditioner models what the transport would do with loss.

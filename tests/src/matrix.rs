@@ -148,8 +148,14 @@ fn wander(i: u64, net: NetScript, clock: ClientClock, encoding: Encoding) -> Cli
 
 /// The main cell: 16 bots, 60 s, 150 ms RTT, ±30 ms jitter, 5 % loss each way.
 pub fn main_cell(encoding: Encoding) -> Stepper {
-    let mut s = clear_bots(16, 11, |i| {
-        wander(
+    main_cell_with(encoding, 2)
+}
+
+/// The main cell with `resends` per input message while snapshots are lost.
+pub fn main_cell_with(encoding: Encoding, resends: u32) -> Stepper {
+    let mut s = clear_bots(16, 11, |i| ClientSpec {
+        resends,
+        ..wander(
             i,
             NetScript::steady(main_link()),
             ClientClock::default(),

@@ -50,11 +50,14 @@ pub struct ClientSpec {
     pub encoding: Encoding,
     /// The protocol it speaks.
     pub protocol: u32,
+    /// Resends per input message while snapshots are lost.
+    pub resends: u32,
 }
 
 impl ClientSpec {
     /// A client with `script` on a steady `both`-ways link, a perfect clock,
-    /// JSON snapshots and the newest protocol.
+    /// JSON snapshots, the newest protocol and 2 resends while snapshots are
+    /// lost (the stepper's links have no congestion control to fight).
     pub fn new(script: Script, both: LinkConditions, seed: u64) -> ClientSpec {
         ClientSpec {
             script,
@@ -63,6 +66,7 @@ impl ClientSpec {
             seed,
             encoding: Encoding::Json,
             protocol: PROTOCOL_VERSION,
+            resends: 2,
         }
     }
 }
@@ -242,6 +246,7 @@ impl Stepper {
             seed: spec.seed,
             encoding: spec.encoding,
             protocol: spec.protocol,
+            resends: spec.resends,
             ..SessionConfig::default()
         });
         self.clients.push(SimClient {

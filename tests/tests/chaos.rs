@@ -37,6 +37,7 @@ async fn good_bots(addr: SocketAddr, conditions: LinkConditions) -> Vec<BotRepor
                 source: Some(next_source()),
                 transport: skirmish_tests::bot::BotTransport::Websocket,
                 via: None,
+                resends: 0,
             },
         )
     });

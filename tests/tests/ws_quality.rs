@@ -56,6 +56,7 @@ async fn sixteen_bots(encoding: Encoding) -> anyhow::Result<f64> {
                 source: Some(next_source()),
                 transport: skirmish_tests::bot::BotTransport::Websocket,
                 via: None,
+                resends: 0,
             },
         )
     });

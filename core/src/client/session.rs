@@ -147,6 +147,8 @@ pub struct ClientSession {
     gaps_until: Option<Duration>,
     /// The share of snapshots lost lately.
     loss: f64,
+    /// Which snapshots arrived, to tell loss from reordering.
+    arrivals: downlink::Arrivals,
     cooldown: Cooldown,
     tracers: Tracers,
     last_snapshot: Option<Tick>,
@@ -186,6 +188,7 @@ impl ClientSession {
             timeline: RemoteTimeline::default(),
             gaps_until: None,
             loss: 0.0,
+            arrivals: downlink::Arrivals::default(),
             cooldown: Cooldown::default(),
             tracers: Tracers::default(),
             last_snapshot: None,

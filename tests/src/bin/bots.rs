@@ -101,6 +101,10 @@ struct Args {
     /// How long the step lasts, seconds.
     #[arg(long, default_value_t = 20.0)]
     relay_step_for: f64,
+    /// Protocol 2 over WebTransport: send each input message again this
+    /// many times, a quarter step apart, while snapshots are being lost.
+    #[arg(long, default_value_t = 0)]
+    resends: u32,
     /// Where to write the JSON report.
     #[arg(long, default_value = "artifacts/bots.json")]
     json: PathBuf,
@@ -192,6 +196,7 @@ async fn full(args: Args) -> Result<()> {
                 .then(skirmish_tests::next_source),
             transport: args.transport,
             via,
+            resends: args.resends,
         };
         let addr = args.addr;
         tasks.push(tokio::spawn(run_bot(addr, options)));

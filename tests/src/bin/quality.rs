@@ -179,11 +179,12 @@ fn timing_rows(plots_dir: &std::path::Path) -> anyhow::Result<Vec<Row>> {
     let mut rows = Vec::new();
 
     eprintln!("quality: main cell (compact, then JSON)");
-    for (name, encoding) in [
-        ("main cell, compact", Encoding::Compact),
-        ("main cell, JSON", Encoding::Json),
+    for (name, encoding, resends) in [
+        ("main cell, compact", Encoding::Compact, 2),
+        ("main cell, JSON", Encoding::Json, 2),
+        ("main cell, compact, no resends", Encoding::Compact, 0),
     ] {
-        let s = matrix::main_cell(encoding);
+        let s = matrix::main_cell_with(encoding, resends);
         rows.push(row(name, summarize(&all(&s), 0.0, 60.0, 60.0)));
     }
 

@@ -66,6 +66,12 @@ pub struct SessionConfig {
     pub protocol: u32,
     /// How inputs are paced (protocol 2).
     pub pacing: PacingConfig,
+    /// Protocol 2 over datagrams: how many times each input message is
+    /// sent again, a quarter of a step apart, while snapshots are being
+    /// lost. 0 (the default) over real QUIC, whose congestion control
+    /// queues extra datagrams on a lossy path; the stepper's links have no
+    /// congestion control and use 2.
+    pub resends: u32,
 }
 
 impl Default for SessionConfig {
@@ -83,6 +89,7 @@ impl Default for SessionConfig {
             encoding: Encoding::Json,
             protocol: PROTOCOL_VERSION,
             pacing: PacingConfig::default(),
+            resends: 0,
         }
     }
 }

@@ -20,6 +20,65 @@ use crate::shared::state::{PlayerId, PlayerState};
 use crate::shared::tick::Tick;
 use crate::shared::timing::InputTiming;
 
+/// Which snapshot ticks arrived lately, to tell a lost snapshot from one
+/// that is only late: a tick counts as lost once it is [`REORDER_TICKS`]
+/// behind the newest and still missing (jitter reorders; only loss is a
+/// reason to resend).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Arrivals {
+    /// The first tick seen (nothing before it is judged) and the newest.
+    span: Option<(Tick, Tick)>,
+    /// Bit `i`: tick `newest - i` arrived.
+    seen: u64,
+}
+
+/// How far behind the newest a missing snapshot may still arrive.
+const REORDER_TICKS: u32 = 4;
+
+impl Arrivals {
+    /// Snapshot `tick` arrived; when ticks were judged now, how many of
+    /// them were lost and how many were judged.
+    pub(super) fn arrived(&mut self, tick: Tick) -> Option<(u32, u32)> {
+        let Some((first, newest)) = self.span else {
+            self.span = Some((tick, tick));
+            self.seen = 1;
+            return None;
+        };
+        if tick <= newest {
+            let back = newest.0 - tick.0;
+            if back < 64 {
+                self.seen |= 1 << back;
+            }
+            return None;
+        }
+        let shift = tick.0 - newest.0;
+        self.seen = if shift >= 64 {
+            1
+        } else {
+            (self.seen << shift) | 1
+        };
+        self.span = Some((first, tick));
+        // The ticks that are now REORDER_TICKS or more behind for the first
+        // time are judged: arrived, or lost.
+        let (mut lost, mut judged) = (0, 0);
+        for q in REORDER_TICKS..REORDER_TICKS.saturating_add(shift).min(64) {
+            if tick.0.checked_sub(q).is_none_or(|t| t < first.0) {
+                continue;
+            }
+            judged += 1;
+            if self.seen & (1 << q) == 0 {
+                lost += 1;
+            }
+        }
+        Some((lost, judged))
+    }
+
+    /// Forgets everything (a new connection).
+    pub(super) fn clear(&mut self) {
+        *self = Arrivals::default();
+    }
+}
+
 /// A frame from the server, decoded, on its way through the conditioner.
 #[derive(Clone, Debug)]
 pub(super) enum Downlink {
@@ -164,6 +223,7 @@ impl ClientSession {
         self.authority = Authority::default();
         self.remotes.clear();
         self.timeline.reset();
+        self.arrivals.clear();
         self.accumulator = Duration::ZERO;
         self.last_snapshot = None;
         self.cooldown = Cooldown::default();
@@ -184,18 +244,18 @@ impl ClientSession {
         };
         self.stats.snapshots += 1;
         self.push_event(SessionEvent::Snapshot { server_tick });
-        if let Some(last) = self.last_snapshot.filter(|t| server_tick > *t) {
+        let lost = self.arrivals.arrived(server_tick);
+        if let Some((lost, counted)) = lost.filter(|(_, judged)| *judged > 0) {
             // Snapshot loss, as a moving average over about 100 ticks.
-            let missing = server_tick.0 - last.0 - 1;
-            for lost in (0..missing.min(100)).map(|_| 1.0).chain([0.0]) {
-                self.loss += (lost - self.loss) / 100.0;
+            for gone in (0..counted).map(|i| if i < lost { 1.0 } else { 0.0 }) {
+                self.loss += (gone - self.loss) / 100.0;
             }
             self.pacing.set_loss(self.loss);
-        }
-        if self.last_snapshot.is_some_and(|t| server_tick > t.next()) {
-            self.stats.snapshot_gaps += 1;
-            self.loss_seen(at);
-            self.gaps_until = Some(at + LOSS_MEMORY);
+            if lost > 0 {
+                self.stats.snapshot_gaps += u64::from(lost);
+                self.loss_seen(at);
+                self.gaps_until = Some(at + LOSS_MEMORY);
+            }
         }
         if self.last_snapshot.is_none_or(|t| server_tick > t) {
             // Only the newest snapshot so far says anything about the clock.
@@ -274,10 +334,38 @@ impl ClientSession {
 
     /// The server's report of how early our inputs arrive.
     fn on_timing(&mut self, timing: &InputTiming, at: Duration) {
-        let (late, repeated) = self.pacing.on_timing(timing);
+        // Late and repeated inputs are counted by the controller; they do
+        // not turn resends on by themselves: lateness from jitter or a
+        // congested path is not cured by sending more.
+        let _ = self.pacing.on_timing(timing);
+        let _ = at;
         self.push_event(SessionEvent::Timing(*timing));
-        if late + repeated > 0 {
-            self.loss_seen(at);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reordered_snapshot_is_not_lost_a_missing_one_is() {
+        let mut a = Arrivals::default();
+        assert_eq!(a.arrived(Tick(10)), None);
+        // 12 before 11: reordered, nothing judged lost yet.
+        for t in [12, 11, 13, 14] {
+            a.arrived(Tick(t));
         }
+        // 15 is never sent; 16 to 20 arrive: when 15 falls 4 behind, lost.
+        let mut lost = 0;
+        for t in 16..=20 {
+            if let Some((l, _)) = a.arrived(Tick(t)) {
+                lost += l;
+            }
+        }
+        assert_eq!(lost, 1);
+        // Nothing before the first tick counts.
+        let mut b = Arrivals::default();
+        b.arrived(Tick(100));
+        assert_eq!(b.arrived(Tick(101)), Some((0, 0)));
     }
 }

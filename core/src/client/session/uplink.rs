@@ -24,8 +24,6 @@ use crate::shared::tick::Tick;
 
 /// How long after the last sign of loss input messages are resent.
 pub const LOSS_MEMORY: Duration = Duration::from_secs(10);
-/// Resends per step while loss is seen, a quarter of a step apart.
-pub const RESENDS: u32 = 2;
 
 impl ClientSession {
     /// Whether this session's inputs name server ticks (the server spoke
@@ -169,7 +167,7 @@ impl ClientSession {
         // hitch): what is still in the accumulator.
         self.pacing.on_sent(tick, self.accumulator);
         self.resends_left = if self.scheduled() && self.loss_active() {
-            RESENDS
+            self.config.resends
         } else {
             0
         };
