@@ -103,15 +103,19 @@ struct Measured {
 struct Options {
     quick: bool,
     soak: u64,
+    /// Only the input clock's runs (`docs/QUALITY.md`).
+    quality_only: bool,
 }
 
 fn parse_options(args: &[String]) -> Result<Options> {
     let mut quick = false;
     let mut soak = None;
+    let mut quality_only = false;
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--quick" => quick = true,
+            "--quality" => quality_only = true,
             "--soak" => {
                 let value = args.next().ok_or("`--soak` needs a number of seconds")?;
                 let secs = value
@@ -122,7 +126,7 @@ fn parse_options(args: &[String]) -> Result<Options> {
             "--" => {}
             other => {
                 return Err(format!(
-                    "bench: unknown argument `{other}` (expected `--quick` or `--soak SECONDS`)"
+                    "bench: unknown argument `{other}` (expected `--quick`, `--quality` or `--soak SECONDS`)"
                 ))
             }
         }
@@ -130,12 +134,19 @@ fn parse_options(args: &[String]) -> Result<Options> {
     Ok(Options {
         quick,
         soak: soak.unwrap_or(if quick { 30 } else { 300 }),
+        quality_only,
     })
 }
 
 pub fn run(args: &[String]) -> Result {
     let options = parse_options(args)?;
     let cargo = cargo();
+    if options.quality_only {
+        let build =
+            "build --release -p skirmish-server -p skirmish-tests --bin skirmish-server --bin bots";
+        sh(&cargo, &build.split(' ').collect::<Vec<_>>(), &[])?;
+        return quality::run(options.quick);
+    }
     let criterion_args = ["--", "--warm-up-time", "1", "--measurement-time", "3"];
     for bench in ["reconcile", "world"] {
         let mut a = vec!["bench", "-p", "skirmish-core", "--bench", bench];

@@ -24,7 +24,7 @@ commands:
           main cell over real UDP (docs/QUALITY.md), then load runs of bots
           against the real server, written into docs/BENCHMARKS.md
           (`--quick` for short runs, `--soak SECONDS` for the memory run;
-          default 300)
+          default 300; `--quality` for docs/QUALITY.md alone)
   setup   only install what is missing";
 
 fn main() -> ExitCode {
