@@ -178,20 +178,20 @@ fn recorded_trace_regression_counters() {
 /// arrival time (the stepper's clock) rather than the session's last frame.
 ///
 /// With protocol 2 (the clock issue), each counter changed for a reason:
-/// - inputs 1594 -> 1586: the first input waits for the schedule (the
-///   first input tick is set from the clock, and the first timing reports
-///   hold it back to the target slack), so each client starts about two
-///   steps later;
-/// - snapshots 1517 -> 1519: the network moved from the session into the
+/// - inputs 1594 -> 1553: a protocol-2 session makes no input until the
+///   first pong has measured the round trip (150 ms here), and the first
+///   timing reports hold its early first schedule back, so each client
+///   starts about ten steps later;
+/// - snapshots 1517 -> 1518: the network moved from the session into the
 ///   stepper (snapshots are lost on a 1 ms grid with their own seeds, and
 ///   reliable frames travel apart), so players are placed at other ticks;
-/// - lost up 91 -> 218: while snapshots are being lost the stepper's
+/// - lost up 91 -> 217: while snapshots are being lost the stepper's
 ///   clients send every input message three times (two resends), so more
 ///   messages are sent and lost; lost down
-///   82 -> 169: the stepper's own seeded links, and the reliable frames
+///   82 -> 168: the stepper's own seeded links, and the reliable frames
 ///   (welcome, roster, combat) now travel apart, on a stream that loses
 ///   nothing;
 /// - late and repeated (new, 4 each): inputs whose every copy came after
 ///   their tick; the repeat equalled the real input each time (the trace
 ///   holds its controls for 25 steps), so nothing was mispredicted.
-const GOLDEN: (u64, u64, u64, u64, u64, u64, u64, u64, u64) = (1586, 0, 0, 0, 1519, 218, 169, 4, 4);
+const GOLDEN: (u64, u64, u64, u64, u64, u64, u64, u64, u64) = (1553, 0, 0, 0, 1518, 217, 168, 4, 4);

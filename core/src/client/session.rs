@@ -133,6 +133,9 @@ pub struct ClientSession {
     period: Duration,
     /// Steps to make no input in (a backward jump of the schedule).
     hold: u32,
+    /// Protocol 2: whether the first input tick has been set (it waits for
+    /// the first round-trip sample).
+    schedule_started: bool,
     /// When the last input message goes again (while loss is seen).
     resend_at: Option<Duration>,
     /// Resends still to come for the last step.
@@ -181,6 +184,7 @@ impl ClientSession {
             pacing: Pacing::new(config.pacing, SimConfig::default().cadence()),
             period: SimConfig::default().cadence(),
             hold: 0,
+            schedule_started: false,
             resend_at: None,
             resends_left: 0,
             loss_until: None,

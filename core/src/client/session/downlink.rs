@@ -290,9 +290,9 @@ impl ClientSession {
             // Unreachable: a snapshot is only read once welcomed.
             State::Connecting => {}
             State::Joined(welcome) => {
-                if welcome.protocol >= 2 {
-                    self.next_tick = self.first_scheduled_tick(welcome.sim.cadence());
-                }
+                // Protocol 2: the schedule starts with the first step that
+                // knows the round trip (uplink.rs).
+                self.schedule_started = false;
                 let mut local = Box::new(LocalPlayer::new(
                     welcome.sim.clone(),
                     self.config.smoothing,

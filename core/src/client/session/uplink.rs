@@ -85,16 +85,19 @@ impl ClientSession {
             && self.loss_until.is_some_and(|until| self.now() < until)
     }
 
-    /// The first input tick of a protocol-2 session that starts playing
-    /// now: the server's tick by the clock, plus the round trip (or a
-    /// guess of 150 ms) and two ticks. The first timing report corrects
-    /// it; the guess errs early, so that correction is a hold (nothing
-    /// repeated) rather than a skip.
-    pub(super) fn first_scheduled_tick(&self, cadence: Duration) -> Tick {
-        let server = self.clock.server_ticks(self.now()).unwrap_or(0.0).max(0.0);
-        let rtt = self.clock.rtt().unwrap_or(Duration::from_millis(150));
+    /// The first input tick of a protocol-2 session: the server's tick by
+    /// the clock, plus the round trip and two ticks, so that it errs early
+    /// and the first timing reports hold the schedule back (nothing
+    /// repeated) rather than skip it forward. `None` until the first pong
+    /// (one round trip after joining): no input is made before, so none
+    /// can be late.
+    fn first_scheduled_tick(&self, cadence: Duration) -> Option<Tick> {
+        let server = self.clock.server_ticks(self.now())?.max(0.0);
+        let rtt = self.clock.rtt()?;
         let lead = rtt.as_secs_f64() / cadence.as_secs_f64().max(1e-6) + 2.0;
-        Tick((server + lead).ceil().min(f64::from(u32::MAX - 1)) as u32)
+        Some(Tick(
+            (server + lead).ceil().min(f64::from(u32::MAX - 1)) as u32
+        ))
     }
 
     fn fixed_step(&mut self) {
@@ -106,6 +109,18 @@ impl ClientSession {
             .is_some_and(|s| s.alive);
         if !matches!(self.state, State::Playing(..)) {
             return;
+        }
+        if self.scheduled() && !self.schedule_started {
+            let first = self
+                .welcome()
+                .and_then(|w| self.first_scheduled_tick(w.sim.cadence()));
+            match first {
+                Some(first) => {
+                    self.next_tick = first;
+                    self.schedule_started = true;
+                }
+                None => return,
+            }
         }
         match self.pacing.take_jump().filter(|_| self.scheduled()) {
             Some(Jump::Forward(n)) => {
