@@ -81,7 +81,7 @@ impl RemoteTimeline {
         }
     }
 
-    /// Jumps taken (targets more than [`MAX_GAP_TICKS`] ahead).
+    /// Jumps taken (targets more than `MAX_GAP_TICKS`, 40 ticks, ahead).
     pub fn jumps(&self) -> u64 {
         self.jumps
     }

@@ -23,6 +23,10 @@ fn all(s: &Stepper) -> Vec<&SimClient> {
     s.clients.iter().collect()
 }
 
+/// Where the section of the relay runs starts (written by `cargo xtask
+/// bench`, kept when this runs alone).
+const RELAY_SECTION: &str = "\n## Over real UDP through the relay";
+
 /// One row: the scenario, its summary, and what only some rows have.
 struct Row {
     name: String,
@@ -169,7 +173,13 @@ fn main() -> anyhow::Result<()> {
         .with_context(|| format!("cannot create {}", plots_dir.display()))?;
     let mut rows = timing_rows(&plots_dir)?;
     rows.extend(fairness_rows());
-    std::fs::write(dir.join("QUALITY.md"), page(&rows))?;
+    // The relay runs (`cargo xtask bench`) are measured apart: keep them.
+    let path = dir.join("QUALITY.md");
+    let kept = std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|old| old.find(RELAY_SECTION).map(|at| old[at..].to_string()))
+        .unwrap_or_default();
+    std::fs::write(&path, page(&rows) + &kept)?;
     eprintln!("quality: wrote {}", dir.join("QUALITY.md").display());
     Ok(())
 }

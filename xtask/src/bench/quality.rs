@@ -36,6 +36,10 @@ pub fn run(quick: bool) -> Result {
     let page = root().join("docs").join("QUALITY.md");
     let mut text =
         fs::read_to_string(&page).map_err(|e| format!("cannot read {}: {e}", page.display()))?;
+    // bin/quality keeps the previous relay section; this run replaces it.
+    if let Some(at) = text.find("\n## Over real UDP through the relay") {
+        text.truncate(at);
+    }
     text.push_str(&section);
     fs::write(&page, text).map_err(|e| format!("cannot write {}: {e}", page.display()))?;
     println!("==> wrote {}", page.display());
