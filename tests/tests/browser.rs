@@ -177,7 +177,12 @@ async fn hold_forward(client: &Client) -> Result<(Duration, Value, Value)> {
     .await?;
     key(client, KeyAction::Up { value: 'w' }).await?;
     let released = state(client).await?;
-    let sent = released["inputs"].as_u64().unwrap_or(u64::MAX);
+    // Protocol 2: input ticks are server ticks, so wait for the tick of the
+    // newest input at the release, and two idle steps after it (the
+    // drawn pose is between the last two steps).
+    let sent = released["last_input_tick"]
+        .as_u64()
+        .map_or(u64::MAX, |t| t + 2);
     // The client keeps sending (idle) inputs; the server's ack catches up
     // with everything sent up to the release.
     let end = wait_for(client, "the ack catches up", Duration::from_secs(10), |s| {
@@ -213,9 +218,9 @@ async fn page_loads_and_holding_forward_moves_the_player_and_the_ack_catches_up(
     let (reaction, _, end) = result?;
     println!("moved {reaction:?} after the key press; {end}");
     assert!(reaction < Duration::from_millis(500), "{reaction:?}");
-    // Pending: what is in flight (about one input on loopback) plus what
-    // waits in the server's queue, which catch-up drains to at most
-    // CATCH_UP_ABOVE + 1 (more when the machine delays the server's ticks).
+    // Pending: what is in flight and waits for its tick (the pacing
+    // controller's slack, a few ticks on loopback; the old queue's bound
+    // still holds).
     let bound = skirmish_core::CATCH_UP_ABOVE as u64 + 2;
     assert!(
         end["pending"].as_u64() <= Some(bound),
@@ -234,6 +239,17 @@ async fn page_loads_and_holding_forward_moves_the_player_and_the_ack_catches_up(
     assert_eq!(end["missing_baselines"], 0, "{end}");
     assert!(end["deltas"].as_u64() > Some(10), "{end}");
     assert!(end["bytes_down_per_sec"].as_f64() > Some(0.0), "{end}");
+    // The page speaks protocol 2: its inputs are paced by the server's
+    // timing reports, and the HUD says how early they arrive.
+    assert_eq!(end["protocol_scheduled"], true, "{end}");
+    assert!(
+        end["slack_ms"].is_number(),
+        "a timing report arrived: {end}"
+    );
+    assert!(end["target_slack_ms"].is_number(), "{end}");
+    assert_eq!(end["hard_resyncs"], 0, "{end}");
+    let hud = end["hud_text"].as_str().unwrap_or_default();
+    assert!(hud.contains("input slack"), "{hud}");
     srv.shutdown().await
 }
 

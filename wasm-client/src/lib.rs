@@ -327,6 +327,7 @@ impl App {
             "inputs": hud.stats.inputs,
             "snapshots": hud.stats.snapshots,
             "ack": hud.ack.map(|t| t.0),
+            "last_input_tick": hud.last_input.map(|t| t.0),
             "phase": format!("{:?}", hud.phase),
             "transport": self.connection.transport().map(net::Transport::name),
             "encoding": format!("{:?}", self.encoding),

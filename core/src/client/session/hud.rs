@@ -91,6 +91,8 @@ pub struct Hud {
     pub last_snapshot: Option<Tick>,
     /// Newest own input tick the server has acknowledged.
     pub ack: Option<Tick>,
+    /// The tick of the newest input made (protocol 2: a server tick).
+    pub last_input: Option<Tick>,
     /// Inputs not yet acknowledged.
     pub pending: usize,
     /// Size of the last counted correction.
@@ -169,6 +171,7 @@ impl ClientSession {
             ack: local
                 .and_then(|l| l.authoritative())
                 .and_then(|s| s.ack_move_tick),
+            last_input: (self.stats.inputs > 0).then_some(self.next_tick),
             pending: local.map_or(0, |l| l.pending().len()),
             last_correction: stats.last_correction,
             corrections: stats.corrections,
