@@ -408,9 +408,6 @@ impl SimClient {
         self.watch_remote_time(now);
         let t = now.as_secs_f64();
         let tenth = (now.as_millis() % 100) < 10;
-        if tenth && std::env::var("TRACE_PACING").is_ok() && self.id.0 == 1 {
-            eprintln!("{t:.1} {:?}", self.session.pacing().debug_numbers());
-        }
         if tenth {
             let pct = self.session.hud().pacing.dilation_pct;
             self.trace.dilation_pct.push((t, pct));

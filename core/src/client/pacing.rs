@@ -359,15 +359,6 @@ impl Pacing {
         Some(self.level()? + self.target_offset()?)
     }
 
-    /// The level, the low spread and the offset, in ms (for tracing).
-    pub fn debug_numbers(&self) -> (f64, f64, f64) {
-        (
-            self.level().unwrap_or(0.0),
-            self.low_spread(),
-            self.offset_ms,
-        )
-    }
-
     /// Hard resyncs (jumps after the first).
     pub fn resyncs(&self) -> u64 {
         self.resyncs

@@ -382,11 +382,6 @@ impl ClientSession {
         self.names.get(&id).map(String::as_str)
     }
 
-    /// The pacing controller.
-    pub fn pacing(&self) -> &Pacing {
-        &self.pacing
-    }
-
     /// The server clock estimate.
     pub fn clock(&self) -> &ServerClock {
         &self.clock
