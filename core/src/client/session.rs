@@ -140,14 +140,13 @@ pub struct ClientSession {
     resend_at: Option<Duration>,
     /// Resends still to come for the last step.
     resends_left: u32,
-    /// Until when loss was seen lately.
-    loss_until: Option<Duration>,
     /// How far back the last own shot was judged from, as the view was.
     last_rewind: Option<Duration>,
     /// The time remote players are drawn at.
     timeline: RemoteTimeline,
-    /// Until when snapshots were seen missing lately.
-    gaps_until: Option<Duration>,
+    /// Until when snapshots were seen missing lately: the interpolation
+    /// delay grows a tick and inputs are resent (if configured) till then.
+    losing_until: Option<Duration>,
     /// The share of snapshots lost lately.
     loss: f64,
     /// Which snapshots arrived, to tell loss from reordering.
@@ -187,10 +186,9 @@ impl ClientSession {
             schedule_started: false,
             resend_at: None,
             resends_left: 0,
-            loss_until: None,
             last_rewind: None,
             timeline: RemoteTimeline::default(),
-            gaps_until: None,
+            losing_until: None,
             loss: 0.0,
             arrivals: downlink::Arrivals::default(),
             cooldown: Cooldown::default(),
@@ -423,7 +421,7 @@ impl ClientSession {
             .config
             .interpolation
             .adaptive_delay(cadence, self.clock.arrival_jitter());
-        let losing = self.gaps_until.is_some_and(|until| self.now() < until);
+        let losing = self.losing_until.is_some_and(|until| self.now() < until);
         if losing {
             (delay + cadence).min(self.config.interpolation.delay * 4)
         } else {

@@ -30,7 +30,6 @@ pub const MAX_GAP_TICKS: f64 = 40.0;
 pub struct RemoteTimeline {
     /// Remote time in server ticks, and the local time it was set at.
     at: Option<(f64, Duration)>,
-    rate: f64,
     jumps: u64,
 }
 
@@ -44,7 +43,6 @@ impl RemoteTimeline {
             (None, None) => return None,
             (None, Some(target)) => {
                 self.at = Some((target, now));
-                self.rate = 1.0;
                 return Some(target);
             }
             (Some(at), _) => at,
@@ -61,8 +59,8 @@ impl RemoteTimeline {
             return Some(target);
         }
         let wanted = 1.0 + gap * tick_secs / CONVERGENCE.as_secs_f64();
-        self.rate = wanted.clamp(1.0 - MAX_RATE_CHANGE, 1.0 + MAX_RATE_CHANGE);
-        let next = time + elapsed * self.rate;
+        let rate = wanted.clamp(1.0 - MAX_RATE_CHANGE, 1.0 + MAX_RATE_CHANGE);
+        let next = time + elapsed * rate;
         self.at = Some((next, now));
         Some(next)
     }
@@ -70,15 +68,6 @@ impl RemoteTimeline {
     /// The time remotes are drawn at (as of the last advance).
     pub fn time(&self) -> Option<f64> {
         self.at.map(|(t, _)| t)
-    }
-
-    /// The playback rate in force (1.0: real time).
-    pub fn rate(&self) -> f64 {
-        if self.at.is_some() {
-            self.rate
-        } else {
-            1.0
-        }
     }
 
     /// Jumps taken (targets more than `MAX_GAP_TICKS`, 40 ticks, ahead).

@@ -129,7 +129,7 @@ impl ClientSession {
             players.push(frame.own);
         }
         if let Some(timing) = frame.timing {
-            self.on_timing(&timing, at);
+            self.on_timing(&timing);
         }
         self.baselines.keep(frame.server_tick, frame.players);
         self.on_snapshot(frame.server_tick, &players, Some(&present), at);
@@ -160,7 +160,7 @@ impl ClientSession {
                 rules: combat.unwrap_or_default(),
                 protocol,
             }),
-            ServerMessage::Timing(timing) => self.on_timing(&timing, at),
+            ServerMessage::Timing(timing) => self.on_timing(&timing),
             ServerMessage::Snapshot {
                 server_tick,
                 players,
@@ -253,8 +253,7 @@ impl ClientSession {
             self.pacing.set_loss(self.loss);
             if lost > 0 {
                 self.stats.snapshot_gaps += u64::from(lost);
-                self.loss_seen(at);
-                self.gaps_until = Some(at + LOSS_MEMORY);
+                self.losing_until = Some(at + LOSS_MEMORY);
             }
         }
         if self.last_snapshot.is_none_or(|t| server_tick > t) {
@@ -333,12 +332,11 @@ impl ClientSession {
     }
 
     /// The server's report of how early our inputs arrive.
-    fn on_timing(&mut self, timing: &InputTiming, at: Duration) {
+    fn on_timing(&mut self, timing: &InputTiming) {
         // Late and repeated inputs are counted by the controller; they do
-        // not turn resends on by themselves: lateness from jitter or a
-        // congested path is not cured by sending more.
-        let _ = self.pacing.on_timing(timing);
-        let _ = at;
+        // not turn resends on: lateness from jitter or a congested path is
+        // not cured by sending more.
+        self.pacing.on_timing(timing);
         self.push_event(SessionEvent::Timing(*timing));
     }
 }

@@ -73,16 +73,11 @@ impl ClientSession {
         }
     }
 
-    /// Loss was seen at `at`: input messages go twice for a while.
-    pub(super) fn loss_seen(&mut self, at: Duration) {
-        self.loss_until = Some(at + LOSS_MEMORY);
-    }
-
     /// Whether input messages are resent now: loss seen lately, over
     /// datagrams (over a stream a resend can never overtake the original).
     fn loss_active(&self) -> bool {
         self.up.delivery() == Delivery::Datagrams
-            && self.loss_until.is_some_and(|until| self.now() < until)
+            && self.losing_until.is_some_and(|until| self.now() < until)
     }
 
     /// The first input tick of a protocol-2 session: the server's tick by
