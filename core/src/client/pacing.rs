@@ -110,6 +110,11 @@ pub struct Pacing {
     recent: VecDeque<f64>,
     /// Distances below the centred median, newest last.
     spread: VecDeque<f64>,
+    /// The same distances, sorted (kept so, not sorted per step).
+    sorted: Vec<f64>,
+    /// The medians of the newest `level_samples` and of the newest three,
+    /// as of the last sample.
+    medians: Option<(f64, f64)>,
     synced: bool,
     pending_jump: Option<Jump>,
     dilation: f64,
@@ -133,6 +138,8 @@ impl Pacing {
             loss: 0.0,
             recent: VecDeque::new(),
             spread: VecDeque::new(),
+            sorted: Vec::new(),
+            medians: None,
             synced: false,
             pending_jump: None,
             dilation: 0.0,
@@ -223,10 +230,25 @@ impl Pacing {
             let middle = self.recent[width / 2];
             let centred = median(self.recent.iter().copied());
             if self.spread.len() >= self.config.spread_samples.max(1) {
-                self.spread.pop_front();
+                if let Some(old) = self.spread.pop_front() {
+                    let at = self.sorted.partition_point(|v| v.total_cmp(&old).is_lt());
+                    if at < self.sorted.len() {
+                        self.sorted.remove(at);
+                    }
+                }
             }
-            self.spread.push_back(middle - centred);
+            let residual = middle - centred;
+            self.spread.push_back(residual);
+            let at = self
+                .sorted
+                .partition_point(|v| v.total_cmp(&residual).is_lt());
+            self.sorted.insert(at, residual);
         }
+        let newest = |n: usize| {
+            let skip = self.recent.len().saturating_sub(n);
+            median(self.recent.iter().skip(skip).copied())
+        };
+        self.medians = Some((newest(self.config.level_samples.max(1)), newest(3)));
         self.update_target();
     }
 
@@ -234,15 +256,7 @@ impl Pacing {
     /// three when those say inputs are arriving late now (a latency step
     /// up is followed in three samples, not half the window).
     fn level(&self) -> Option<f64> {
-        if self.recent.is_empty() {
-            return None;
-        }
-        let newest = |n: usize| {
-            let skip = self.recent.len().saturating_sub(n);
-            median(self.recent.iter().skip(skip).copied())
-        };
-        let level = newest(self.config.level_samples.max(1));
-        let now = newest(3);
+        let (level, now) = self.medians?;
         Some(if now + self.offset_ms < 0.0 {
             level.min(now)
         } else {
@@ -257,14 +271,12 @@ impl Pacing {
         // initial guess; until the window is full its lowest samples stand
         // for the tail.
         let enough = (1.0 / self.config.late_target.max(1e-6)).min(40.0) as usize;
-        if self.spread.len() < enough {
+        if self.sorted.len() < enough.max(1) {
             return -self.config.initial_spread_ms;
         }
-        let mut sorted: Vec<f64> = self.spread.iter().copied().collect();
-        sorted.sort_by(f64::total_cmp);
         let share = self.config.late_target + self.loss * self.loss;
-        let at = (sorted.len() as f64 * share).floor() as usize;
-        sorted[at.min(sorted.len() - 1)].min(0.0)
+        let at = (self.sorted.len() as f64 * share).floor() as usize;
+        self.sorted[at.min(self.sorted.len() - 1)].min(0.0)
     }
 
     /// The offset the schedule should have, in ms; `None` before any sample.
@@ -349,11 +361,6 @@ impl Pacing {
         self.last_slack_ms
     }
 
-    /// The slack an input sent now would have at the level, in ms.
-    pub fn expected_slack_ms(&self) -> Option<f64> {
-        Some(self.level()? + self.offset_ms)
-    }
-
     /// The slack the controller holds inputs at (at the level), in ms.
     pub fn target_slack_ms(&self) -> Option<f64> {
         Some(self.level()? + self.target_offset()?)
@@ -372,11 +379,6 @@ impl Pacing {
     /// Ticks the server simulated with a repeated input since joining.
     pub fn repeated(&self) -> u64 {
         self.repeated
-    }
-
-    /// Whether the first sample has set the schedule.
-    pub fn synced(&self) -> bool {
-        self.synced
     }
 }
 
