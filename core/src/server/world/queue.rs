@@ -103,11 +103,19 @@ pub(super) fn apply_inputs(
         player.ack = Some(input.tick);
         apply_one(id, player, &input, sim, stats, shots);
     }
-    player.velocity = if player.is_alive() {
-        (player.pose.position - before) / sim.cadence_secs()
-    } else {
-        Vec2::ZERO
-    };
+    player.settle_velocity(before, sim);
+}
+
+impl ServerPlayer {
+    /// The velocity over this tick, from where the player was before its
+    /// inputs (zero while dead).
+    pub(super) fn settle_velocity(&mut self, before: Vec2, sim: &SimConfig) {
+        self.velocity = if self.is_alive() {
+            (self.pose.position - before) / sim.cadence_secs()
+        } else {
+            Vec2::ZERO
+        };
+    }
 }
 
 /// Applies one input to a player (acknowledged already): one cadence of

@@ -49,7 +49,10 @@ pub(super) struct Schedule {
 }
 
 impl Schedule {
-    fn note(&mut self, tick: Tick, slack_ms: f64) {
+    /// An input for `tick` arrived for the first time with `slack_ms`:
+    /// counted in the histogram, and reported if it is the tightest yet.
+    fn note(&mut self, tick: Tick, slack_ms: f64, stats: &mut WorldStats) {
+        stats.slack.record(slack_ms as i32);
         if self.sample.is_none_or(|(_, s)| slack_ms < s) {
             self.sample = Some((tick, slack_ms));
         }
@@ -104,9 +107,8 @@ impl ServerPlayer {
                         schedule.repeats &= !(1 << b);
                     }
                     schedule.late = schedule.late.wrapping_add(1);
-                    schedule.note(t, slack);
+                    schedule.note(t, slack, stats);
                     stats.late_inputs += 1;
-                    stats.slack.record(slack as i32);
                     out.late += 1;
                 } else {
                     out.duplicates += 1;
@@ -121,14 +123,11 @@ impl ServerPlayer {
                     out.dropped += 1;
                 } else {
                     self.queue.insert(at, *input);
-                    schedule.note(t, slack);
-                    stats.slack.record(slack as i32);
+                    schedule.note(t, slack, stats);
                     out.queued += 1;
                 }
             }
         }
-        // A player that has never been simulated before a late input: the
-        // ack stays empty until its first input's tick comes.
         out
     }
 }
@@ -171,7 +170,7 @@ pub(super) fn apply_scheduled(
         ),
         // Nothing yet from this player: it stands still, unacknowledged.
         (None, None) => {
-            player.velocity = glam::Vec2::ZERO;
+            player.settle_velocity(before, sim);
             return;
         }
     };
@@ -183,11 +182,7 @@ pub(super) fn apply_scheduled(
     }
     player.ack = Some(tick);
     apply_one(id, player, &input, sim, stats, shots);
-    player.velocity = if player.is_alive() {
-        (player.pose.position - before) / sim.cadence_secs()
-    } else {
-        glam::Vec2::ZERO
-    };
+    player.settle_velocity(before, sim);
 }
 
 #[cfg(test)]
