@@ -69,9 +69,10 @@ pub use shared::combat::{shot_path, CombatRules, Cooldown};
 pub use shared::config::{ConfigError, Rect, SimConfig, MAX_OBSTACLES};
 pub use shared::input::{MoveInput, PredictedMoveStep};
 pub use shared::protocol::{
-    check_room_name, decode_client, decode_server, encode, ClientMessage, CombatEvent, Encoding,
-    ErrorCode, ProtocolError, RosterEntry, ServerMessage, WireInput, MAX_FRAME_BYTES,
-    MAX_INPUTS_PER_MESSAGE, MAX_NAME_CHARS, MAX_ROOM_CHARS, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION,
+    check_room_name, decode_client, decode_client_frame, decode_server, encode, ClientMessage,
+    CombatEvent, Encoding, ErrorCode, ProtocolError, RosterEntry, ServerMessage, WireInput,
+    MAX_FRAME_BYTES, MAX_INPUTS_PER_MESSAGE, MAX_NAME_CHARS, MAX_ROOM_CHARS, MIN_PROTOCOL_VERSION,
+    PROTOCOL_VERSION,
 };
 pub use shared::rng::SeededRng;
 pub use shared::sim::{

@@ -25,7 +25,7 @@
 
 use std::time::{Duration, Instant};
 
-use clap::Args;
+pub use crate::config::AgonesSettings;
 
 #[cfg(feature = "agones")]
 mod publish;
@@ -44,36 +44,6 @@ pub const ROOMS_COUNTER: &str = "rooms";
 pub const PLAYERS_COUNTER: &str = "players";
 /// The label (`agones.dev/sdk-rooms` on the `GameServer`) with the room count.
 pub const ROOMS_LABEL: &str = "rooms";
-
-/// How the server runs under Agones.
-#[derive(Clone, Debug, Args)]
-pub struct AgonesSettings {
-    /// Run as an Agones game server: talk to the SDK sidecar (needs a
-    /// server built with the `agones` feature).
-    #[arg(long = "agones")]
-    pub enabled: bool,
-    /// The SDK sidecar's gRPC port on localhost.
-    #[arg(
-        long = "agones-sdk-port",
-        env = "AGONES_SDK_GRPC_PORT",
-        default_value_t = 9357
-    )]
-    pub sdk_port: u16,
-    /// How long to keep trying to reach the sidecar at start, in seconds.
-    #[arg(long = "agones-connect-timeout", default_value = "30", value_parser = crate::config::seconds)]
-    pub connect_timeout: Duration,
-    /// After an allocation, shut down once the server has had no players
-    /// for this many seconds.
-    #[arg(long = "agones-shutdown-when-empty", value_parser = crate::config::seconds)]
-    pub shutdown_when_empty: Option<Duration>,
-    /// How often a health ping is due.
-    #[arg(skip = Duration::from_secs(2))]
-    pub health_every: Duration,
-    /// A room that has not finished a tick for longer than this stops the
-    /// health pings.
-    #[arg(skip = Duration::from_secs(1))]
-    pub stall_after: Duration,
-}
 
 /// Whether a health ping is due: every room finished a tick within
 /// `stall_after` (`slowest` is the longest any room has gone without one).
@@ -192,7 +162,7 @@ impl Agones {
     #[allow(clippy::unused_async)]
     pub async fn run(
         self,
-        _server: crate::RunningServer,
+        _server: crate::server::RunningServer,
         _stop: impl std::future::Future<Output = ()>,
     ) -> anyhow::Result<()> {
         match self {}
@@ -284,7 +254,7 @@ mod tests {
 
     #[test]
     fn defaults_are_off_with_the_documented_port() {
-        let settings = crate::ServerConfig::default().agones;
+        let settings = crate::config::ServerConfig::default().agones;
         assert!(!settings.enabled);
         assert_eq!(settings.health_every, Duration::from_secs(2));
         assert_eq!(settings.stall_after, Duration::from_secs(1));

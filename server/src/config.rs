@@ -42,7 +42,37 @@ pub struct ServerConfig {
     pub webtransport: WebTransportSettings,
     /// Running as an Agones game server.
     #[command(flatten)]
-    pub agones: crate::agones::AgonesSettings,
+    pub agones: AgonesSettings,
+}
+
+/// How the server runs under Agones.
+#[derive(Clone, Debug, Args)]
+pub struct AgonesSettings {
+    /// Run as an Agones game server: talk to the SDK sidecar (needs a
+    /// server built with the `agones` feature).
+    #[arg(long = "agones")]
+    pub enabled: bool,
+    /// The SDK sidecar's gRPC port on localhost.
+    #[arg(
+        long = "agones-sdk-port",
+        env = "AGONES_SDK_GRPC_PORT",
+        default_value_t = 9357
+    )]
+    pub sdk_port: u16,
+    /// How long to keep trying to reach the sidecar at start, in seconds.
+    #[arg(long = "agones-connect-timeout", default_value = "30", value_parser = seconds)]
+    pub connect_timeout: Duration,
+    /// After an allocation, shut down once the server has had no players
+    /// for this many seconds.
+    #[arg(long = "agones-shutdown-when-empty", value_parser = seconds)]
+    pub shutdown_when_empty: Option<Duration>,
+    /// How often a health ping is due.
+    #[arg(skip = Duration::from_secs(2))]
+    pub health_every: Duration,
+    /// A room that has not finished a tick for longer than this stops the
+    /// health pings.
+    #[arg(skip = Duration::from_secs(1))]
+    pub stall_after: Duration,
 }
 
 /// Where WebTransport listens, and with which certificate.
@@ -130,10 +160,12 @@ impl RoomSettings {
 /// counted in `/metrics`.
 #[derive(Clone, Debug, Args)]
 pub struct Limits {
-    /// Open connections in all (HTTP and WebSocket); more get HTTP 503.
+    /// Open connections in all (HTTP, WebSocket and WebTransport); more are
+    /// refused: HTTP 503 on TCP, a refused handshake on WebTransport.
     #[arg(long, default_value_t = 10_000)]
     pub max_connections: usize,
-    /// Open connections from one source address; more get HTTP 429.
+    /// Open connections from one source address; more are refused: HTTP 429
+    /// on TCP, a refused handshake on WebTransport.
     #[arg(long, default_value_t = 16)]
     pub max_connections_per_address: usize,
     /// Seats one source address may hold at once, over all rooms.

@@ -51,7 +51,7 @@ labelled! {
         HelloTimeout = "hello_timeout",
         /// The hello was refused (bad protocol, bad name, server full, address limit).
         Refused = "refused",
-        /// A WebSocket protocol error (e.g. a frame over the transport limit).
+        /// A transport protocol error (e.g. a frame over the transport limit).
         ProtocolError = "protocol_error",
         /// The server shut down.
         Shutdown = "shutdown",
@@ -59,17 +59,21 @@ labelled! {
 }
 
 labelled! {
-    /// Why a connection was turned away before any WebSocket or room work.
+    /// Why a connection was turned away before any session or room work.
     pub enum Refusal {
-        /// The server holds its maximum of open connections (HTTP 503).
+        /// The server holds its maximum of open connections (HTTP 503 on
+        /// TCP; a refused QUIC handshake on WebTransport).
         TooManyConnections = "too_many_connections",
-        /// The source address holds its maximum of open connections (HTTP 429).
+        /// The source address holds its maximum of open connections (HTTP 429
+        /// on TCP; a refused QUIC handshake on WebTransport).
         TooManyFromAddress = "too_many_from_address",
         /// No complete HTTP request within the upgrade deadline.
         UpgradeTimeout = "upgrade_timeout",
         /// A plain HTTP connection outlived its deadline (e.g. a client that
         /// never reads the response).
         HttpTimeout = "http_timeout",
+        /// A WebTransport session asked for a path other than `/wt`.
+        WrongPath = "wrong_path",
     }
 }
 
@@ -172,7 +176,7 @@ impl Metrics {
         add(&self.rejected[code as usize], 1);
     }
 
-    /// Inputs were dropped (full queue, or a full room channel).
+    /// Inputs were dropped because a player's input queue was full.
     pub fn dropped_inputs(&self, n: u64) {
         add(&self.dropped_inputs, n);
     }
@@ -240,7 +244,7 @@ impl Metrics {
         gauge("skirmish_rooms", "Open rooms.", "gauge", get(&self.rooms));
         gauge(
             "skirmish_connections",
-            "Open WebSocket connections.",
+            "Open sessions, WebSocket and WebTransport.",
             "gauge",
             get(&self.connections),
         );

@@ -1,8 +1,8 @@
 //! The Agones contract, without a cluster: the real server, with `--agones`,
 //! against a fake SDK sidecar (`agones/fake.rs`) that records every call.
 //! Built only with the `agones` feature (`cargo xtask test` runs
-//! `cargo test -p skirmish-server --features agones --test agones`).
-#![cfg(feature = "agones")]
+//! `cargo test -p skirmish-server --features agones,test-hooks --test agones`).
+#![cfg(all(feature = "agones", feature = "test-hooks"))]
 
 #[path = "agones/fake.rs"]
 mod fake;

@@ -72,6 +72,28 @@ fn digest(hex: &str) -> Result<Sha256Digest> {
     Ok(Sha256Digest::new(array))
 }
 
+/// A WebTransport session to `offer` (its URL, pinning its hashes) from
+/// `source` when given, with no stream opened yet.
+///
+/// # Errors
+/// The hashes are not hex or the handshake fails (a wrong path included).
+pub async fn bare_session(offer: &Offer, source: Option<IpAddr>) -> Result<Connection> {
+    let hashes = offer
+        .hashes
+        .iter()
+        .map(|h| digest(h))
+        .collect::<Result<Vec<_>>>()?;
+    let bind = SocketAddr::new(source.unwrap_or(IpAddr::from([127, 0, 0, 1])), 0);
+    let config = ClientConfig::builder()
+        .with_bind_address(bind)
+        .with_server_certificate_hashes(hashes)
+        .build();
+    Endpoint::client(config)?
+        .connect(&offer.url)
+        .await
+        .with_context(|| format!("connecting to {}", offer.url))
+}
+
 /// A WebTransport session with the server.
 pub struct WtClient {
     connection: Connection,
@@ -88,20 +110,14 @@ impl WtClient {
     /// # Errors
     /// The handshake or the stream fails.
     pub async fn connect(offer: &Offer, source: Option<IpAddr>) -> Result<WtClient> {
-        let hashes = offer
-            .hashes
-            .iter()
-            .map(|h| digest(h))
-            .collect::<Result<Vec<_>>>()?;
-        let bind = SocketAddr::new(source.unwrap_or(IpAddr::from([127, 0, 0, 1])), 0);
-        let config = ClientConfig::builder()
-            .with_bind_address(bind)
-            .with_server_certificate_hashes(hashes)
-            .build();
-        let connection = Endpoint::client(config)?
-            .connect(&offer.url)
-            .await
-            .with_context(|| format!("connecting to {}", offer.url))?;
+        WtClient::open(bare_session(offer, source).await?).await
+    }
+
+    /// Opens the stream of a session made by [`bare_session`].
+    ///
+    /// # Errors
+    /// The stream cannot be opened.
+    pub async fn open(connection: Connection) -> Result<WtClient> {
         let (send, recv) = connection.open_bi().await?.await?;
         Ok(WtClient {
             connection,

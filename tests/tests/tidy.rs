@@ -223,6 +223,135 @@ fn core_imports_point_down() {
     );
 }
 
+/// The server's layers, lowest first: a file may import only from layers
+/// below its own (or from inside its own module).
+const SERVER_LAYERS: [&str; 11] = [
+    "config",
+    "metrics",
+    "limits",
+    "shutdown",
+    "rooms",
+    "app",
+    "session",
+    "transport",
+    "http",
+    "server",
+    "agones",
+];
+
+/// What `crate::…` paths in `text` name, with their line numbers (comments
+/// left out).
+fn crate_paths(text: &str) -> Vec<(usize, String)> {
+    let mut found = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or_default();
+        let mut rest = code;
+        while let Some(at) = rest.find("crate::") {
+            let after = &rest[at + "crate::".len()..];
+            let path: String = after
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+                .collect();
+            found.push((n + 1, path));
+            rest = after;
+        }
+    }
+    found
+}
+
+#[test]
+fn server_imports_point_down() {
+    let mut offenders = Vec::new();
+    for (path, text) in rust_files() {
+        let Some(inside) = path.strip_prefix("server/src/") else {
+            continue;
+        };
+        let module = inside.split(['/', '.']).next().unwrap_or_default();
+        let Some(rank) = SERVER_LAYERS.iter().position(|m| *m == module) else {
+            continue;
+        };
+        let transport = inside
+            .strip_prefix("transport/")
+            .and_then(|t| t.split(['/', '.']).next());
+        for (line, used) in crate_paths(&text) {
+            let target = used.split("::").next().unwrap_or_default();
+            let target_rank = SERVER_LAYERS.iter().position(|m| *m == target);
+            let up = match target_rank {
+                Some(r) => r > rank,
+                // The crate root's re-exports hide where a name lives.
+                None => true,
+            };
+            let sideways = match transport {
+                Some("ws") => used.starts_with("transport::wt"),
+                Some("wt") => used.starts_with("transport::ws"),
+                _ => false,
+            };
+            if up || sideways {
+                offenders.push(format!("{path}:{line}: crate::{used}"));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "server imports that point up, sideways or through the crate root (layers, lowest first: {SERVER_LAYERS:?}):\n{}",
+        offenders.join("\n")
+    );
+}
+
+#[test]
+fn the_server_layers_name_every_module() {
+    let lib = rust_files()
+        .into_iter()
+        .find(|(path, _)| path == "server/src/lib.rs")
+        .map(|(_, text)| text)
+        .expect("the server has a lib.rs");
+    let declared: Vec<&str> = lib
+        .lines()
+        .filter_map(|l| {
+            l.trim_start_matches("pub ")
+                .strip_prefix("mod ")
+                .map(|m| m.trim_end_matches(';'))
+        })
+        .collect();
+    let mut missing: Vec<&str> = declared
+        .iter()
+        .copied()
+        .filter(|m| !SERVER_LAYERS.contains(m))
+        .collect();
+    missing.extend(SERVER_LAYERS.iter().filter(|m| !declared.contains(m)));
+    assert!(missing.is_empty(), "modules and layers differ: {missing:?}");
+}
+
+#[test]
+fn wasm_client_links_do_not_import_the_connection_state_machine() {
+    let mut offenders = Vec::new();
+    for (path, text) in rust_files() {
+        if !path.starts_with("wasm-client/src/net/") {
+            continue;
+        }
+        for (line, used) in crate_paths(&text) {
+            let leaf = used.starts_with("net::frame") || used.starts_with("net::link");
+            if used.starts_with("net") && !leaf {
+                offenders.push(format!("{path}:{line}: crate::{used}"));
+            }
+        }
+        for (n, code) in text.lines().enumerate() {
+            // Unindented: `super` is `net` itself, not a test module's file.
+            let parent = code.starts_with("use super::")
+                && !code.starts_with("use super::frame")
+                && !code.starts_with("use super::link");
+            if parent {
+                offenders.push(format!("{path}:{}: {code}", n + 1));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "link files that reach into net's state machine:\n{}",
+        offenders.join("\n")
+    );
+}
+
 #[test]
 fn a_plain_build_needs_no_protoc() {
     // The gRPC crates run protoc in their build scripts: only the server's

@@ -330,6 +330,26 @@ impl ProtocolError {
     }
 }
 
+/// Parses and checks one frame from a client as it arrived: `text` or
+/// binary, its bytes not yet known to be UTF-8. The size is checked first,
+/// so an oversized frame costs no parsing.
+///
+/// # Errors
+/// As [`decode_client`]; `bad_message` for text that is not UTF-8 and
+/// `binary_frame` for a binary frame.
+pub fn decode_client_frame(text: bool, payload: &[u8]) -> Result<ClientMessage, ProtocolError> {
+    check_len(payload.len())?;
+    if !text {
+        return Err(ProtocolError::new(
+            ErrorCode::BinaryFrame,
+            "the protocol is JSON text frames",
+        ));
+    }
+    let text = std::str::from_utf8(payload)
+        .map_err(|_| ProtocolError::new(ErrorCode::BadMessage, "a text frame that is not UTF-8"))?;
+    decode_client(text)
+}
+
 /// Parses and checks one text frame from a client.
 ///
 /// # Errors
@@ -416,10 +436,14 @@ pub fn encode<T: Serialize>(message: &T) -> String {
 }
 
 fn check_size(text: &str) -> Result<(), ProtocolError> {
-    if text.len() > MAX_FRAME_BYTES {
+    check_len(text.len())
+}
+
+fn check_len(len: usize) -> Result<(), ProtocolError> {
+    if len > MAX_FRAME_BYTES {
         return Err(ProtocolError::new(
             ErrorCode::TooLarge,
-            format!("frame of {} bytes; at most {MAX_FRAME_BYTES}", text.len()),
+            format!("frame of {len} bytes; at most {MAX_FRAME_BYTES}"),
         ));
     }
     Ok(())

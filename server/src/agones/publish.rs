@@ -10,7 +10,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::{updates, Occupancy, Update, PLAYERS_COUNTER, ROOMS_COUNTER};
-use crate::Metrics;
+use crate::metrics::Metrics;
 
 /// The longest one round of calls may take; what did not finish is sent
 /// again at the next round.

@@ -10,7 +10,7 @@ use tokio::sync::watch;
 use tokio::time::{Instant, MissedTickBehavior};
 
 use super::{allocated_room, healthy, publish, AgonesSettings, EmptyDrain, ROOMS_COUNTER};
-use crate::RunningServer;
+use crate::server::RunningServer;
 
 /// How often the drain condition and a broken watch are looked at.
 const LOOK_EVERY: Duration = Duration::from_millis(250);
@@ -264,7 +264,7 @@ impl Allocation {
     fn seen(
         &mut self,
         gameserver: &agones::GameServer,
-        rooms: &std::sync::Arc<crate::Rooms>,
+        rooms: &std::sync::Arc<crate::rooms::Rooms>,
     ) -> bool {
         self.allocated |= gameserver
             .status

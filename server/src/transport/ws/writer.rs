@@ -1,19 +1,18 @@
 //! A client's TCP socket after the WebSocket upgrade, shared by two writers:
 //! its room, which writes each tick's frames straight to the socket, and its
-//! connection task, which reads (through tungstenite) and writes errors and
-//! close frames.
+//! session task, which reads (through tungstenite) and writes close frames
+//! and answers to pings.
 //!
 //! Every byte for the client goes through one [`Writer`]: a frame is written
 //! with one vectored `write` (header and payload, no copy) when nothing is
 //! waiting; what the socket does not take goes into a bounded backlog that
-//! the connection task drains when the socket is writable. Frames are only
+//! the session task drains when the socket is writable. Frames are only
 //! ever appended whole, under the writer's lock, so the room's frames and
 //! tungstenite's never interleave inside a frame. The room therefore needs
 //! no channel and wakes no task to send a snapshot: per client per tick it
 //! costs one system call.
 //!
-//! A client whose backlog holds more than its frame budget (or more than
-//! [`MAX_BACKLOG_BYTES`]), or has not drained within the send timeout, is a
+//! A client whose backlog breaks the [`SlowRule`] (frames, bytes, age) is a
 //! slow consumer: the room drops it.
 
 use std::collections::VecDeque;
@@ -21,7 +20,7 @@ use std::io::{self, IoSlice};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use tokio::io::Interest;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -31,26 +30,17 @@ use tokio_tungstenite::tungstenite::protocol::frame::FrameHeader;
 
 use skirmish_core::ErrorCode;
 
-/// The most bytes one client's backlog may hold, whatever its frame budget.
-pub const MAX_BACKLOG_BYTES: usize = 1024 * 1024;
+use crate::rooms::{Outbound, SendError};
+use crate::session::Peer;
+use crate::transport::SlowRule;
 /// A backlog's buffer larger than this is freed once it drains.
 const KEEP_BYTES: usize = 64 * 1024;
-
-/// Why a frame could not be queued.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SendError {
-    /// The client does not read: its backlog is over budget or too old.
-    Slow,
-    /// The socket failed or the connection is over.
-    Closed,
-}
 
 /// The single way bytes reach one client.
 #[derive(Debug)]
 pub struct Writer {
     stream: Arc<TcpStream>,
-    max_frames: usize,
-    max_age: Duration,
+    rule: SlowRule,
     state: Mutex<State>,
 }
 
@@ -107,13 +97,11 @@ impl State {
 }
 
 impl Writer {
-    /// A writer for `stream` that tolerates at most `max_frames` waiting
-    /// frames, none older than `max_age`.
-    pub fn new(stream: Arc<TcpStream>, max_frames: usize, max_age: Duration) -> Arc<Writer> {
+    /// A writer for `stream` whose room frames wait under `rule`.
+    pub fn new(stream: Arc<TcpStream>, rule: SlowRule) -> Arc<Writer> {
         Arc::new(Writer {
             stream,
-            max_frames: max_frames.max(1),
-            max_age,
+            rule,
             state: Mutex::new(State::default()),
         })
     }
@@ -151,19 +139,17 @@ impl Writer {
         }
         if state.waiting() {
             let size: usize = parts.iter().map(|p| p.len()).sum();
-            let over = match budget {
-                Budget::Room => {
-                    state.ends.len() >= self.max_frames
-                        || state.waiting_bytes() + size > MAX_BACKLOG_BYTES
-                        || state
-                            .waiting_since
-                            .is_some_and(|since| since.elapsed() > self.max_age)
-                }
-                Budget::Connection => {
-                    state.ends.len() >= 2 * self.max_frames
-                        || state.waiting_bytes() + size > 2 * MAX_BACKLOG_BYTES
-                }
+            let rule = match budget {
+                Budget::Room => self.rule,
+                Budget::Connection => self.rule.for_connection(),
             };
+            let over = !rule.admits(
+                state.ends.len(),
+                state.waiting_bytes(),
+                size,
+                state.waiting_since,
+                Instant::now(),
+            );
             if over {
                 return Err(SendError::Slow);
             }
@@ -257,16 +243,31 @@ impl Writer {
     }
 }
 
-/// How much may wait behind a frame.
+/// Which rule a frame waits under.
 #[derive(Clone, Copy)]
 enum Budget {
-    /// The room's frames: the client's frame budget, the byte cap, the age.
+    /// The room's frames and the session's errors: the client's rule.
     Room,
-    /// The connection's own few frames (errors, close, answers to
-    /// WebSocket pings): twice the room's counts, no age, so a verdict can
-    /// still be told; a client that sends pings without reading the
-    /// answers ends there.
+    /// The connection's own few frames (close, answers to WebSocket pings):
+    /// [`SlowRule::for_connection`]; a client that sends pings without
+    /// reading the answers ends there.
     Connection,
+}
+
+impl Outbound for Writer {
+    fn send(&self, text: bool, payload: &[u8], _droppable: bool) -> Result<(), SendError> {
+        Writer::send(self, text, payload)
+    }
+
+    fn kick(&self, code: ErrorCode) {
+        Writer::kick(self, code);
+    }
+}
+
+impl Peer for Writer {
+    fn poll_verdict(&self, cx: &mut Context<'_>) -> Poll<Result<ErrorCode, SendError>> {
+        self.poll_drain(cx)
+    }
 }
 
 /// Appends the parts of a frame, from byte `skip` on, to the backlog.
@@ -367,9 +368,18 @@ impl AsyncWrite for Stream {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
     use tokio::io::AsyncReadExt;
     use tokio::net::TcpListener;
     use tokio_tungstenite::tungstenite::protocol::frame::FrameHeader;
+
+    fn rule(max_frames: usize, max_age: Duration) -> SlowRule {
+        SlowRule {
+            max_frames,
+            max_bytes: crate::transport::MAX_BACKLOG_BYTES,
+            max_age: Some(max_age),
+        }
+    }
 
     async fn pair() -> io::Result<(Arc<TcpStream>, TcpStream)> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
@@ -381,7 +391,7 @@ mod tests {
     #[tokio::test]
     async fn frames_arrive_whole_with_headers_tungstenite_parses() -> io::Result<()> {
         let (server, mut client) = pair().await?;
-        let writer = Writer::new(server, 8, Duration::from_secs(2));
+        let writer = Writer::new(server, rule(8, Duration::from_secs(2)));
         for len in [0usize, 125, 126, 65_535, 65_536] {
             let payload = vec![7u8; len];
             writer
@@ -410,7 +420,7 @@ mod tests {
     #[tokio::test]
     async fn a_client_that_does_not_read_becomes_slow_and_memory_stays_bounded() -> io::Result<()> {
         let (server, _client) = pair().await?;
-        let writer = Writer::new(server, 4, Duration::from_secs(60));
+        let writer = Writer::new(server, rule(4, Duration::from_secs(60)));
         let frame = vec![1u8; 64 * 1024];
         let mut sent = 0;
         let verdict = loop {

@@ -1,0 +1,108 @@
+//! The routes: `GET /` serves the `web/` folder, `GET /ws` upgrades to the
+//! game and hands the socket to the WebSocket transport, and the small
+//! endpoints (`/healthz`, `/rooms`, `/metrics`, `/transport`).
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Extension, Json, Router};
+use hyper::upgrade::OnUpgrade;
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpStream;
+use tower_http::services::ServeDir;
+
+use crate::app::AppState;
+use crate::limits::Permit;
+use crate::rooms::RoomInfo;
+use crate::transport::ws;
+use crate::transport::wt::WebTransport;
+
+/// What the routes share: the server's state and, when it runs, the
+/// WebTransport endpoint (for its offer).
+#[derive(Clone, Debug)]
+pub struct Routes {
+    /// The server's shared state.
+    pub app: Arc<AppState>,
+    /// The WebTransport endpoint (never with `--no-webtransport`).
+    pub webtransport: Option<Arc<WebTransport>>,
+}
+
+/// The router. Requests reaching `/ws` must carry the connection's
+/// [`Permit`] as an extension, as the accept loop adds.
+pub fn router(routes: Routes) -> Router {
+    let web = ServeDir::new(&routes.app.config.web_dir).append_index_html_on_directories(true);
+    Router::new()
+        .route("/ws", get(upgrade))
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/transport", get(transport))
+        .route("/rooms", get(rooms))
+        .route("/metrics", get(metrics))
+        .fallback_service(web)
+        .with_state(routes)
+}
+
+/// `GET /ws`: answers a valid WebSocket upgrade with 101 and hands the raw
+/// socket to [`ws::serve`] once hyper lets go of it.
+async fn upgrade(
+    State(routes): State<Routes>,
+    Extension(permit): Extension<Arc<Permit>>,
+    mut request: Request,
+) -> Response {
+    let accept = match ws::handshake::accept_key(request.headers()) {
+        Ok(accept) => accept,
+        Err(why) => return (StatusCode::BAD_REQUEST, why).into_response(),
+    };
+    let Some(on_upgrade) = request.extensions_mut().remove::<OnUpgrade>() else {
+        return (
+            StatusCode::BAD_REQUEST,
+            "this connection cannot be upgraded",
+        )
+            .into_response();
+    };
+    tokio::spawn(async move {
+        let Ok(upgraded) = on_upgrade.await else {
+            return;
+        };
+        // The accept loop serves every connection as `TokioIo<TcpStream>`.
+        if let Ok(parts) = upgraded.downcast::<TokioIo<TcpStream>>() {
+            let read = parts.read_buf.to_vec();
+            ws::serve(parts.io.into_inner(), read, routes.app, permit).await;
+        } else {
+            tracing::error!("an upgraded connection is not a TCP stream");
+        }
+    });
+    (
+        StatusCode::SWITCHING_PROTOCOLS,
+        [
+            (header::UPGRADE, "websocket".to_string()),
+            (header::CONNECTION, "upgrade".to_string()),
+            (header::SEC_WEBSOCKET_ACCEPT, accept),
+        ],
+    )
+        .into_response()
+}
+
+/// `GET /transport`: where a page may connect over WebTransport and which
+/// certificate hashes to pin; `{"webtransport":null}` when it is off.
+async fn transport(State(routes): State<Routes>, headers: HeaderMap) -> Json<serde_json::Value> {
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("127.0.0.1");
+    let offer = routes.webtransport.as_ref().map(|wt| wt.offer(host));
+    Json(serde_json::json!({ "webtransport": offer }))
+}
+
+async fn rooms(State(routes): State<Routes>) -> Json<Vec<RoomInfo>> {
+    Json(routes.app.rooms.list())
+}
+
+async fn metrics(State(routes): State<Routes>) -> impl IntoResponse {
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        routes.app.metrics.render(),
+    )
+}

@@ -1,0 +1,223 @@
+//! One open room as the shell keeps it: core's `Room`, the outbounds of its
+//! clients and the outbox, behind one mutex; and [`RoomHandle`], a session's
+//! way in. Delivery happens here, under the room's lock: each frame the room
+//! decided goes to each recipient's [`Outbound`] at once.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use skirmish_core::{ClientMessage, ErrorCode, Frame, Outbox, PlayerId, ProtocolError, Received};
+use skirmish_core::{Room, Seating};
+
+use super::ticker::TickHealth;
+use super::{Outbound, SendError};
+use crate::limits::Permit;
+use crate::metrics::{Metrics, Reported};
+
+/// A client of a room, as the shell keeps it.
+#[derive(Debug)]
+struct Client {
+    out: Arc<dyn Outbound>,
+    /// The address's seat, given back when the client goes.
+    _seat: Permit,
+}
+
+/// A room and the outbounds of its clients, behind the room's mutex.
+#[derive(Debug)]
+pub(super) struct Shared {
+    pub(super) room: Room,
+    clients: BTreeMap<PlayerId, Client>,
+    out: Outbox,
+    /// The address that opened the room holds this until the room closes.
+    pub(super) opener: Option<Permit>,
+    /// When the last tick was stepped: input slack is measured from it.
+    last_tick: Option<Instant>,
+    /// What the world's clock counters were at the last report.
+    reported: Reported,
+}
+
+/// A session's way into its room.
+#[derive(Clone, Debug)]
+pub struct RoomHandle {
+    pub(super) inner: Arc<RoomInner>,
+}
+
+#[derive(Debug)]
+pub(super) struct RoomInner {
+    name: Arc<str>,
+    shared: Mutex<Shared>,
+    /// Seats taken, read without the room's lock by the registry.
+    pub(super) seats: AtomicUsize,
+    /// When ticks finish, for the health pings (see [`TickHealth`]).
+    pub(super) health: TickHealth,
+    metrics: Arc<Metrics>,
+}
+
+impl RoomHandle {
+    /// A handle to a new room called `name`, opened by `opener`'s address.
+    pub(super) fn new(
+        name: Arc<str>,
+        room: Room,
+        opener: Option<Permit>,
+        health: TickHealth,
+        metrics: Arc<Metrics>,
+    ) -> RoomHandle {
+        RoomHandle {
+            inner: Arc::new(RoomInner {
+                name,
+                shared: Mutex::new(Shared {
+                    room,
+                    clients: BTreeMap::new(),
+                    out: Outbox::new(),
+                    opener,
+                    last_tick: None,
+                    reported: Reported::default(),
+                }),
+                seats: AtomicUsize::new(0),
+                health,
+                metrics,
+            }),
+        }
+    }
+
+    /// The room's name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    pub(super) fn lock(&self) -> MutexGuard<'_, Shared> {
+        // A panic inside the room would be a bug in core; the room's state
+        // is still the last consistent one, so carry on rather than cascade.
+        self.inner
+            .shared
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Hands the room one decoded message from `id`; what it answers goes
+    /// to the outbounds.
+    ///
+    /// # Errors
+    /// The room refused the message (see [`Room::receive`]).
+    pub fn receive(
+        &self,
+        id: PlayerId,
+        message: &ClientMessage,
+    ) -> Result<Received, ProtocolError> {
+        let mut shared = self.lock();
+        let Shared {
+            room,
+            out,
+            last_tick,
+            ..
+        } = &mut *shared;
+        let since = last_tick.map_or(Duration::ZERO, |t| t.elapsed());
+        let received = room.receive_at(id, message, since, out);
+        self.deliver(&mut shared);
+        if let Ok(r) = &received {
+            if r.dropped > 0 {
+                self.inner.metrics.dropped_inputs(r.dropped as u64);
+            }
+        }
+        received
+    }
+
+    /// Gives `id`'s seat back (nothing if it has none).
+    pub fn leave(&self, id: PlayerId) {
+        self.unseat(&mut self.lock(), id);
+    }
+
+    /// Seats `id` (its `welcome` and `roster` go out through `out`), keeping
+    /// the address's `seat` until it leaves.
+    pub(super) fn seat(
+        &self,
+        id: PlayerId,
+        name: &str,
+        seating: Seating,
+        out: Arc<dyn Outbound>,
+        seat: Permit,
+    ) -> Result<(), ProtocolError> {
+        let mut shared = self.lock();
+        let Shared {
+            room, out: outbox, ..
+        } = &mut *shared;
+        room.join(id, name, seating, outbox)?;
+        shared.clients.insert(id, Client { out, _seat: seat });
+        self.inner.metrics.players_changed(true);
+        self.inner.seats.store(shared.room.len(), Ordering::Relaxed);
+        self.deliver(&mut shared);
+        Ok(())
+    }
+
+    /// Takes `id` out of the room and its clients; the client, if it was one.
+    fn unseat(&self, shared: &mut Shared, id: PlayerId) -> Option<Client> {
+        let client = shared.clients.remove(&id);
+        if client.is_some() {
+            self.inner.metrics.players_changed(false);
+        }
+        shared.room.leave(id);
+        self.inner.seats.store(shared.room.len(), Ordering::Relaxed);
+        client
+    }
+
+    /// Steps the room one tick and sends what it decided; whether the room
+    /// is empty. The room's decision and the writes are timed apart.
+    pub(super) fn step(&self) -> bool {
+        let mut shared = self.lock();
+        let started = Instant::now();
+        shared.last_tick = Some(started);
+        let Shared { room, out, .. } = &mut *shared;
+        room.tick(out);
+        let decided = Instant::now();
+        self.inner.metrics.tick(decided - started);
+        let Shared { room, reported, .. } = &mut *shared;
+        self.inner
+            .metrics
+            .timing
+            .add(room.world().stats(), reported);
+        self.deliver(&mut shared);
+        self.inner.metrics.tick_sent(decided.elapsed());
+        shared.room.is_empty()
+    }
+
+    /// Sends each frame of the outbox to each recipient (and empties the
+    /// outbox, keeping its buffers); drops whoever is not keeping up.
+    fn deliver(&self, shared: &mut Shared) {
+        if shared.out.is_empty() {
+            return;
+        }
+        let mut gone = Vec::new();
+        let (mut count, mut bytes) = (0, 0);
+        for &(to, i) in shared.out.deliveries() {
+            let droppable = shared.out.droppable(i);
+            let (Some(client), Some(frame)) = (shared.clients.get(&to), shared.out.frames().get(i))
+            else {
+                continue;
+            };
+            let (text, payload) = match frame {
+                Frame::Text(text) => (true, text.as_bytes()),
+                Frame::Binary(bytes) => (false, bytes.as_slice()),
+            };
+            match client.out.send(text, payload, droppable) {
+                Ok(()) => {
+                    count += 1;
+                    bytes += payload.len();
+                }
+                Err(e) => gone.push((to, e)),
+            }
+        }
+        shared.out.clear();
+        self.inner.metrics.sent_many(count, bytes);
+        for (id, why) in gone {
+            let Some(client) = self.unseat(shared, id) else {
+                continue;
+            };
+            if why == SendError::Slow {
+                tracing::info!(room = %self.inner.name, %id, "slow consumer dropped");
+                client.out.kick(ErrorCode::SlowConsumer);
+            }
+        }
+    }
+}

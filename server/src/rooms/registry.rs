@@ -1,0 +1,258 @@
+//! The registry of open rooms: it places each joiner with core's [`place`],
+//! gives it a player id, opens rooms (and their ticking task) when needed
+//! and closes them once empty.
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use skirmish_core::{check_room_name, Encoding, ErrorCode, PlayerId, ProtocolError};
+use skirmish_core::{place, Placement, Room, RoomConfig, Seating};
+use tokio::time::Instant;
+
+use super::handle::RoomHandle;
+use super::ticker::{self, TickHealth};
+use super::{Outbound, RoomInfo};
+use crate::config::RoomSettings;
+use crate::limits::{AddressBook, Permit};
+use crate::metrics::Metrics;
+
+/// The registry of open rooms.
+#[derive(Debug)]
+pub struct Rooms {
+    settings: RoomSettings,
+    /// The origin of every room's tick times.
+    epoch: Instant,
+    metrics: Arc<Metrics>,
+    book: Arc<AddressBook>,
+    /// The next player id; ids are unique within the process.
+    next_player: AtomicU32,
+    inner: Mutex<Registry>,
+}
+
+#[derive(Debug, Default)]
+struct Registry {
+    rooms: BTreeMap<Arc<str>, RoomHandle>,
+    opened: u64,
+}
+
+/// Who is joining, as its `hello` and its connection tell.
+#[derive(Debug)]
+pub struct Joiner<'a> {
+    /// Display name.
+    pub name: &'a str,
+    /// A room asked for by name.
+    pub room: Option<&'a str>,
+    /// How it wants snapshots.
+    pub encoding: Encoding,
+    /// The protocol its `hello` asked for.
+    pub protocol: u32,
+    /// Its source address.
+    pub address: IpAddr,
+}
+
+impl Rooms {
+    /// An empty registry.
+    pub fn new(
+        settings: RoomSettings,
+        metrics: Arc<Metrics>,
+        book: Arc<AddressBook>,
+    ) -> Arc<Rooms> {
+        Arc::new(Rooms {
+            settings,
+            epoch: Instant::now(),
+            metrics,
+            book,
+            next_player: AtomicU32::new(1),
+            inner: Mutex::new(Registry::default()),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Registry> {
+        // The registry holds no invariant a panicking holder could break.
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(super) fn settings(&self) -> &RoomSettings {
+        &self.settings
+    }
+
+    pub(super) fn millis(&self, at: Instant) -> u64 {
+        at.saturating_duration_since(self.epoch).as_millis() as u64
+    }
+
+    /// The room that has gone longest without finishing a tick, and for
+    /// how long: the longer of its current wait (as of `now`) and its
+    /// longest gap between two ticks since the last call, which this call
+    /// forgets. `None` without rooms.
+    pub fn slowest_tick(&self, now: Instant) -> Option<(String, Duration)> {
+        let now = self.millis(now);
+        self.lock()
+            .rooms
+            .values()
+            .map(|r| (r.inner.health.late_by(now), r))
+            .max_by_key(|(since, _)| *since)
+            .map(|(since, r)| (r.name().to_string(), Duration::from_millis(since)))
+    }
+
+    /// Most rooms this server opens, and seats in each.
+    pub fn limits(&self) -> (usize, usize) {
+        (self.settings.max_rooms, self.settings.capacity)
+    }
+
+    /// Opens an empty room called `name` for players who are on their way
+    /// (an orchestrator allocated it); `false` if it is already open. Like
+    /// any room it closes after `empty_timeout` without players.
+    ///
+    /// # Errors
+    /// `server_full` when the server holds its maximum of rooms;
+    /// `bad_name` for a name `hello` would refuse.
+    pub fn open_named(self: &Arc<Self>, name: &str) -> Result<bool, ProtocolError> {
+        check_room_name(name)?;
+        let mut registry = self.lock();
+        if registry.rooms.contains_key(name) {
+            return Ok(false);
+        }
+        // The room is not open, so the rule can only answer New or full.
+        self.place(&registry, Some(name))?;
+        self.open(&mut registry, Some(name), None);
+        Ok(true)
+    }
+
+    /// Makes `room`'s task pause for `pause` before its next tick, as a
+    /// room stuck in a long tick would: blocking its thread (`blocks`) or
+    /// only itself; `false` if no such room is open. For tests of what
+    /// watches the ticks (the Agones health pings); release builds leave
+    /// it out.
+    #[cfg(feature = "test-hooks")]
+    pub fn hold_ticks(&self, room: &str, pause: Duration, blocks: bool) -> bool {
+        let registry = self.lock();
+        let Some(handle) = registry.rooms.get(room) else {
+            return false;
+        };
+        handle.inner.health.hold(pause, blocks);
+        true
+    }
+
+    /// Every open room, by name.
+    pub fn list(&self) -> Vec<RoomInfo> {
+        self.lock()
+            .rooms
+            .values()
+            .map(|r| {
+                // Lock order: the registry, then one room.
+                let stats = *r.lock().room.world().stats();
+                RoomInfo {
+                    name: r.name().to_string(),
+                    players: r.inner.seats.load(Ordering::Relaxed),
+                    capacity: self.settings.capacity,
+                    late_inputs: stats.late_inputs,
+                    repeated_inputs: stats.repeated_inputs,
+                    rewind_clamped: stats.rewind_clamped,
+                }
+            })
+            .collect()
+    }
+
+    /// Gives `joiner` a player id and seats it in the room [`place`]
+    /// chooses, opening it if needed; the room's `welcome` and `roster` go
+    /// out through `out`.
+    ///
+    /// # Errors
+    /// `server_full` when no seat can be found, `address_limit` when the
+    /// joiner's address holds its maximum of seats or opened rooms.
+    pub fn join(
+        self: &Arc<Self>,
+        joiner: &Joiner<'_>,
+        out: Arc<dyn Outbound>,
+    ) -> Result<(RoomHandle, PlayerId), ProtocolError> {
+        let mut registry = self.lock();
+        let seat = self.book.seat(joiner.address)?;
+        let handle = match self.place(&registry, joiner.room)? {
+            Placement::Existing(name) => registry
+                .rooms
+                .get(name)
+                .cloned()
+                .ok_or_else(|| ProtocolError::new(ErrorCode::ServerFull, "the room closed"))?,
+            Placement::New => {
+                // Only a room opened by name counts against the address: the
+                // server opens an unnamed one only when every room is full.
+                let opener = match joiner.room {
+                    Some(_) => Some(self.book.room(joiner.address)?),
+                    None => None,
+                };
+                self.open(&mut registry, joiner.room, opener)
+            }
+        };
+        let id = PlayerId(self.next_player.fetch_add(1, Ordering::Relaxed));
+        let seating = Seating {
+            encoding: joiner.encoding,
+            protocol: joiner.protocol,
+        };
+        handle.seat(id, joiner.name, seating, out, seat)?;
+        tracing::debug!(room = %handle.name(), %id, name = joiner.name, "player joined");
+        Ok((handle, id))
+    }
+
+    /// Where core's rule puts a joiner asking for `wanted`.
+    fn place<'r>(
+        &self,
+        registry: &'r Registry,
+        wanted: Option<&str>,
+    ) -> Result<Placement<'r>, ProtocolError> {
+        place(
+            registry
+                .rooms
+                .iter()
+                .map(|(name, r)| (&**name, r.inner.seats.load(Ordering::Relaxed))),
+            wanted,
+            self.settings.capacity,
+            self.settings.max_rooms,
+        )
+    }
+
+    fn open(
+        self: &Arc<Self>,
+        registry: &mut Registry,
+        wanted: Option<&str>,
+        opener: Option<Permit>,
+    ) -> RoomHandle {
+        registry.opened += 1;
+        let number = registry.opened;
+        let name: Arc<str> = match wanted {
+            Some(name) => name.into(),
+            None => format!("room-{number}").into(),
+        };
+        let room = Room::new(RoomConfig {
+            name: name.to_string(),
+            capacity: self.settings.capacity,
+            sim: self.settings.sim(),
+            seed: self.settings.seed.wrapping_add(number),
+            interest: self.settings.interest(),
+            ..RoomConfig::default()
+        });
+        let health = TickHealth::new(self.millis(Instant::now()));
+        let handle = RoomHandle::new(name.clone(), room, opener, health, self.metrics.clone());
+        registry.rooms.insert(name, handle.clone());
+        self.metrics.rooms_changed(true);
+        tokio::spawn(ticker::run(self.clone(), handle.clone(), number));
+        tracing::info!(room = %handle.name(), "room opened");
+        handle
+    }
+
+    /// Closes `room` if no seat is taken; `true` if it closed.
+    pub(super) fn close_if_empty(&self, room: &RoomHandle) -> bool {
+        let mut registry = self.lock();
+        let mut shared = room.lock();
+        if !shared.room.is_empty() {
+            return false;
+        }
+        shared.opener = None;
+        registry.rooms.remove(room.name());
+        self.metrics.rooms_changed(false);
+        tracing::info!(room = %room.name(), "room closed after being empty");
+        true
+    }
+}

@@ -1,0 +1,115 @@
+//! The task that gives a room its time: one step per tick, at a phase of
+//! its own, until the room has been empty for `empty_timeout`; and the
+//! counters that tell whether ticks are on time (Agones' health pings read
+//! them through [`Rooms::slowest_tick`](super::Rooms::slowest_tick)).
+//!
+//! Missed ticks are skipped, not bunched.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::{Instant, MissedTickBehavior};
+
+use super::handle::RoomHandle;
+use super::registry::Rooms;
+
+/// How many tick phases rooms are spread over.
+const PHASES: u64 = 16;
+
+/// When a room's ticks finish, in milliseconds since the registry's epoch;
+/// read without the room's lock, so a room stuck inside its tick can still
+/// be seen to be stuck.
+#[derive(Debug)]
+pub(super) struct TickHealth {
+    /// When the room last finished a tick.
+    ticked: AtomicU64,
+    /// The longest time between two finished ticks since the last look: a
+    /// tick that held the thread for long is over by the time anything else
+    /// runs on a one-thread runtime, so `ticked` alone would never show it.
+    worst_gap: AtomicU64,
+    /// A pause the room's task takes before its next tick (milliseconds, 0
+    /// for none), and whether it blocks the thread: see `Rooms::hold_ticks`.
+    #[cfg(feature = "test-hooks")]
+    hold: AtomicU64,
+    #[cfg(feature = "test-hooks")]
+    hold_blocks: std::sync::atomic::AtomicBool,
+}
+
+impl TickHealth {
+    /// Counters for a room opened at `now` (milliseconds).
+    pub(super) fn new(now: u64) -> TickHealth {
+        TickHealth {
+            ticked: AtomicU64::new(now),
+            worst_gap: AtomicU64::new(0),
+            #[cfg(feature = "test-hooks")]
+            hold: AtomicU64::new(0),
+            #[cfg(feature = "test-hooks")]
+            hold_blocks: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// A tick finished at `at`.
+    fn finished(&self, at: u64) {
+        let previous = self.ticked.swap(at, Ordering::Relaxed);
+        self.worst_gap
+            .fetch_max(at.saturating_sub(previous), Ordering::Relaxed);
+    }
+
+    /// How long the room has gone without a tick as of `now`: the longer of
+    /// its current wait and its longest gap since the last call, which this
+    /// call forgets.
+    pub(super) fn late_by(&self, now: u64) -> u64 {
+        let waiting = now.saturating_sub(self.ticked.load(Ordering::Relaxed));
+        let gap = self.worst_gap.swap(0, Ordering::Relaxed);
+        waiting.max(gap)
+    }
+
+    /// Makes the next tick wait `pause` first, blocking the thread or not.
+    #[cfg(feature = "test-hooks")]
+    pub(super) fn hold(&self, pause: Duration, blocks: bool) {
+        self.hold_blocks.store(blocks, Ordering::Relaxed);
+        self.hold
+            .store(pause.as_millis().max(1) as u64, Ordering::Relaxed);
+    }
+
+    /// Takes the pause a test asked for, if any.
+    #[cfg(feature = "test-hooks")]
+    async fn held(&self) {
+        let hold = self.hold.swap(0, Ordering::Relaxed);
+        if hold > 0 {
+            let hold = Duration::from_millis(hold);
+            if self.hold_blocks.load(Ordering::Relaxed) {
+                std::thread::sleep(hold);
+            } else {
+                tokio::time::sleep(hold).await;
+            }
+        }
+    }
+}
+
+/// Gives a room its time: one step per tick until it closes.
+pub(super) async fn run(rooms: Arc<Rooms>, handle: RoomHandle, number: u64) {
+    let cadence = rooms.settings().sim().cadence();
+    // Rooms tick at staggered phases (room n at n/16 of the cadence), so
+    // that their sends do not all fall at one instant; each room's clients
+    // get their frames at the same point of every period.
+    let phase = cadence.mul_f64((number % PHASES) as f64 / PHASES as f64);
+    let mut interval = tokio::time::interval_at(Instant::now() + phase, cadence);
+    interval.set_missed_tick_behavior(MissedTickBehavior::Skip);
+    let empty_timeout: Duration = rooms.settings().empty_timeout;
+    let mut empty_since = Instant::now();
+    loop {
+        interval.tick().await;
+        #[cfg(feature = "test-hooks")]
+        handle.inner.health.held().await;
+        let empty = handle.step();
+        let finished = Instant::now();
+        handle.inner.health.finished(rooms.millis(finished));
+        if !empty {
+            empty_since = finished;
+        } else if empty_since.elapsed() >= empty_timeout && rooms.close_if_empty(&handle) {
+            return;
+        }
+    }
+}

@@ -1,0 +1,371 @@
+//! One client's conversation with the server, whatever carries the bytes:
+//! `hello` (within one deadline, told of a shutdown meanwhile), a seat,
+//! one run loop that hands decoded messages to the room, and the farewell.
+//!
+//! A transport implements [`Transport`] (read the next frame, close with a
+//! code, end) and [`Peer`] (the [`Outbound`] the room writes to, and the
+//! verdict when the room drops the client or the connection fails);
+//! everything else is here, once: every frame passes the session's [`Gate`]
+//! first (a flood costs no parsing), then core's [`decode_client_frame`]
+//! (the size check before any parsing), which never panics. A refused
+//! message gets an `error` with its code, is counted, and changes nothing
+//! else; too many errors end the session (`too_many_errors`). A session
+//! only ever names its own player: the id comes from the registry, never
+//! from the client.
+
+pub mod gate;
+#[cfg(test)]
+mod tests;
+
+use std::future::poll_fn;
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use skirmish_core::{decode_client_frame, encode, ClientMessage, Encoding, ErrorCode};
+use skirmish_core::{PlayerId, ProtocolError};
+use tokio::time::timeout;
+
+use crate::app::AppState;
+use crate::metrics::DisconnectReason;
+use crate::rooms::{Joiner, Outbound, RoomHandle, SendError};
+use gate::{Admit, Gate};
+
+/// How long a farewell (an `error` and the transport's close) may take,
+/// and how long what is still queued may take to leave at the end.
+pub const CLOSE_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// What a transport read from its client.
+#[derive(Debug)]
+pub enum Raw<'a> {
+    /// A message: its bytes, and whether it came as text.
+    Data {
+        /// Sent as text (JSON) rather than binary.
+        text: bool,
+        /// The message's bytes, not yet checked in any way.
+        payload: &'a [u8],
+    },
+    /// A transport control frame (a WebSocket ping): counted against the
+    /// rate limit, otherwise ignored.
+    Control,
+    /// The connection ended.
+    Ended(DisconnectReason),
+}
+
+/// What the session needs from whatever carries its bytes.
+pub trait Transport {
+    /// What the room writes this client's frames to.
+    type Peer: Peer + 'static;
+
+    /// The peer, shared with the room.
+    fn peer(&self) -> Arc<Self::Peer>;
+
+    /// The next frame from the client.
+    async fn next(&mut self) -> Raw<'_>;
+
+    /// Ends the connection after what is queued (the farewell `error`
+    /// included), closing with `code`; the session bounds how long it takes.
+    async fn close(&mut self, code: ErrorCode);
+
+    /// The session is over: sends what is still queued (such as an answer
+    /// to the client's own close) and lets go of the connection; the
+    /// session bounds how long it takes.
+    async fn end(&mut self);
+}
+
+/// The outbound side of a connection, as its session watches it.
+pub trait Peer: Outbound {
+    /// Ready with the room's verdict when it dropped the client, or with why
+    /// the connection failed; may do the transport's own pending writes
+    /// meanwhile. Polled for as long as the session runs.
+    fn poll_verdict(&self, cx: &mut Context<'_>) -> Poll<Result<ErrorCode, SendError>>;
+}
+
+/// Serves one client over `transport` to its end, and counts how it ended.
+pub async fn serve<T: Transport>(state: &AppState, transport: T, address: IpAddr) {
+    let _running = state.shutdown.session();
+    let _counted = Connected::new(state);
+    let mut session = Session {
+        state,
+        gate: Gate::new(state.config.limits.max_messages_per_sec),
+        transport,
+    };
+    let reason = session.run(address).await;
+    let _ = timeout(CLOSE_TIMEOUT, session.transport.end()).await;
+    tracing::debug!(?reason, "session ended");
+    state.metrics.disconnected(reason);
+}
+
+/// What one read from the client gave, once gated and decoded.
+#[derive(Debug)]
+enum Read {
+    /// A well-formed message.
+    Message(ClientMessage),
+    /// A refused message: answer with the error.
+    Refused(ProtocolError),
+    /// Nothing to act on (a control frame, or a rate-limited message).
+    Nothing,
+    /// The connection ended.
+    Ended(DisconnectReason),
+}
+
+/// How a session ends: why, and what to tell the client.
+type Ending = (DisconnectReason, Option<(ErrorCode, String)>);
+
+/// What a client is told when the server shuts down.
+const SHUTTING_DOWN: &str = "the server is shutting down";
+
+struct Session<'a, T> {
+    state: &'a AppState,
+    gate: Gate,
+    transport: T,
+}
+
+impl<T: Transport> Session<'_, T> {
+    async fn run(&mut self, address: IpAddr) -> DisconnectReason {
+        let peer = self.transport.peer();
+        let (room, id) = match self.seat(address, peer.clone()).await {
+            Ok(seat) => seat,
+            Err(reason) => return reason,
+        };
+        let seat = Seated { room, id };
+        // Made once, polled by reference: no new waiter per wake-up.
+        let mut signal = self.state.shutdown.watch();
+        let stop = signal.wait();
+        tokio::pin!(stop);
+        let ending = loop {
+            tokio::select! {
+                biased;
+                () = &mut stop => break shutting_down(),
+                verdict = poll_fn(|cx| peer.poll_verdict(cx)) => break match verdict {
+                    Ok(code) => kicked(code),
+                    Err(SendError::Slow) => (DisconnectReason::SlowConsumer, None),
+                    Err(SendError::Closed) => (DisconnectReason::Closed, None),
+                },
+                read = self.read() => {
+                    if let Some(ending) = self.on_read(read, &seat.room, seat.id) {
+                        break ending;
+                    }
+                }
+            }
+        };
+        // Out of the room first: no snapshot may follow the farewell.
+        drop(seat);
+        let (reason, farewell) = ending;
+        if let Some((code, message)) = farewell {
+            self.close(code, &message).await;
+        }
+        reason
+    }
+
+    /// The next frame, gated and decoded.
+    async fn read(&mut self) -> Read {
+        let (text, payload) = match self.transport.next().await {
+            Raw::Data { text, payload } => (text, payload),
+            Raw::Control => {
+                return match self.gate.admit() {
+                    Admit::Read => Read::Nothing,
+                    admit => limited(self.state, admit),
+                }
+            }
+            Raw::Ended(reason) => return Read::Ended(reason),
+        };
+        self.state.metrics.received(payload.len());
+        match self.gate.admit() {
+            Admit::Read => match decode_client_frame(text, payload) {
+                Ok(message) => Read::Message(message),
+                Err(e) => Read::Refused(e),
+            },
+            admit => limited(self.state, admit),
+        }
+    }
+
+    /// Waits for `hello` (for at most the hello timeout, the transport's
+    /// own opening included; a shutdown meanwhile is told why) and seats
+    /// the client, its frames going to `out`; or why the session ends, the
+    /// client told.
+    async fn seat(
+        &mut self,
+        address: IpAddr,
+        out: Arc<dyn Outbound>,
+    ) -> Result<(RoomHandle, PlayerId), DisconnectReason> {
+        let state = self.state;
+        let hello = tokio::select! {
+            hello = timeout(state.config.limits.hello_timeout, self.wait_for_hello()) => hello,
+            () = state.shutdown.signalled() => {
+                self.close(ErrorCode::ShuttingDown, SHUTTING_DOWN).await;
+                return Err(DisconnectReason::Shutdown);
+            }
+        };
+        let (name, room, encoding, protocol) = match hello {
+            Ok(Ok(hello)) => hello,
+            Ok(Err(reason)) => return Err(reason),
+            Err(_) => {
+                state.metrics.rejected(ErrorCode::HelloTimeout);
+                self.close(ErrorCode::HelloTimeout, "no hello in time")
+                    .await;
+                return Err(DisconnectReason::HelloTimeout);
+            }
+        };
+        let joiner = Joiner {
+            name: &name,
+            room: room.as_deref(),
+            encoding,
+            protocol,
+            address,
+        };
+        match state.rooms.join(&joiner, out) {
+            Ok(seat) => Ok(seat),
+            Err(e) => {
+                state.metrics.rejected(e.code);
+                self.close(e.code, &e.message).await;
+                Err(DisconnectReason::Refused)
+            }
+        }
+    }
+
+    /// Reads until `hello`; everything else gets `not_joined`.
+    async fn wait_for_hello(&mut self) -> Result<Hello, DisconnectReason> {
+        loop {
+            let error = match self.read().await {
+                Read::Message(ClientMessage::Hello {
+                    name,
+                    room,
+                    encoding,
+                    protocol,
+                }) => return Ok((name, room, encoding, protocol)),
+                Read::Message(_) => ProtocolError::new(ErrorCode::NotJoined, "send hello first"),
+                Read::Refused(e)
+                    if matches!(e.code, ErrorCode::BadProtocol | ErrorCode::BadName) =>
+                {
+                    self.state.metrics.rejected(e.code);
+                    self.close(e.code, &e.message).await;
+                    return Err(DisconnectReason::Refused);
+                }
+                Read::Refused(e) => e,
+                Read::Nothing => continue,
+                Read::Ended(reason) => return Err(reason),
+            };
+            if let Err((reason, farewell)) = self.refuse(&error) {
+                if let Some((code, message)) = farewell {
+                    self.close(code, &message).await;
+                }
+                return Err(reason);
+            }
+        }
+    }
+
+    /// Acts on one read of a seated session; `Some` when it must end.
+    fn on_read(&mut self, read: Read, room: &RoomHandle, id: PlayerId) -> Option<Ending> {
+        let error = match read {
+            Read::Message(message) => match room.receive(id, &message) {
+                Ok(_) => return None,
+                Err(e) => e,
+            },
+            Read::Refused(e) => e,
+            Read::Nothing => return None,
+            Read::Ended(reason) => return Some((reason, None)),
+        };
+        self.refuse(&error).err()
+    }
+
+    /// Counts a refused message and answers it with its error; `Err` with
+    /// the ending once the error budget is spent or the client is gone.
+    fn refuse(&mut self, error: &ProtocolError) -> Result<(), Ending> {
+        self.state.metrics.rejected(error.code);
+        if self.gate.spend(error.code) {
+            return Err((
+                DisconnectReason::TooManyErrors,
+                Some((ErrorCode::TooManyErrors, "too many bad messages".into())),
+            ));
+        }
+        let text = encode(&error.to_message());
+        match self.transport.peer().send(true, text.as_bytes(), false) {
+            Ok(()) => {
+                self.state.metrics.sent(text.len());
+                Ok(())
+            }
+            Err(SendError::Slow) => Err((DisconnectReason::SlowConsumer, None)),
+            Err(SendError::Closed) => Err((DisconnectReason::Closed, None)),
+        }
+    }
+
+    /// Sends an `error` and ends the connection, waiting at most
+    /// [`CLOSE_TIMEOUT`] for the client to take it.
+    async fn close(&mut self, code: ErrorCode, message: &str) {
+        let text = encode(&ProtocolError::new(code, message).to_message());
+        if self
+            .transport
+            .peer()
+            .send(true, text.as_bytes(), false)
+            .is_ok()
+        {
+            self.state.metrics.sent(text.len());
+        }
+        let _ = timeout(CLOSE_TIMEOUT, self.transport.close(code)).await;
+    }
+}
+
+/// What `hello` asked for: a name, a room, an encoding, a protocol.
+type Hello = (String, Option<String>, Encoding, u32);
+
+/// The answer to a message over the rate limit: refused (told once per
+/// window) or dropped and counted.
+fn limited(state: &AppState, admit: Admit) -> Read {
+    match admit {
+        Admit::Refuse(e) => Read::Refused(e),
+        Admit::Read | Admit::Drop => {
+            state.metrics.rejected(ErrorCode::RateLimited);
+            Read::Nothing
+        }
+    }
+}
+
+/// How a session ends when the server shuts down.
+fn shutting_down() -> Ending {
+    (
+        DisconnectReason::Shutdown,
+        Some((ErrorCode::ShuttingDown, SHUTTING_DOWN.into())),
+    )
+}
+
+/// How a session the room dropped ends.
+fn kicked(code: ErrorCode) -> Ending {
+    match code {
+        ErrorCode::SlowConsumer => (DisconnectReason::SlowConsumer, None),
+        code => (
+            DisconnectReason::Closed,
+            Some((code, "disconnected by the room".into())),
+        ),
+    }
+}
+
+/// A seat in a room, given back when dropped, however the session ends
+/// (a panic included), so no ghost stays behind.
+struct Seated {
+    room: RoomHandle,
+    id: PlayerId,
+}
+
+impl Drop for Seated {
+    fn drop(&mut self) {
+        self.room.leave(self.id);
+    }
+}
+
+/// A session counted in `/metrics` until dropped.
+struct Connected<'a>(&'a AppState);
+
+impl Connected<'_> {
+    fn new(state: &AppState) -> Connected<'_> {
+        state.metrics.connections_changed(true);
+        Connected(state)
+    }
+}
+
+impl Drop for Connected<'_> {
+    fn drop(&mut self) {
+        self.0.metrics.connections_changed(false);
+    }
+}

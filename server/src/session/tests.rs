@@ -1,0 +1,310 @@
+//! The conversation over a scripted fake transport: what a session answers,
+//! how it ends and what it counts, without a socket.
+
+use std::collections::VecDeque;
+use std::net::{IpAddr, Ipv4Addr};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use skirmish_core::{decode_server, ErrorCode, ServerMessage, MAX_FRAME_BYTES};
+// Matched, never built here: only the room builds what clients are told.
+use skirmish_core::ServerMessage as Told;
+
+use super::{serve, Peer, Raw, Transport};
+use crate::app::AppState;
+use crate::config::ServerConfig;
+use crate::metrics::DisconnectReason;
+use crate::rooms::{Outbound, SendError};
+
+/// One step of what the fake client does.
+enum Step {
+    /// Sends a text frame.
+    Text(String),
+    /// Sends a binary frame.
+    Binary(Vec<u8>),
+    /// Sends a WebSocket ping.
+    Ping,
+    /// Closes the connection.
+    End,
+}
+
+/// What the fake's peer saw.
+#[derive(Debug, Default)]
+struct Seen {
+    /// Text frames sent to the client, decoded.
+    told: Vec<ServerMessage>,
+    kicked: Option<ErrorCode>,
+    waker: Option<Waker>,
+    /// Refuse every send as slow.
+    slow: bool,
+}
+
+#[derive(Debug, Default)]
+struct FakePeer(Mutex<Seen>);
+
+impl Outbound for FakePeer {
+    fn send(&self, text: bool, payload: &[u8], _droppable: bool) -> Result<(), SendError> {
+        let mut seen = self.0.lock().expect("not poisoned");
+        if seen.slow {
+            return Err(SendError::Slow);
+        }
+        if text {
+            let text = std::str::from_utf8(payload).expect("the server sends UTF-8 text");
+            let message = decode_server(text).expect("the server sends what it documents");
+            seen.told.push(message);
+        }
+        Ok(())
+    }
+
+    fn kick(&self, code: ErrorCode) {
+        let mut seen = self.0.lock().expect("not poisoned");
+        seen.kicked = Some(code);
+        if let Some(waker) = seen.waker.take() {
+            waker.wake();
+        }
+    }
+}
+
+impl Peer for FakePeer {
+    fn poll_verdict(&self, cx: &mut Context<'_>) -> Poll<Result<ErrorCode, SendError>> {
+        let mut seen = self.0.lock().expect("not poisoned");
+        if let Some(code) = seen.kicked {
+            return Poll::Ready(Ok(code));
+        }
+        seen.waker = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+/// A transport that plays a script, then waits forever.
+struct Fake {
+    script: VecDeque<Step>,
+    last: Vec<u8>,
+    peer: Arc<FakePeer>,
+    closed_with: Arc<Mutex<Option<ErrorCode>>>,
+}
+
+impl Transport for Fake {
+    type Peer = FakePeer;
+
+    fn peer(&self) -> Arc<FakePeer> {
+        self.peer.clone()
+    }
+
+    async fn next(&mut self) -> Raw<'_> {
+        let Some(step) = self.script.pop_front() else {
+            return std::future::pending().await;
+        };
+        let text = match step {
+            Step::Text(text) => {
+                self.last = text.into_bytes();
+                true
+            }
+            Step::Binary(bytes) => {
+                self.last = bytes;
+                false
+            }
+            Step::Ping => return Raw::Control,
+            Step::End => return Raw::Ended(DisconnectReason::Closed),
+        };
+        Raw::Data {
+            text,
+            payload: &self.last,
+        }
+    }
+
+    async fn close(&mut self, code: ErrorCode) {
+        *self.closed_with.lock().expect("not poisoned") = Some(code);
+    }
+
+    async fn end(&mut self) {}
+}
+
+/// What a finished session left behind.
+struct Outcome {
+    told: Vec<ServerMessage>,
+    closed_with: Option<ErrorCode>,
+    state: Arc<AppState>,
+}
+
+impl Outcome {
+    fn errors(&self) -> Vec<ErrorCode> {
+        self.told
+            .iter()
+            .filter_map(|m| match m {
+                ServerMessage::Error { code, .. } => Some(*code),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn ended(&self, reason: DisconnectReason) -> bool {
+        self.state.metrics.disconnect_count(reason) == 1
+    }
+}
+
+fn config() -> ServerConfig {
+    let mut config = ServerConfig::default();
+    config.limits.hello_timeout = Duration::from_secs(5);
+    config.limits.max_messages_per_sec = 20;
+    config
+}
+
+const HELLO: &str = r#"{"type":"hello","name":"ann","protocol":1}"#;
+const INPUT: &str = r#"{"type":"input","inputs":[{"tick":1,"turn":0,"throttle":1}]}"#;
+
+/// Runs a session over `script` to its end (a script that does not end
+/// must be ended by `then`, given the state once the session runs).
+async fn play(
+    config: ServerConfig,
+    script: Vec<Step>,
+    slow: bool,
+    then: impl FnOnce(Arc<AppState>, Arc<FakePeer>),
+) -> Outcome {
+    let state = AppState::new(config);
+    let peer = Arc::new(FakePeer::default());
+    peer.0.lock().expect("not poisoned").slow = slow;
+    let closed_with = Arc::new(Mutex::new(None));
+    let fake = Fake {
+        script: script.into(),
+        last: Vec::new(),
+        peer: peer.clone(),
+        closed_with: closed_with.clone(),
+    };
+    let address = IpAddr::V4(Ipv4Addr::LOCALHOST);
+    let session = {
+        let state = state.clone();
+        tokio::spawn(async move { serve(&state, fake, address).await })
+    };
+    tokio::task::yield_now().await;
+    then(state.clone(), peer.clone());
+    session.await.expect("the session does not panic");
+    let told = std::mem::take(&mut peer.0.lock().expect("not poisoned").told);
+    let closed_with = *closed_with.lock().expect("not poisoned");
+    Outcome {
+        told,
+        closed_with,
+        state,
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_player_joins_plays_and_leaves_and_its_seat_is_given_back() {
+    let script = vec![
+        Step::Text(HELLO.into()),
+        Step::Text(INPUT.into()),
+        Step::End,
+    ];
+    let out = play(config(), script, false, |_, _| {}).await;
+    assert!(matches!(out.told.first(), Some(Told::Welcome { .. })));
+    assert!(out.errors().is_empty(), "{:?}", out.errors());
+    assert!(out.ended(DisconnectReason::Closed));
+    assert_eq!(out.closed_with, None, "the client left: no farewell");
+    assert_eq!(out.state.metrics.players(), 0, "the seat was given back");
+    assert_eq!(out.state.shutdown.sessions(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn before_hello_everything_is_not_joined_and_errors_run_out_the_budget() {
+    let script = (0..=crate::session::gate::ERROR_BUDGET)
+        .map(|_| Step::Text(INPUT.into()))
+        .collect();
+    let out = play(config(), script, false, |_, _| {}).await;
+    let errors = out.errors();
+    assert!(errors[..errors.len() - 1]
+        .iter()
+        .all(|c| *c == ErrorCode::NotJoined));
+    assert_eq!(errors.last(), Some(&ErrorCode::TooManyErrors));
+    assert_eq!(out.closed_with, Some(ErrorCode::TooManyErrors));
+    assert!(out.ended(DisconnectReason::TooManyErrors));
+}
+
+#[tokio::test(start_paused = true)]
+async fn no_hello_in_time_is_told_and_counted() {
+    let out = play(config(), vec![Step::Ping], false, |_, _| {}).await;
+    assert_eq!(out.errors(), [ErrorCode::HelloTimeout]);
+    assert_eq!(out.closed_with, Some(ErrorCode::HelloTimeout));
+    assert!(out.ended(DisconnectReason::HelloTimeout));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_shutdown_before_hello_is_told() {
+    let out = play(config(), Vec::new(), false, |state, _| {
+        state.shutdown.signal();
+    })
+    .await;
+    assert_eq!(out.errors(), [ErrorCode::ShuttingDown]);
+    assert!(out.ended(DisconnectReason::Shutdown));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_shutdown_after_hello_is_told_after_leaving_the_room() {
+    let out = play(
+        config(),
+        vec![Step::Text(HELLO.into())],
+        false,
+        |state, _| {
+            state.shutdown.signal();
+        },
+    )
+    .await;
+    assert_eq!(out.errors(), [ErrorCode::ShuttingDown]);
+    assert_eq!(out.closed_with, Some(ErrorCode::ShuttingDown));
+    assert!(out.ended(DisconnectReason::Shutdown));
+    assert_eq!(out.state.metrics.players(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_rooms_verdict_ends_the_session() {
+    let out = play(
+        config(),
+        vec![Step::Text(HELLO.into())],
+        false,
+        |_, peer| {
+            peer.kick(ErrorCode::SlowConsumer);
+        },
+    )
+    .await;
+    assert!(out.ended(DisconnectReason::SlowConsumer));
+    assert_eq!(out.closed_with, None, "a slow consumer gets no farewell");
+}
+
+#[tokio::test(start_paused = true)]
+async fn oversized_binary_and_flooding_messages_get_their_codes() {
+    let mut script = vec![
+        Step::Text(HELLO.into()),
+        Step::Text(format!("{{\"pad\":\"{}\"}}", "x".repeat(MAX_FRAME_BYTES))),
+        Step::Binary(vec![1, 2, 3]),
+    ];
+    // The rate limit: 20 a second; the hello and the two above count.
+    script.extend((0..30).map(|_| Step::Ping));
+    script.push(Step::End);
+    let out = play(config(), script, false, |_, _| {}).await;
+    assert_eq!(
+        out.errors(),
+        [
+            ErrorCode::TooLarge,
+            ErrorCode::BinaryFrame,
+            ErrorCode::RateLimited
+        ]
+    );
+    let rate_limited = out.state.metrics.rejected_count(ErrorCode::RateLimited);
+    assert_eq!(
+        rate_limited,
+        30 - 17,
+        "told once, the rest dropped: all counted"
+    );
+    assert!(out.ended(DisconnectReason::Closed));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_client_too_slow_for_its_welcome_is_dropped() {
+    let out = play(config(), vec![Step::Text(HELLO.into())], true, |_, _| {}).await;
+    // Its errors cannot be sent either: it simply goes.
+    assert!(
+        out.ended(DisconnectReason::Refused) || out.ended(DisconnectReason::SlowConsumer),
+        "a client that takes nothing does not stay"
+    );
+    assert_eq!(out.state.metrics.players(), 0);
+}
