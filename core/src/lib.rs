@@ -60,7 +60,7 @@ pub use client::smoothing::{
 };
 pub use client::timeline::RemoteTimeline;
 pub use server::interest::{InterestConfig, KEPT_FRAMES};
-pub use server::room::{place, Frame, Outbox, Placement, Room, RoomConfig, RoomStats, Seating};
+pub use server::room::{place, Outbox, Placement, Room, RoomConfig, RoomStats, Seating};
 pub use server::world::{
     InputMode, JoinError, Received, ServerPlayer, World, WorldStats, CATCH_UP_ABOVE,
     GAP_WAIT_TICKS, MAX_AHEAD_TICKS, MAX_INPUTS_PER_TICK, MAX_QUEUED_INPUTS,
@@ -70,7 +70,7 @@ pub use shared::config::{ConfigError, Rect, SimConfig, MAX_OBSTACLES};
 pub use shared::input::{MoveInput, PredictedMoveStep};
 pub use shared::protocol::{
     check_room_name, decode_client, decode_client_frame, decode_server, encode, ClientMessage,
-    CombatEvent, Encoding, ErrorCode, ProtocolError, RosterEntry, ServerMessage, WireInput,
+    CombatEvent, Encoding, ErrorCode, Frame, ProtocolError, RosterEntry, ServerMessage, WireInput,
     MAX_FRAME_BYTES, MAX_INPUTS_PER_MESSAGE, MAX_NAME_CHARS, MAX_ROOM_CHARS, MIN_PROTOCOL_VERSION,
     PROTOCOL_VERSION,
 };
@@ -81,6 +81,7 @@ pub use shared::sim::{
 pub use shared::state::{PlayerId, PlayerState};
 pub use shared::tick::Tick;
 pub use shared::timing::{InputTiming, RewindHistogram, SlackHistogram};
+pub use shared::uplink::{decode_inputs, encode_client, encode_inputs, INPUT as BINARY_INPUT};
 pub use shared::{compact, delta, determinism, framing, protocol, timing};
 
 pub use glam::Vec2;

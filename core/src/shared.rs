@@ -16,3 +16,4 @@ pub mod sim;
 pub mod state;
 pub mod tick;
 pub mod timing;
+pub mod uplink;

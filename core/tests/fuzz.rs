@@ -1,4 +1,5 @@
-//! Fuzzing with proptest: the message decoder, the binary snapshot decoder
+//! Fuzzing with proptest: the message decoders (JSON text and binary
+//! inputs), the binary snapshot decoder
 //! (full and delta, against any baseline) and the world's input handling
 //! never panic, and the world never holds a non-finite pose or a
 //! player outside the arena, whatever arrives.
@@ -9,8 +10,8 @@
 
 use proptest::prelude::*;
 use skirmish_core::{
-    compact, decode_client, delta, ClientMessage, PlayerId, PlayerState, Pose, SimConfig, Tick,
-    WireInput, World, MAX_INPUTS_PER_MESSAGE,
+    compact, decode_client, decode_client_frame, delta, ClientMessage, PlayerId, PlayerState, Pose,
+    SimConfig, Tick, WireInput, World, MAX_INPUTS_PER_MESSAGE,
 };
 
 /// Cases per property: `default`, or `PROPTEST_CASES` when set.
@@ -87,6 +88,22 @@ proptest! {
     #[test]
     fn arbitrary_bytes_never_panic_the_decoder(bytes in prop::collection::vec(any::<u8>(), 0..600)) {
         let _ = decode_client(&String::from_utf8_lossy(&bytes));
+    }
+
+    #[test]
+    fn arbitrary_binary_frames_never_panic_the_decoder(
+        mut bytes in prop::collection::vec(any::<u8>(), 0..300),
+        as_input in any::<bool>(),
+    ) {
+        // Half of them look like binary inputs, to get past the kind byte.
+        if let (true, Some(first)) = (as_input, bytes.first_mut()) {
+            *first = skirmish_core::BINARY_INPUT;
+        }
+        if let Ok(ClientMessage::Input { inputs, .. }) = decode_client_frame(false, &bytes) {
+            prop_assert!(!inputs.is_empty() && inputs.len() <= MAX_INPUTS_PER_MESSAGE);
+            prop_assert!(inputs.iter().all(|i| i.turn.is_finite() && i.throttle.is_finite()));
+            prop_assert!(inputs.windows(2).all(|p| p[0].tick < p[1].tick));
+        }
     }
 
     #[test]

@@ -15,10 +15,10 @@ use futures_util::{SinkExt, StreamExt};
 use serde::Serialize;
 use skirmish_core::framing::StreamMessage;
 use skirmish_core::LinkConditions;
-use skirmish_core::{encode, Encoding, Tick};
 use skirmish_core::{
     ClientMessage, ClientSession, Delivery, Incoming, SessionConfig, SessionEvent,
 };
+use skirmish_core::{Encoding, Frame, Tick};
 use tokio::time::{Instant, MissedTickBehavior};
 use tokio_tungstenite::tungstenite::Message;
 
@@ -187,7 +187,8 @@ pub async fn run_bot(addr: SocketAddr, mut options: BotOptions) -> Result<BotRep
         BotTransport::Websocket => Delivery::Stream,
         BotTransport::Webtransport => Delivery::Datagrams,
     });
-    link.send(&session.hello()).await?;
+    link.send(&session.hello(), session.encode(&session.hello()))
+        .await?;
 
     let mut report = BotReport {
         name: options.name.clone(),
@@ -226,7 +227,8 @@ pub async fn run_bot(addr: SocketAddr, mut options: BotOptions) -> Result<BotRep
                 let controls = options.script.controls(&session, arena);
                 session.set_controls(controls);
                 for message in session.advance(now.duration_since(start)) {
-                    link.send(&message).await?;
+                    let frame = session.encode(&message);
+                    link.send(&message, frame).await?;
                 }
             }
         }
@@ -302,17 +304,27 @@ impl Link {
         }
     }
 
-    async fn send(&mut self, message: &ClientMessage) -> Result<()> {
-        let text = encode(message);
+    /// Sends `message`, encoded as `frame` (inputs and pings as datagrams
+    /// over WebTransport).
+    async fn send(&mut self, message: &ClientMessage, frame: Frame) -> Result<()> {
         match self {
-            Link::WebSocket(sink, _) => sink.send(Message::text(text)).await?,
-            Link::WebTransport(wt) => match message {
-                ClientMessage::Input { .. } | ClientMessage::Ping { .. } => {
-                    // A datagram too large for the path is dropped like a
-                    // lost one; the next input carries the same inputs.
+            Link::WebSocket(sink, _) => {
+                let message = match frame {
+                    Frame::Text(text) => Message::text(text),
+                    Frame::Binary(bytes) => Message::binary(bytes),
+                };
+                sink.send(message).await?;
+            }
+            // A datagram too large for the path is dropped like a lost one;
+            // the next input carries the same inputs.
+            Link::WebTransport(wt) => match (message, &frame) {
+                (ClientMessage::Hello { .. }, Frame::Text(text)) => wt.send_reliable(text).await?,
+                (_, Frame::Text(text)) => {
                     let _ = wt.send_datagram(text.as_bytes());
                 }
-                ClientMessage::Hello { .. } => wt.send_reliable(&text).await?,
+                (_, Frame::Binary(bytes)) => {
+                    let _ = wt.send_datagram(bytes);
+                }
             },
         }
         Ok(())

@@ -297,6 +297,10 @@ impl Stepper {
     }
 
     /// Runs `duration` of simulated time, in steps of 1 ms.
+    ///
+    /// # Panics
+    /// A session sent a message its own encoding cannot carry or the server
+    /// refuses: a bug the scenario should show at once.
     pub fn run(&mut self, duration: Duration) {
         let end = self.now + duration;
         let arena = self.room.world().sim_config().arena;
@@ -329,9 +333,18 @@ impl Stepper {
                     if matches!(message, ClientMessage::Hello { .. }) {
                         continue;
                     }
+                    // As on the wire: the server gets what decoding the
+                    // client's frame gives (binary inputs for compact clients).
+                    let (text, bytes) = match client.session.encode(&message) {
+                        Frame::Text(text) => (true, text.into_bytes()),
+                        Frame::Binary(bytes) => (false, bytes),
+                    };
                     if let ClientMessage::Input { .. } = &message {
-                        client.trace.uplink_bytes += skirmish_core::encode(&message).len() as u64;
+                        client.trace.uplink_bytes += bytes.len() as u64;
                     }
+                    let Ok(message) = skirmish_core::decode_client_frame(text, &bytes) else {
+                        panic!("the session sent a message the server refuses: {message:?}");
+                    };
                     client.up.send(now, message);
                 }
                 let id = client.id;

@@ -212,6 +212,13 @@ impl ClientSession {
         }
     }
 
+    /// A message as this session puts it on the wire: inputs as the binary
+    /// message when it asked for compact snapshots, everything else as JSON
+    /// text (see [`encode_client`](crate::encode_client)).
+    pub fn encode(&self, message: &ClientMessage) -> crate::Frame {
+        crate::shared::uplink::encode_client(message, self.config.encoding)
+    }
+
     /// Where the session is.
     pub fn phase(&self) -> Phase {
         match self.state {

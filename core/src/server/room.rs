@@ -32,21 +32,12 @@ use crate::server::world::{InputMode, Received, World};
 use crate::shared::combat::CombatRules;
 use crate::shared::config::SimConfig;
 use crate::shared::protocol::{
-    encode, ClientMessage, Encoding, ErrorCode, ProtocolError, RosterEntry, ServerMessage,
+    encode, ClientMessage, Encoding, ErrorCode, Frame, ProtocolError, RosterEntry, ServerMessage,
     PROTOCOL_VERSION,
 };
 use crate::shared::state::PlayerId;
 use crate::shared::state::PlayerState;
 use crate::shared::tick::Tick;
-
-/// One encoded message for the socket.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Frame {
-    /// A JSON text frame.
-    Text(String),
-    /// A binary frame (compact snapshots).
-    Binary(Vec<u8>),
-}
 
 /// What a room call decided to send: distinct frames, and which recipient
 /// gets which, in the order they must be sent.

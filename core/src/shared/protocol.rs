@@ -330,20 +330,33 @@ impl ProtocolError {
     }
 }
 
+/// One encoded message for a socket, either way.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Frame {
+    /// A JSON text frame.
+    Text(String),
+    /// A binary frame (compact snapshots, binary inputs).
+    Binary(Vec<u8>),
+}
+
 /// Parses and checks one frame from a client as it arrived: `text` or
 /// binary, its bytes not yet known to be UTF-8. The size is checked first,
 /// so an oversized frame costs no parsing.
 ///
 /// # Errors
-/// As [`decode_client`]; `bad_message` for text that is not UTF-8 and
-/// `binary_frame` for a binary frame.
+/// As [`decode_client`] and [`decode_inputs`](crate::shared::uplink::decode_inputs);
+/// `bad_message` for text that is not UTF-8 and `binary_frame` for a binary
+/// frame that is not an input message.
 pub fn decode_client_frame(text: bool, payload: &[u8]) -> Result<ClientMessage, ProtocolError> {
     check_len(payload.len())?;
     if !text {
-        return Err(ProtocolError::new(
-            ErrorCode::BinaryFrame,
-            "the protocol is JSON text frames",
-        ));
+        return match payload.first() {
+            Some(&crate::shared::uplink::INPUT) => crate::shared::uplink::decode_inputs(payload),
+            _ => Err(ProtocolError::new(
+                ErrorCode::BinaryFrame,
+                "binary frames carry only input messages",
+            )),
+        };
     }
     let text = std::str::from_utf8(payload)
         .map_err(|_| ProtocolError::new(ErrorCode::BadMessage, "a text frame that is not UTF-8"))?;
@@ -470,7 +483,7 @@ fn check_name(what: &str, name: &str, max: usize) -> Result<(), ProtocolError> {
     Ok(())
 }
 
-fn check_inputs(inputs: &[WireInput]) -> Result<(), ProtocolError> {
+pub(crate) fn check_inputs(inputs: &[WireInput]) -> Result<(), ProtocolError> {
     if inputs.is_empty() || inputs.len() > MAX_INPUTS_PER_MESSAGE {
         return Err(ProtocolError::new(
             ErrorCode::TooManyInputs,

@@ -159,7 +159,9 @@ impl Transport for WebTransportLink {
                         return Raw::Ended(DisconnectReason::Closed);
                     };
                     let datagram = self.datagram.insert(datagram);
-                    return Raw::Data { text: true, payload: datagram };
+                    // Binary inputs carry their kind first; JSON is text.
+                    let text = datagram.first() != Some(&skirmish_core::BINARY_INPUT);
+                    return Raw::Data { text, payload: datagram };
                 }
                 chunk = recv.read(&mut self.buffer) => match chunk {
                     Ok(Some(n)) => self.reader.push(self.buffer.get(..n).unwrap_or_default()),

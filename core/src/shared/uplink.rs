@@ -1,0 +1,241 @@
+//! The binary `input` message, for clients that asked for the compact
+//! encoding: the same [`ClientMessage::Input`] as the JSON one, in a few
+//! bytes per input, so a page's uplink stays well below its downlink.
+//!
+//! Layout (integers little-endian, varints LEB128):
+//!
+//! ```text
+//! u8  kind = INPUT (0x49, never `{`)
+//! u8  count (1..=16) | 0x80 when a snapshot ack follows
+//! u32 tick of the first input
+//! u32 snapshot ack (only with 0x80)
+//! per input:
+//!   u8 head: bits 0-1 turn, bits 2-3 throttle (0: 0.0, 1: 1.0, 2: -1.0,
+//!            3: an f32 follows), bit 4 fire, bit 5 view tick follows,
+//!            bit 6 tick gap follows (else the tick is the previous + 1),
+//!            bit 7 must be 0
+//!   varint tick gap - 2          (bit 6)
+//!   f32 turn                     (code 3)
+//!   f32 throttle                 (code 3)
+//!   varint zigzag(view tick - tick, in 1/256 tick)   (bit 5)
+//! ```
+//!
+//! Inputs are delta-coded against each other (ticks as gaps, keyboard
+//! values as two-bit codes), so the inputs a client sends again while they
+//! wait for their acknowledgement cost a byte or three each. Every value
+//! but the view tick travels exactly; the view tick is rounded to 1/256 of
+//! a tick, which the server's rewind cannot tell apart. Decoding applies
+//! the same checks as the JSON form and never panics.
+
+use crate::shared::protocol::{check_inputs, ClientMessage, Encoding, ErrorCode, Frame};
+use crate::shared::protocol::{encode, ProtocolError, WireInput, MAX_INPUTS_PER_MESSAGE};
+use crate::shared::tick::Tick;
+
+/// The first byte of a binary input message.
+pub const INPUT: u8 = 0x49;
+/// Steps of the view tick per tick.
+const VIEW_STEPS: f64 = 256.0;
+
+/// Encodes a message as the client sends it: inputs as the binary message
+/// when it asked for the compact encoding, everything else as JSON text.
+pub fn encode_client(message: &ClientMessage, encoding: Encoding) -> Frame {
+    match (message, encoding) {
+        (
+            ClientMessage::Input {
+                inputs,
+                snapshot_ack,
+            },
+            Encoding::Compact,
+        ) if !inputs.is_empty() && inputs.len() <= MAX_INPUTS_PER_MESSAGE => {
+            let mut out = Vec::with_capacity(10 + 3 * inputs.len());
+            encode_inputs(inputs, *snapshot_ack, &mut out);
+            Frame::Binary(out)
+        }
+        _ => Frame::Text(encode(message)),
+    }
+}
+
+/// Appends the binary form of `inputs` (1 to 16, ticks increasing) and the
+/// acknowledgement to `out`.
+pub fn encode_inputs(inputs: &[WireInput], snapshot_ack: Option<Tick>, out: &mut Vec<u8>) {
+    let first = inputs.first().map_or(0, |i| i.tick.0);
+    out.push(INPUT);
+    let count = inputs.len().min(MAX_INPUTS_PER_MESSAGE) as u8;
+    out.push(count | if snapshot_ack.is_some() { 0x80 } else { 0 });
+    out.extend_from_slice(&first.to_le_bytes());
+    if let Some(ack) = snapshot_ack {
+        out.extend_from_slice(&ack.0.to_le_bytes());
+    }
+    let mut previous: Option<u32> = None;
+    for input in inputs.iter().take(MAX_INPUTS_PER_MESSAGE) {
+        let (turn, turn_code) = code(input.turn);
+        let (throttle, throttle_code) = code(input.throttle);
+        let gap = previous.map(|p| input.tick.0.wrapping_sub(p));
+        let view = input
+            .view_tick
+            .map(|v| ((v - f64::from(input.tick.0)) * VIEW_STEPS).round() as i64);
+        let mut head = turn_code | throttle_code << 2;
+        head |= u8::from(input.fire) << 4;
+        head |= u8::from(view.is_some()) << 5;
+        head |= u8::from(gap.is_some_and(|g| g != 1)) << 6;
+        out.push(head);
+        if let Some(gap) = gap.filter(|g| *g != 1) {
+            varint(u64::from(gap.wrapping_sub(2)), out);
+        }
+        out.extend(turn.iter().flatten());
+        out.extend(throttle.iter().flatten());
+        if let Some(view) = view {
+            varint(zigzag(view), out);
+        }
+        previous = Some(input.tick.0);
+    }
+}
+
+/// Decodes and checks a binary input message.
+///
+/// # Errors
+/// `bad_message` for a frame that is not one (another kind, cut short,
+/// trailing bytes, a reserved bit, a tick past `u32`), and the checks of the
+/// JSON form: `too_many_inputs`, `ticks_not_increasing`, `non_finite`.
+pub fn decode_inputs(bytes: &[u8]) -> Result<ClientMessage, ProtocolError> {
+    let mut r = Reader { bytes, at: 0 };
+    if r.u8()? != INPUT {
+        return Err(bad("a binary frame that is not an input message"));
+    }
+    let counted = r.u8()?;
+    let count = usize::from(counted & 0x7f);
+    if count == 0 || count > MAX_INPUTS_PER_MESSAGE {
+        return Err(ProtocolError::new(
+            ErrorCode::TooManyInputs,
+            format!("{count} inputs; send 1 to {MAX_INPUTS_PER_MESSAGE}"),
+        ));
+    }
+    let mut tick = r.u32()?;
+    let snapshot_ack = if counted & 0x80 != 0 {
+        Some(Tick(r.u32()?))
+    } else {
+        None
+    };
+    let mut inputs = Vec::with_capacity(count);
+    for i in 0..count {
+        let head = r.u8()?;
+        if head & 0x80 != 0 {
+            return Err(bad("a reserved bit is set in an input"));
+        }
+        if i > 0 {
+            let gap = if head & 0x40 != 0 {
+                r.varint()?.checked_add(2)
+            } else {
+                Some(1)
+            };
+            tick = gap
+                .and_then(|g| u32::try_from(g).ok())
+                .and_then(|g| tick.checked_add(g))
+                .ok_or_else(|| bad("an input tick past the largest tick"))?;
+        }
+        let turn = r.value(head & 3)?;
+        let throttle = r.value(head >> 2 & 3)?;
+        let view_tick = if head & 0x20 != 0 {
+            let steps = unzigzag(r.varint()?);
+            Some(f64::from(tick) + steps as f64 / VIEW_STEPS)
+        } else {
+            None
+        };
+        inputs.push(WireInput {
+            tick: Tick(tick),
+            turn,
+            throttle,
+            fire: head & 0x10 != 0,
+            view_tick,
+        });
+    }
+    if r.at != bytes.len() {
+        return Err(bad("trailing bytes after the inputs"));
+    }
+    check_inputs(&inputs)?;
+    Ok(ClientMessage::Input {
+        inputs,
+        snapshot_ack,
+    })
+}
+
+/// The two-bit code of a control value, and the bytes that follow it.
+fn code(value: f32) -> (Option<[u8; 4]>, u8) {
+    // Bit patterns, not `==`: -0.0 must come back as -0.0.
+    match value.to_bits() {
+        0 => (None, 0),
+        b if b == 1.0f32.to_bits() => (None, 1),
+        b if b == (-1.0f32).to_bits() => (None, 2),
+        _ => (Some(value.to_le_bytes()), 3),
+    }
+}
+
+fn varint(mut value: u64, out: &mut Vec<u8>) {
+    while value >= 0x80 {
+        out.push(value as u8 | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+fn zigzag(value: i64) -> u64 {
+    ((value << 1) ^ (value >> 63)) as u64
+}
+
+fn unzigzag(value: u64) -> i64 {
+    (value >> 1) as i64 ^ -((value & 1) as i64)
+}
+
+fn bad(message: &str) -> ProtocolError {
+    ProtocolError::new(ErrorCode::BadMessage, message)
+}
+
+/// Reads a frame front to back, failing (never panicking) when it is short.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Reader<'_> {
+    fn take<const N: usize>(&mut self) -> Result<[u8; N], ProtocolError> {
+        let bytes = self
+            .bytes
+            .get(self.at..self.at + N)
+            .and_then(|b| <[u8; N]>::try_from(b).ok())
+            .ok_or_else(|| bad("an input message cut short"))?;
+        self.at += N;
+        Ok(bytes)
+    }
+
+    fn u8(&mut self) -> Result<u8, ProtocolError> {
+        Ok(self.take::<1>()?[0])
+    }
+
+    fn u32(&mut self) -> Result<u32, ProtocolError> {
+        Ok(u32::from_le_bytes(self.take()?))
+    }
+
+    fn value(&mut self, code: u8) -> Result<f32, ProtocolError> {
+        Ok(match code {
+            0 => 0.0,
+            1 => 1.0,
+            2 => -1.0,
+            _ => f32::from_le_bytes(self.take()?),
+        })
+    }
+
+    fn varint(&mut self) -> Result<u64, ProtocolError> {
+        let mut value = 0u64;
+        for shift in (0..64).step_by(7) {
+            let byte = self.u8()?;
+            value |= u64::from(byte & 0x7f) << shift;
+            if byte & 0x80 == 0 {
+                return Ok(value);
+            }
+        }
+        Err(bad("a varint longer than 64 bits"))
+    }
+}
+
+#[cfg(test)]
+mod tests;
