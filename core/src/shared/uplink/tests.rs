@@ -2,8 +2,6 @@
 //! (the view tick to 1/256 of a tick), costs a few bytes per input, and
 //! refuses what the JSON form refuses.
 
-use proptest::prelude::*;
-
 use super::*;
 use crate::shared::protocol::decode_client_frame;
 
@@ -100,66 +98,72 @@ fn broken_messages_get_the_codes_of_the_json_form() {
     assert_eq!(code(&far), Err(ErrorCode::BadMessage));
 }
 
-fn any_message() -> impl Strategy<Value = (Vec<WireInput>, Option<Tick>)> {
-    let value = prop_oneof![
-        Just(0.0f32),
-        Just(1.0f32),
-        Just(-1.0f32),
-        Just(-0.0f32),
-        -1.0f32..1.0
-    ];
-    let one = (
-        1u32..40,
-        value.clone(),
-        value,
-        any::<bool>(),
-        prop::option::of(-300i32..300),
-    );
-    (
-        0u32..u32::MAX / 2,
-        prop::collection::vec(one, 1..=MAX_INPUTS_PER_MESSAGE),
-        prop::option::of(any::<u32>()),
-    )
-        .prop_map(|(first, steps, ack)| {
-            let mut tick = first;
-            let inputs = steps
-                .into_iter()
-                .enumerate()
-                .map(|(i, (gap, turn, throttle, fire, view))| {
-                    if i > 0 {
-                        tick += gap;
-                    }
-                    let view = view.map(|v| f64::from(tick) + f64::from(v) / 256.0);
-                    input(tick, turn, throttle, fire, view)
-                })
-                .collect();
-            (inputs, ack.map(Tick))
-        })
-}
+#[cfg(not(target_arch = "wasm32"))]
+mod props {
+    use super::*;
+    use proptest::prelude::*;
 
-proptest! {
-    #[test]
-    fn every_valid_message_comes_back_bit_for_bit((inputs, ack) in any_message()) {
-        let bytes = bytes_of(&inputs, ack);
-        let Ok(ClientMessage::Input { inputs: back, snapshot_ack }) = decode_inputs(&bytes) else {
-            return Err(TestCaseError::fail("a valid message was refused"));
-        };
-        prop_assert_eq!(snapshot_ack, ack);
-        prop_assert_eq!(back.len(), inputs.len());
-        for (a, b) in inputs.iter().zip(&back) {
-            prop_assert_eq!(a.tick, b.tick);
-            prop_assert_eq!(a.turn.to_bits(), b.turn.to_bits());
-            prop_assert_eq!(a.throttle.to_bits(), b.throttle.to_bits());
-            prop_assert_eq!(a.fire, b.fire);
-            prop_assert_eq!(a.view_tick.map(f64::to_bits), b.view_tick.map(f64::to_bits));
-        }
+    fn any_message() -> impl Strategy<Value = (Vec<WireInput>, Option<Tick>)> {
+        let value = prop_oneof![
+            Just(0.0f32),
+            Just(1.0f32),
+            Just(-1.0f32),
+            Just(-0.0f32),
+            -1.0f32..1.0
+        ];
+        let one = (
+            1u32..40,
+            value.clone(),
+            value,
+            any::<bool>(),
+            prop::option::of(-300i32..300),
+        );
+        (
+            0u32..u32::MAX / 2,
+            prop::collection::vec(one, 1..=MAX_INPUTS_PER_MESSAGE),
+            prop::option::of(any::<u32>()),
+        )
+            .prop_map(|(first, steps, ack)| {
+                let mut tick = first;
+                let inputs = steps
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, (gap, turn, throttle, fire, view))| {
+                        if i > 0 {
+                            tick += gap;
+                        }
+                        let view = view.map(|v| f64::from(tick) + f64::from(v) / 256.0);
+                        input(tick, turn, throttle, fire, view)
+                    })
+                    .collect();
+                (inputs, ack.map(Tick))
+            })
     }
 
-    #[test]
-    fn arbitrary_bytes_never_panic_it(mut bytes in prop::collection::vec(any::<u8>(), 0..200)) {
-        if let Some(first) = bytes.first_mut() {
-            *first = INPUT;
+    proptest! {
+        #[test]
+        fn every_valid_message_comes_back_bit_for_bit((inputs, ack) in any_message()) {
+            let bytes = bytes_of(&inputs, ack);
+            let Ok(ClientMessage::Input { inputs: back, snapshot_ack }) = decode_inputs(&bytes) else {
+                return Err(TestCaseError::fail("a valid message was refused"));
+            };
+            prop_assert_eq!(snapshot_ack, ack);
+            prop_assert_eq!(back.len(), inputs.len());
+            for (a, b) in inputs.iter().zip(&back) {
+                prop_assert_eq!(a.tick, b.tick);
+                prop_assert_eq!(a.turn.to_bits(), b.turn.to_bits());
+                prop_assert_eq!(a.throttle.to_bits(), b.throttle.to_bits());
+                prop_assert_eq!(a.fire, b.fire);
+                prop_assert_eq!(a.view_tick.map(f64::to_bits), b.view_tick.map(f64::to_bits));
+            }
         }
-        let _ = decode_inputs(&bytes);
+
+        #[test]
+        fn arbitrary_bytes_never_panic_it(mut bytes in prop::collection::vec(any::<u8>(), 0..200)) {
+            if let Some(first) = bytes.first_mut() {
+                *first = INPUT;
+            }
+            let _ = decode_inputs(&bytes);
+        }
     }
 }
