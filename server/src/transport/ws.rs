@@ -1,63 +1,112 @@
 //! The WebSocket transport: one upgraded TCP connection carrying one
-//! session. Frames are read by tungstenite; the room writes its frames
-//! straight to the socket through the connection's [`Writer`], and the
-//! session's loop drains what the socket did not take at once.
+//! session. The session's task reads the client's frames itself (our own
+//! [`FrameReader`]: no buffering layer, no copy of an input, one wake-up per
+//! readable socket); the room writes its frames straight to the socket
+//! through the connection's [`Writer`], and the session's loop drains what
+//! the socket did not take at once.
 
+mod frames;
 pub mod handshake;
 mod writer;
 
+use std::io;
 use std::sync::Arc;
 
-use futures_util::{SinkExt, StreamExt};
 use skirmish_core::ErrorCode;
+use tokio::io::Interest;
 use tokio::net::TcpStream;
-use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
-use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
-use tokio_tungstenite::WebSocketStream;
 
 use crate::app::AppState;
 use crate::limits::Permit;
 use crate::metrics::DisconnectReason;
 use crate::session::{self, Raw, Transport};
 use crate::transport::{SlowRule, TRANSPORT_LIMIT};
-use writer::{Stream, Writer};
-
-/// Bytes read per call (and zero-filled before each by tungstenite): inputs
-/// are about 100 bytes; larger frames simply take more reads.
-const READ_BUFFER_BYTES: usize = 1024;
+use frames::{Broken, Found, FrameReader, Opcode};
+use writer::Writer;
 
 /// Serves one upgraded connection to its end. The connection's permit is
 /// held until then. `read` holds bytes the client sent right behind its
 /// upgrade request.
 pub async fn serve(tcp: TcpStream, read: Vec<u8>, state: Arc<AppState>, permit: Arc<Permit>) {
-    let writer = Writer::new(Arc::new(tcp), SlowRule::for_room(&state.config.limits));
-    let config = WebSocketConfig::default()
-        .read_buffer_size(READ_BUFFER_BYTES)
-        .write_buffer_size(0)
-        .max_message_size(Some(TRANSPORT_LIMIT))
-        .max_frame_size(Some(TRANSPORT_LIMIT));
-    let socket = WebSocketStream::from_partially_read(
-        Stream::new(writer.clone()),
-        read,
-        Role::Server,
-        Some(config),
-    )
-    .await;
+    let tcp = Arc::new(tcp);
+    let writer = Writer::new(tcp.clone(), SlowRule::for_room(&state.config.limits));
     let link = WebSocket {
-        socket,
+        tcp,
         writer,
-        last: None,
+        reader: FrameReader::new(TRANSPORT_LIMIT, &read),
+        closed: false,
     };
     session::serve(&state, link, permit.address()).await;
 }
 
 /// One WebSocket, as its session sees it.
 struct WebSocket {
-    socket: WebSocketStream<Stream>,
+    tcp: Arc<TcpStream>,
     writer: Arc<Writer>,
-    /// The message last read, which [`Raw`] borrows from.
-    last: Option<Message>,
+    reader: FrameReader,
+    /// A close frame was sent or received: read nothing more as messages.
+    closed: bool,
+}
+
+impl WebSocket {
+    /// The next frame worth telling the session about, or how the
+    /// connection ended.
+    async fn frame(&mut self) -> Result<Found, DisconnectReason> {
+        loop {
+            match self.reader.next() {
+                Ok(Some(Found::Nothing)) => {}
+                Ok(Some(found)) => return Ok(found),
+                Ok(None) => match self.fill().await {
+                    Ok(0) | Err(_) => return Err(DisconnectReason::Closed),
+                    Ok(_) => {}
+                },
+                Err(broken) => {
+                    self.send_close(broken.status(), reason(broken));
+                    return Err(DisconnectReason::ProtocolError);
+                }
+            }
+        }
+    }
+
+    /// Reads what the socket holds into the reader; 0 at the end.
+    async fn fill(&mut self) -> io::Result<usize> {
+        loop {
+            self.tcp.readable().await?;
+            let space = self.reader.space();
+            let room = space.len();
+            let mut n = 0;
+            // A short read drained the socket: forget its readiness now
+            // rather than learn it from one more `recv` that fails with
+            // `EAGAIN`. The read runs inside `try_io`, so the readiness
+            // cleared is the one seen before the read: data arriving after
+            // it raises a new event, never lost.
+            let read = self.tcp.try_io(Interest::READABLE, || {
+                n = self.tcp.try_read(space)?;
+                if n > 0 && n < room {
+                    Err(io::ErrorKind::WouldBlock.into())
+                } else {
+                    Ok(())
+                }
+            });
+            match read {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock && n > 0 => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                Err(e) => return Err(e),
+            }
+            self.reader.filled(n);
+            return Ok(n);
+        }
+    }
+
+    /// Sends a close frame once.
+    fn send_close(&mut self, status: u16, reason: &str) {
+        if !self.closed {
+            self.closed = true;
+            let payload = [&status.to_be_bytes()[..], reason.as_bytes()].concat();
+            let _ = self.writer.control(Opcode::Close, &payload);
+        }
+    }
 }
 
 impl Transport for WebSocket {
@@ -68,23 +117,30 @@ impl Transport for WebSocket {
     }
 
     async fn next(&mut self) -> Raw<'_> {
-        self.last = match self.socket.next().await {
-            Some(Ok(message)) => Some(message),
-            Some(Err(_)) => return Raw::Ended(DisconnectReason::ProtocolError),
-            None => return Raw::Ended(DisconnectReason::Closed),
+        let found = match self.frame().await {
+            Ok(found) => found,
+            Err(reason) => return Raw::Ended(reason),
         };
-        match &self.last {
-            Some(Message::Text(text)) => Raw::Data {
-                text: true,
-                payload: text.as_bytes(),
+        match found {
+            Found::Data { text, at } => Raw::Data {
+                text,
+                payload: self.reader.bytes(&at),
             },
-            Some(Message::Binary(bytes)) => Raw::Data {
-                text: false,
-                payload: bytes,
-            },
-            Some(Message::Close(_)) | None => Raw::Ended(DisconnectReason::Closed),
-            // WebSocket pings count against the rate limit too.
-            Some(_) => Raw::Control,
+            Found::Ping(at) => {
+                // Pongs count against the connection's own budget: a client
+                // that pings without reading the answers ends there.
+                let pong = self.writer.control(Opcode::Pong, self.reader.bytes(&at));
+                if pong.is_err() {
+                    return Raw::Ended(DisconnectReason::SlowConsumer);
+                }
+                Raw::Control
+            }
+            Found::Close(status) => {
+                // Echo the client's status, as RFC 6455 asks.
+                self.send_close(status.unwrap_or(1000), "");
+                Raw::Ended(DisconnectReason::Closed)
+            }
+            Found::Nothing => Raw::Control,
         }
     }
 
@@ -93,21 +149,30 @@ impl Transport for WebSocket {
     /// connection and could destroy the error and close frame before the
     /// client reads them.
     async fn close(&mut self, code: ErrorCode) {
-        let frame = CloseFrame {
-            code: match code {
-                ErrorCode::ShuttingDown => CloseCode::Away,
-                ErrorCode::ServerFull => CloseCode::Again,
-                _ => CloseCode::Policy,
-            },
-            reason: Utf8Bytes::from(code.as_str()),
+        let status = match code {
+            ErrorCode::ShuttingDown => 1001,
+            ErrorCode::ServerFull => 1013,
+            _ => 1008,
         };
-        if self.socket.send(Message::Close(Some(frame))).await.is_ok() {
-            while let Some(Ok(_)) = self.socket.next().await {}
+        self.send_close(status, code.as_str());
+        let _ = self.writer.flush().await;
+        while let Ok(found) = self.frame().await {
+            if matches!(found, Found::Close(_)) {
+                break;
+            }
         }
     }
 
     async fn end(&mut self) {
-        // Such as tungstenite's answer to the client's close frame.
-        let _ = self.socket.flush().await;
+        // Such as the answer to the client's close frame.
+        let _ = self.writer.flush().await;
+    }
+}
+
+/// The reason a protocol-breaking connection is closed with.
+fn reason(broken: Broken) -> &'static str {
+    match broken {
+        Broken::Protocol => "protocol_error",
+        Broken::TooLarge => "too_large",
     }
 }

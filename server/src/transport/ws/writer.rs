@@ -1,38 +1,36 @@
 //! A client's TCP socket after the WebSocket upgrade, shared by two writers:
 //! its room, which writes each tick's frames straight to the socket, and its
-//! session task, which reads (through tungstenite) and writes close frames
-//! and answers to pings.
+//! session task, which reads frames and writes answers to pings and the
+//! close frame.
 //!
 //! Every byte for the client goes through one [`Writer`]: a frame is written
-//! with one vectored `write` (header and payload, no copy) when nothing is
-//! waiting; what the socket does not take goes into a bounded backlog that
-//! the session task drains when the socket is writable. Frames are only
-//! ever appended whole, under the writer's lock, so the room's frames and
-//! tungstenite's never interleave inside a frame. The room therefore needs
-//! no channel and wakes no task to send a snapshot: per client per tick it
-//! costs one system call.
+//! with one `send` (a small frame copied whole into one buffer, a large one
+//! vectored) when nothing is waiting; what the socket does not take goes into
+//! a bounded backlog that the session task drains when the socket is
+//! writable. Frames are only ever appended whole, under the writer's lock,
+//! so the room's frames and the session's never interleave inside a frame.
+//! The room therefore needs no channel and wakes no task to send a
+//! snapshot: per client per tick it costs one system call.
 //!
 //! A client whose backlog breaks the [`SlowRule`] (frames, bytes, age) is a
 //! slow consumer: the room drops it.
 
 use std::collections::VecDeque;
 use std::io::{self, IoSlice};
-use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
-use tokio::io::Interest;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
-use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
-use tokio_tungstenite::tungstenite::protocol::frame::FrameHeader;
 
 use skirmish_core::ErrorCode;
 
+use super::frames::{header, Opcode};
 use crate::rooms::{Outbound, SendError};
 use crate::session::Peer;
 use crate::transport::SlowRule;
+/// Frames up to this size are copied into one buffer for a plain `send`.
+const SMALL_FRAME: usize = 512;
 /// A backlog's buffer larger than this is freed once it drains.
 const KEEP_BYTES: usize = 64 * 1024;
 
@@ -117,17 +115,28 @@ impl Writer {
     /// [`SendError::Slow`] if the client is not keeping up (nothing is
     /// queued then), [`SendError::Closed`] if the socket is gone.
     pub fn send(&self, text: bool, payload: &[u8]) -> Result<(), SendError> {
-        let header = FrameHeader {
-            opcode: OpCode::Data(if text { Data::Text } else { Data::Binary }),
-            ..FrameHeader::default()
-        };
-        let mut head = [0u8; 14];
-        let mut cursor = io::Cursor::new(&mut head[..]);
-        header
-            .format(payload.len() as u64, &mut cursor)
-            .map_err(|_| SendError::Closed)?;
-        let head_len = cursor.position() as usize;
-        self.write_frame(&[&head[..head_len], payload], Budget::Room)
+        let opcode = if text { Opcode::Text } else { Opcode::Binary };
+        self.frame(opcode, payload, Budget::Room)
+    }
+
+    /// Sends the connection's own control frame (a pong, a close) within
+    /// [`SlowRule::for_connection`].
+    ///
+    /// # Errors
+    /// As [`Writer::send`].
+    pub fn control(&self, opcode: Opcode, payload: &[u8]) -> Result<(), SendError> {
+        self.frame(opcode, payload, Budget::Connection)
+    }
+
+    fn frame(&self, opcode: Opcode, payload: &[u8], budget: Budget) -> Result<(), SendError> {
+        let mut head = [0u8; 10];
+        let used = header(opcode, payload.len(), &mut head);
+        self.write_frame(&[&head[..used], payload], budget)
+    }
+
+    /// Sends what waits, for as long as the socket takes it.
+    pub async fn flush(&self) -> io::Result<()> {
+        std::future::poll_fn(|cx| self.poll_flushed(cx)).await
     }
 
     /// Writes one whole frame given in parts, or queues what the socket
@@ -156,9 +165,8 @@ impl Writer {
             queue(&mut state, parts, 0);
             return Ok(());
         }
-        let slices: Vec<IoSlice<'_>> = parts.iter().map(|p| IoSlice::new(p)).collect();
         let total: usize = parts.iter().map(|p| p.len()).sum();
-        let written = match self.stream.try_write_vectored(&slices) {
+        let written = match self.write_now(parts, total) {
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => 0,
             Err(_) => {
@@ -173,6 +181,23 @@ impl Writer {
             state.wake();
         }
         Ok(())
+    }
+
+    /// One write of a whole frame: a small one copied into one buffer and
+    /// written with `send` (cheaper in the kernel than `writev` with two
+    /// pieces, and what nearly every snapshot is), a large one vectored.
+    fn write_now(&self, parts: &[&[u8]], total: usize) -> io::Result<usize> {
+        if total <= SMALL_FRAME {
+            let mut buffer = [0u8; SMALL_FRAME];
+            let mut at = 0;
+            for part in parts {
+                buffer[at..at + part.len()].copy_from_slice(part);
+                at += part.len();
+            }
+            return self.stream.try_write(&buffer[..at]);
+        }
+        let slices: Vec<IoSlice<'_>> = parts.iter().map(|p| IoSlice::new(p)).collect();
+        self.stream.try_write_vectored(&slices)
     }
 
     /// Tells the connection task that the room dropped its client.
@@ -281,96 +306,13 @@ fn queue(state: &mut State, parts: &[&[u8]], mut skip: usize) {
     state.ends.push_back(end);
 }
 
-/// The socket as tungstenite's stream: reads come straight from the
-/// socket, writes go through the [`Writer`] (whole frames, as tungstenite
-/// writes them).
-#[derive(Debug)]
-pub struct Stream {
-    stream: Arc<TcpStream>,
-    writer: Arc<Writer>,
-}
-
-impl Stream {
-    /// The stream over `writer`'s socket.
-    pub fn new(writer: Arc<Writer>) -> Stream {
-        Stream {
-            stream: writer.stream.clone(),
-            writer,
-        }
-    }
-}
-
-impl AsyncRead for Stream {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        loop {
-            if self.stream.poll_read_ready(cx)?.is_pending() {
-                return Poll::Pending;
-            }
-            let room = buf.remaining();
-            let unfilled = buf.initialize_unfilled();
-            let mut n = 0;
-            // A short read drained the socket: forget its readiness now
-            // rather than learn it from one more `recv` that fails with
-            // `EAGAIN` (as tokio's own `TcpStream` does). The read runs inside
-            // `try_io`, so the readiness cleared is the one seen before the
-            // read: data arriving after it raises a new event, never lost.
-            let read = self.stream.try_io(Interest::READABLE, || {
-                n = self.stream.try_read(unfilled)?;
-                if n > 0 && n < room {
-                    Err(io::ErrorKind::WouldBlock.into())
-                } else {
-                    Ok(())
-                }
-            });
-            match read {
-                Ok(()) => {
-                    buf.advance(n);
-                    return Poll::Ready(Ok(()));
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock && n > 0 => {
-                    buf.advance(n);
-                    return Poll::Ready(Ok(()));
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                Err(e) => return Poll::Ready(Err(e)),
-            }
-        }
-    }
-}
-
-impl AsyncWrite for Stream {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        _cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        // tungstenite hands over whole frames (its write buffer is off), so
-        // this never splits one.
-        match self.writer.write_frame(&[buf], Budget::Connection) {
-            Ok(()) => Poll::Ready(Ok(buf.len())),
-            Err(_) => Poll::Ready(Err(io::ErrorKind::BrokenPipe.into())),
-        }
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.writer.poll_flushed(cx)
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.poll_flush(cx)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::time::Duration;
     use tokio::io::AsyncReadExt;
     use tokio::net::TcpListener;
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
     use tokio_tungstenite::tungstenite::protocol::frame::FrameHeader;
 
     fn rule(max_frames: usize, max_age: Duration) -> SlowRule {
