@@ -401,6 +401,31 @@ async fn two_pages(shooter: &Client, target: &Client) -> Result<()> {
     Ok(())
 }
 
+/// In a room of two, a page sends fewer bytes a second than it receives
+/// (binary inputs, delta-coded), as its HUD shows; and it lost nothing on
+/// the way in or out.
+async fn uplink_below_downlink(page: &Client) -> Result<()> {
+    let s = wait_for(page, "both rates measured", Duration::from_secs(10), |s| {
+        s["bytes_up_per_sec"].as_f64().is_some_and(|up| up > 0.0)
+            && s["bytes_down_per_sec"]
+                .as_f64()
+                .is_some_and(|down| down > 0.0)
+    })
+    .await?;
+    let (up, down) = (&s["bytes_up_per_sec"], &s["bytes_down_per_sec"]);
+    let below = up.as_f64().zip(down.as_f64()).is_some_and(|(u, d)| u < d);
+    anyhow::ensure!(below, "uplink {up} B/s is not below downlink {down} B/s");
+    let hud = s["hud_text"].as_str().unwrap_or_default();
+    anyhow::ensure!(
+        hud.contains("bytes/s down"),
+        "the HUD shows the rates: {hud}"
+    );
+    for counter in ["inbox_dropped", "failed_sends", "undecodable_datagrams"] {
+        anyhow::ensure!(s[counter] == json!(0), "{counter}: {}", s[counter]);
+    }
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_pages_one_shoots_the_other_and_both_huds_show_the_hp_drop() -> Result<()> {
     let srv = web_server(config_with(|c| c.rooms.sim = open_arena(600.0, 400.0)))?;
@@ -418,6 +443,10 @@ async fn two_pages_one_shoots_the_other_and_both_huds_show_the_hp_drop() -> Resu
         .goto(&page_url(&srv, "name=shooter&room=duel")?)
         .await?;
     let result = two_pages(&shooter, &target).await;
+    let rates = (
+        uplink_below_downlink(&shooter).await,
+        uplink_below_downlink(&target).await,
+    );
     let transports = (
         state(&shooter).await?["transport"].clone(),
         state(&target).await?["transport"].clone(),
@@ -427,6 +456,8 @@ async fn two_pages_one_shoots_the_other_and_both_huds_show_the_hp_drop() -> Resu
     shooter.close().await?;
     target.close().await?;
     result?;
+    rates.0?;
+    rates.1?;
     assert_eq!(
         transports,
         (json!("webtransport"), json!("websocket")),

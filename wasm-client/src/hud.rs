@@ -15,6 +15,8 @@ use web_sys::{
     CanvasRenderingContext2d, Document, HtmlCanvasElement, HtmlElement, HtmlInputElement,
 };
 
+use crate::net::link::Counters;
+
 /// How much history the graph shows, in milliseconds.
 const GRAPH_SPAN_MS: f64 = 10_000.0;
 
@@ -183,15 +185,16 @@ impl Panel {
         }
     }
 
-    /// Writes the HUD numbers and redraws the graph.
-    pub fn show(&mut self, hud: &Hud, fps: f64, now: f64) {
+    /// Writes the HUD numbers (with what the connection `lost`) and
+    /// redraws the graph.
+    pub fn show(&mut self, hud: &Hud, lost: &Counters, fps: f64, now: f64) {
         let rtt_ms = hud.rtt.map_or(0.0, |d| d.as_secs_f32() * 1000.0);
         let slack = hud.pacing.slack_ms.unwrap_or(0.0) as f32;
         let dilation = hud.pacing.dilation_pct as f32;
         self.samples
             .push(now, hud.visible_error, rtt_ms, slack, dilation);
         if let Some(element) = &self.hud {
-            element.set_text_content(Some(&hud_text(hud, fps)));
+            element.set_text_content(Some(&hud_text(hud, lost, fps)));
         }
         if let Some((canvas, ctx)) = &self.graph {
             self.samples.draw(
@@ -204,8 +207,9 @@ impl Panel {
     }
 }
 
-/// The HUD as text lines.
-pub fn hud_text(hud: &Hud, fps: f64) -> String {
+/// The HUD as text lines; what the connection `lost` shows only once it
+/// lost something.
+pub fn hud_text(hud: &Hud, lost: &Counters, fps: f64) -> String {
     let mut out = String::new();
     let hp = hud.hp.map_or_else(|| "-".to_string(), |hp| hp.to_string());
     let _ = writeln!(
@@ -265,6 +269,13 @@ pub fn hud_text(hud: &Hud, fps: f64) -> String {
         "bytes/s down {:.0}  up {:.0}",
         hud.down_rate, hud.up_rate
     );
+    if lost.any() {
+        let _ = writeln!(
+            out,
+            "inbox dropped {}  bad datagrams {}  failed sends {}",
+            lost.inbox_dropped, lost.undecodable, lost.failed_sends
+        );
+    }
     let _ = write!(out, "fps {fps:.0}");
     out
 }
@@ -292,10 +303,25 @@ mod tests {
             snaps: 1,
             ..Hud::default()
         };
-        let text = hud_text(&hud, 60.0);
+        let text = hud_text(&hud, &Counters::default(), 60.0);
         assert!(text.starts_with("HP 80\n"));
         assert!(text.contains("corrections 3  snaps 1"));
         assert!(!text.contains("input slack"), "protocol 1: no pacing lines");
+        assert!(!text.contains("inbox dropped"), "nothing lost: no line");
+    }
+
+    #[test]
+    fn hud_text_shows_what_the_connection_lost() {
+        let lost = Counters {
+            inbox_dropped: 4,
+            undecodable: 1,
+            failed_sends: 2,
+        };
+        let text = hud_text(&Hud::default(), &lost, 60.0);
+        assert!(
+            text.contains("inbox dropped 4  bad datagrams 1  failed sends 2\nfps 60"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -313,7 +339,7 @@ mod tests {
             },
             ..Hud::default()
         };
-        let text = hud_text(&hud, 60.0);
+        let text = hud_text(&hud, &Counters::default(), 60.0);
         assert!(
             text.contains("input slack 42 ms  target 40 ms  dilation -1.2 %"),
             "{text}"

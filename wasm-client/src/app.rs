@@ -1,0 +1,292 @@
+//! The game on the page, one animation frame at a time.
+//!
+//! Each frame has three parts, in this order. The network: the connection
+//! advances (sending `hello` when a link has just opened) and the frames it
+//! received go into the session. The step: the controls and the panel's
+//! settings go into the session, which runs its fixed 50 ms steps for the
+//! elapsed time (a long gap, such as a hidden tab, is clamped by the
+//! session); what it returns is sent. The drawing: the status line, the
+//! canvas and the panel show the session's view. The clock is the
+//! `requestAnimationFrame` timestamp, passed in.
+
+use std::time::Duration;
+
+use skirmish_core::{
+    ClientMessage, ClientSession, Controls, Delivery, Encoding, Incoming, Phase, PlayerId,
+    SessionConfig, SessionEvent,
+};
+use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
+
+use crate::hud::{self, Panel};
+use crate::input::Keys;
+use crate::net::{Connection, Payload, Status, Transport};
+use crate::render::{self, Overlays};
+
+/// The client: the session and everything the shell keeps around it.
+pub struct App {
+    canvas: HtmlCanvasElement,
+    ctx: CanvasRenderingContext2d,
+    panel: Panel,
+    keys: Keys,
+    controls_override: Option<Controls>,
+    connection: Connection,
+    session: ClientSession,
+    encoding: Encoding,
+    overlays: Overlays,
+    last_frame: Option<f64>,
+    fps: f64,
+    frames: u64,
+    status: String,
+}
+
+impl App {
+    /// A client for a session with `config`, drawing on `canvas` and
+    /// talking over `connection`.
+    pub fn new(
+        canvas: HtmlCanvasElement,
+        ctx: CanvasRenderingContext2d,
+        panel: Panel,
+        connection: Connection,
+        config: SessionConfig,
+    ) -> App {
+        App {
+            canvas,
+            ctx,
+            panel,
+            keys: Keys::default(),
+            controls_override: None,
+            connection,
+            encoding: config.encoding,
+            session: ClientSession::new(config),
+            overlays: Overlays { ghosts: true },
+            last_frame: None,
+            fps: 0.0,
+            frames: 0,
+            status: String::new(),
+        }
+    }
+
+    /// Runs one animation frame at `now` (ms, `performance.now()`).
+    pub fn frame(&mut self, now: f64) {
+        self.count_frame(now);
+        self.network(now);
+        self.step(now);
+        self.draw(now);
+    }
+
+    /// A key went down or up; whether the game uses it.
+    pub fn key(&mut self, code: &str, down: bool) -> bool {
+        self.keys.set(code, down)
+    }
+
+    /// The page lost the focus: no key is held any more.
+    pub fn release_keys(&mut self) {
+        self.keys.clear();
+    }
+
+    /// Overrides the keyboard's turn and throttle (fire is held if either
+    /// holds it), or gives them back to it with `None`.
+    pub fn override_controls(&mut self, controls: Option<Controls>) {
+        self.controls_override = controls;
+    }
+
+    /// The client's state as JSON, for end-to-end tests and debugging.
+    pub fn debug(&self) -> serde_json::Value {
+        let hud = self.session.hud();
+        let view = self.session.view();
+        let lost = self.connection.counters();
+        let pose =
+            |p: skirmish_core::Pose| serde_json::json!([p.position.x, p.position.y, p.rotation]);
+        let remotes: Vec<_> = view
+            .remotes
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "id": r.id.0,
+                    "name": self.session.name_of(r.id),
+                    "hp": r.hp,
+                    "alive": r.alive,
+                    "pose": pose(r.pose),
+                })
+            })
+            .collect();
+        serde_json::json!({
+            "status": self.status,
+            "frames": self.frames,
+            "player_id": hud.joined.as_ref().map(|(id, _)| id.0),
+            "room": hud.joined.as_ref().map(|(_, room)| room.clone()),
+            "hp": hud.hp,
+            "alive": hud.alive,
+            "rtt_ms": hud.rtt.map(|d| d.as_secs_f64() * 1000.0),
+            "pending": hud.pending,
+            "corrections": hud.corrections,
+            "snaps": hud.snaps,
+            "inputs": hud.stats.inputs,
+            "snapshots": hud.stats.snapshots,
+            "ack": hud.ack.map(|t| t.0),
+            "last_input_tick": hud.last_input.map(|t| t.0),
+            "phase": format!("{:?}", hud.phase),
+            "transport": self.connection.transport().map(Transport::name),
+            "encoding": format!("{:?}", self.encoding),
+            "bytes_down_per_sec": hud.down_rate,
+            "bytes_up_per_sec": hud.up_rate,
+            "missing_baselines": hud.stats.missing_baselines,
+            "deltas": hud.stats.deltas,
+            "protocol_scheduled": hud.pacing.scheduled,
+            "slack_ms": hud.pacing.slack_ms,
+            "target_slack_ms": hud.pacing.target_slack_ms,
+            "dilation_pct": hud.pacing.dilation_pct,
+            "late_inputs": hud.pacing.late,
+            "repeated_inputs": hud.pacing.repeated,
+            "hard_resyncs": hud.pacing.resyncs,
+            "interpolation_delay_ms": hud.interpolation_delay.as_secs_f64() * 1000.0,
+            "remote_time": self.session.remote_time(),
+            "last_rewind_ms": hud.pacing.last_rewind.map(|d| d.as_secs_f64() * 1000.0),
+            "inbox_dropped": lost.inbox_dropped,
+            "undecodable_datagrams": lost.undecodable,
+            "failed_sends": lost.failed_sends,
+            "visible": view.own.map(|o| pose(o.visible)),
+            "predicted": view.own.map(|o| pose(o.predicted)),
+            "authoritative": view.own.and_then(|o| o.authoritative).map(pose),
+            "remotes": remotes,
+            "hud_text": hud::hud_text(&hud, &lost, self.fps),
+        })
+    }
+
+    /// Counts the frame and smooths the frame rate.
+    fn count_frame(&mut self, now: f64) {
+        let dt = self.last_frame.map_or(0.0, |last| (now - last).max(0.0));
+        self.last_frame = Some(now);
+        self.frames += 1;
+        if dt > 0.0 {
+            let fps = 1000.0 / dt;
+            self.fps = if self.fps == 0.0 {
+                fps
+            } else {
+                self.fps * 0.95 + fps * 0.05
+            };
+        }
+    }
+
+    /// Advances the connection and hands what arrived to the session.
+    fn network(&mut self, now: f64) {
+        let mut inbox = Vec::new();
+        let status = self.connection.poll(now, &mut inbox).clone();
+        self.follow(&status, now);
+        for frame in &inbox {
+            let incoming = match &frame.payload {
+                Payload::Text(text) => Incoming::Text(text),
+                Payload::Binary(bytes) => Incoming::Binary(bytes),
+            };
+            self.session.receive(incoming, millis(frame.at));
+        }
+    }
+
+    /// Follows the connection's state: `hello` on a fresh link, the status
+    /// line otherwise.
+    fn follow(&mut self, status: &Status, now: f64) {
+        match status {
+            Status::Open {
+                fresh: true,
+                transport,
+            } => {
+                // The conditioner models what the transport would do with
+                // loss: a stall on a WebSocket, a drop on WebTransport.
+                self.session.set_delivery(match transport {
+                    Transport::WebSocket => Delivery::Stream,
+                    Transport::WebTransport => Delivery::Datagrams,
+                });
+                let hello = self.session.hello();
+                self.send(&hello);
+            }
+            Status::Open { .. } => {}
+            Status::Connecting => self.status = "connecting…".to_string(),
+            Status::Waiting { reason, retry_at } => {
+                if self.session.phase() != Phase::Connecting {
+                    // A new connection will be a new player.
+                    self.session.disconnected(reason);
+                }
+                self.status = format!(
+                    "disconnected ({reason}); reconnecting in {:.1} s",
+                    ((retry_at - now) / 1000.0).max(0.0)
+                );
+            }
+        }
+    }
+
+    /// Feeds the controls and the panel's settings to the session, runs its
+    /// steps up to `now` and sends what it returns.
+    fn step(&mut self, now: f64) {
+        let (toggles, ghosts) = self.panel.toggles();
+        self.session.set_toggles(toggles);
+        self.overlays = Overlays { ghosts };
+        let (up, down) = self.panel.conditions();
+        self.session.set_conditions(up, down);
+        let keys = self.keys.take_controls();
+        let controls = self.controls_override.map_or(keys, |c| Controls {
+            fire: c.fire || keys.fire,
+            ..c
+        });
+        self.session.set_controls(controls);
+        for message in self.session.advance(millis(now)) {
+            self.send(&message);
+        }
+        for event in self.session.events() {
+            if let SessionEvent::Joined { id, room } = event {
+                let over = self.connection.transport().map_or("?", Transport::name);
+                self.status = format!("connected over {over}: room {room}, player #{id}");
+            }
+        }
+    }
+
+    /// Sends a message and tells the session how many bytes went out.
+    fn send(&mut self, message: &ClientMessage) {
+        let frame = self.session.encode(message);
+        if let Some(bytes) = self.connection.send(message, frame) {
+            self.session.sent(bytes);
+        }
+    }
+
+    /// Shows the status line, the arena and the panel.
+    fn draw(&mut self, now: f64) {
+        let hud = self.session.hud();
+        let mut status_line = self.status.clone();
+        if let Some((code, message)) = &hud.last_error {
+            status_line = format!("{status_line} (server said {code}: {message})");
+        }
+        self.panel.set_status(&status_line);
+        self.fit_canvas();
+        let sim = self.session.sim_config().cloned().unwrap_or_default();
+        let session = &self.session;
+        let name_of = |id: PlayerId| {
+            session
+                .name_of(id)
+                .map_or_else(|| format!("#{id}"), str::to_string)
+        };
+        render::draw(
+            &self.ctx,
+            f64::from(self.canvas.width()),
+            f64::from(self.canvas.height()),
+            &sim,
+            &session.view(),
+            &name_of,
+            self.overlays,
+        );
+        self.panel
+            .show(&hud, &self.connection.counters(), self.fps, now);
+    }
+
+    /// Keeps the canvas's drawing buffer the size it is shown at.
+    fn fit_canvas(&self) {
+        let (w, h) = (self.canvas.client_width(), self.canvas.client_height());
+        if w > 0 && h > 0 && (self.canvas.width() != w as u32 || self.canvas.height() != h as u32) {
+            self.canvas.set_width(w as u32);
+            self.canvas.set_height(h as u32);
+        }
+    }
+}
+
+/// A `performance.now()` reading as the session's time.
+fn millis(ms: f64) -> Duration {
+    Duration::from_secs_f64(ms.max(0.0) / 1000.0)
+}

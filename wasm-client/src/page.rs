@@ -1,0 +1,149 @@
+//! The page around the game: the elements the client draws on, the URL's
+//! settings, the keyboard, and the `requestAnimationFrame` loop that runs
+//! the [`App`] once per frame.
+//!
+//! The one `App` lives in a thread-local slot, so that the browser's
+//! callbacks (keys, frames) and the functions `lib.rs` exports to the page
+//! reach it through [`with_app`]. Nothing here holds game state.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use skirmish_core::{Encoding, SessionConfig};
+use wasm_bindgen::prelude::{Closure, JsValue};
+use wasm_bindgen::JsCast;
+use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, KeyboardEvent, Window};
+
+use crate::app::App;
+use crate::hud::Panel;
+use crate::net::{now_ms, Connection, Preference};
+
+/// Starts the game on the page: connects, listens to the keyboard and runs
+/// the frame loop.
+///
+/// # Errors
+/// The page lacks a `canvas#game` or a 2D context.
+pub fn start() -> Result<(), JsValue> {
+    let window = web_sys::window().ok_or_else(|| js_error("no window"))?;
+    let document = window.document().ok_or_else(|| js_error("no document"))?;
+    let canvas: HtmlCanvasElement = document
+        .get_element_by_id("game")
+        .ok_or_else(|| js_error("the page has no canvas#game"))?
+        .dyn_into()?;
+    let ctx: CanvasRenderingContext2d = canvas
+        .get_context("2d")?
+        .ok_or_else(|| js_error("no 2D canvas context"))?
+        .dyn_into()?;
+    let location = window.location();
+    let scheme = if location.protocol()? == "https:" {
+        "wss"
+    } else {
+        "ws"
+    };
+    let url = format!("{scheme}://{}/ws", location.host()?);
+    let connection = Connection::new(
+        url,
+        Preference::parse(query(&window, "transport").as_deref()),
+        now_ms(),
+    );
+    let app = App::new(
+        canvas,
+        ctx,
+        Panel::new(document),
+        connection,
+        session_config(&window),
+    );
+    APP.with(|slot| *slot.borrow_mut() = Some(app));
+    listen_keys(&window)?;
+    start_frame_loop(&window)
+}
+
+/// Runs `f` on the app, if the page has started it.
+pub fn with_app<R>(f: impl FnOnce(&mut App) -> R) -> Option<R> {
+    APP.with(|slot| slot.borrow_mut().as_mut().map(f))
+}
+
+thread_local! {
+    static APP: RefCell<Option<App>> = const { RefCell::new(None) };
+}
+
+fn js_error(message: &str) -> JsValue {
+    JsValue::from_str(message)
+}
+
+/// The session's settings from the URL: `?name=`, `?room=`,
+/// `?encoding=json`.
+fn session_config(window: &Window) -> SessionConfig {
+    let name = query(window, "name")
+        .unwrap_or_else(|| format!("player-{}", (js_sys::Math::random() * 9000.0) as u32 + 1000));
+    SessionConfig {
+        name: name.chars().take(skirmish_core::MAX_NAME_CHARS).collect(),
+        room: query(window, "room"),
+        // Binary snapshots with deltas unless `?encoding=json` asks for
+        // readable ones.
+        encoding: if query(window, "encoding").as_deref() == Some("json") {
+            Encoding::Json
+        } else {
+            Encoding::Compact
+        },
+        seed: (js_sys::Math::random() * 1e9) as u64,
+        ..SessionConfig::default()
+    }
+}
+
+/// A query parameter of the page's URL.
+fn query(window: &Window, name: &str) -> Option<String> {
+    let search = window.location().search().ok()?;
+    search
+        .trim_start_matches('?')
+        .split('&')
+        .filter_map(|pair| pair.split_once('='))
+        .find(|(key, _)| *key == name)
+        .and_then(|(_, value)| js_sys::decode_uri_component(value).ok())
+        .and_then(|v| v.as_string())
+        .filter(|v| !v.is_empty())
+}
+
+fn listen_keys(window: &Window) -> Result<(), JsValue> {
+    for (event, down) in [("keydown", true), ("keyup", false)] {
+        let on_key = Closure::<dyn FnMut(KeyboardEvent)>::new(move |e: KeyboardEvent| {
+            let typing = e
+                .target()
+                .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
+                .is_some_and(|i| i.type_() == "text");
+            if typing {
+                return;
+            }
+            if with_app(|app| app.key(&e.code(), down)) == Some(true) {
+                e.prevent_default();
+            }
+        });
+        window.add_event_listener_with_callback(event, on_key.as_ref().unchecked_ref())?;
+        on_key.forget();
+    }
+    let on_blur = Closure::<dyn FnMut()>::new(|| {
+        with_app(App::release_keys);
+    });
+    window.add_event_listener_with_callback("blur", on_blur.as_ref().unchecked_ref())?;
+    on_blur.forget();
+    Ok(())
+}
+
+fn start_frame_loop(window: &Window) -> Result<(), JsValue> {
+    type Loop = Rc<RefCell<Option<Closure<dyn FnMut(f64)>>>>;
+    let slot: Loop = Rc::new(RefCell::new(None));
+    let again = slot.clone();
+    let window_in_loop = window.clone();
+    *slot.borrow_mut() = Some(Closure::new(move |now: f64| {
+        with_app(|app| app.frame(now));
+        if let Some(callback) = again.borrow().as_ref() {
+            let _ = window_in_loop.request_animation_frame(callback.as_ref().unchecked_ref());
+        }
+    }));
+    let first = slot.borrow();
+    let callback = first
+        .as_ref()
+        .ok_or_else(|| js_error("frame loop not set up"))?;
+    window.request_animation_frame(callback.as_ref().unchecked_ref())?;
+    Ok(())
+}
