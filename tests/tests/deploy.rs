@@ -2,8 +2,9 @@
 //! machine allows (no Docker, no cluster): the YAML parses, every key is
 //! one Agones documents for where it stands, the pieces agree with each
 //! other (Fleet name, Counter names, port, capacities), the server accepts
-//! the command line the image and the Fleet give it, and the image runs as
-//! a non-root user with the `agones` feature.
+//! the command line the image and the Fleet give it, the Fleet's pods ask
+//! Prometheus to scrape `/metrics` at the server's port, and the image runs
+//! as a non-root user with the `agones` feature.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -190,6 +191,33 @@ fn the_fleet_names_documented_fields_and_agrees_with_the_image() {
     assert_eq!(
         capacity(PLAYERS_COUNTER),
         rooms * config.rooms.capacity as i64
+    );
+}
+
+/// Prometheus' `kubernetes-pods` job scrapes pods that carry these
+/// annotations; `/metrics` is on the server's HTTP port, the container port.
+#[test]
+fn the_fleet_pods_ask_prometheus_to_scrape_metrics() {
+    let fleet = manifest("fleet.yaml");
+    let pod = ["spec", "template", "spec", "template", "metadata"];
+    keys_are(&fleet, &pod, &["labels", "annotations"]);
+    let annotations = &fleet["spec"]["template"]["spec"]["template"]["metadata"]["annotations"];
+    // Kubernetes takes only strings here: an unquoted `true` or `7777` is
+    // not a string and the Fleet would be refused.
+    let annotation = |key: &str| text(&annotations[key], key);
+    assert_eq!(annotation("prometheus.io/scrape"), "true");
+    assert_eq!(annotation("prometheus.io/path"), "/metrics");
+    let port = &fleet["spec"]["template"]["spec"]["ports"][0];
+    let container_port = int(&port["containerPort"], "containerPort");
+    assert_eq!(
+        annotation("prometheus.io/port"),
+        container_port.to_string(),
+        "Prometheus scrapes the pod at the container port"
+    );
+    assert_eq!(
+        i64::from(fleet_config(&fleet).addr.port()),
+        container_port,
+        "the server serves /metrics on the container port"
     );
 }
 
