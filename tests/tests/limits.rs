@@ -110,6 +110,23 @@ async fn a_connection_that_never_finishes_its_upgrade_is_closed_and_counted() ->
     srv.shutdown().await
 }
 
+/// A scraper's keep-alive connection that goes idle after its request is
+/// closed by the same deadline, but it is no refusal.
+#[tokio::test]
+async fn an_idle_keep_alive_connection_after_a_request_is_not_a_refusal() -> Result {
+    let srv = server(config_with(|c| {
+        c.limits.upgrade_timeout = Duration::from_millis(200);
+    }))?;
+    let mut scraper = tcp_from(srv.addr, attacker()).await?;
+    scraper
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await?;
+    let answer = read_to_close(&mut scraper).await?;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert_eq!(refused(srv.addr, "upgrade_timeout").await?, 0);
+    srv.shutdown().await
+}
+
 #[tokio::test]
 async fn one_address_holds_at_most_its_seats_and_opened_rooms() -> Result {
     let srv = server(config_with(|c| {

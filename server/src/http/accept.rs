@@ -5,9 +5,11 @@
 //! 429 when the server or its address holds too many), and must send a
 //! complete HTTP request within the upgrade deadline.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::extract::Request;
 use axum::Extension;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -50,7 +52,20 @@ pub async fn accept(listener: TcpListener, routes: Routes) {
             }
         };
         let _ = tcp.set_nodelay(true);
-        let service = TowerToHyperService::new(service_of.clone().layer(Extension(permit)));
+        // Whether the connection completed a request: an idle keep-alive
+        // connection (a Prometheus scrape's) closed by the header deadline
+        // is not a refusal.
+        let served = Arc::new(AtomicBool::new(false));
+        let flag = served.clone();
+        let mark = axum::middleware::map_request(move |request: Request| {
+            let flag = flag.clone();
+            async move {
+                flag.store(true, Ordering::Relaxed);
+                request
+            }
+        });
+        let service =
+            TowerToHyperService::new(service_of.clone().layer(Extension(permit)).layer(mark));
         let connection = http
             .serve_connection(TokioIo::new(tcp), service)
             .with_upgrades();
@@ -76,7 +91,7 @@ pub async fn accept(listener: TcpListener, routes: Routes) {
                 connection.await
             };
             if let Err(e) = ended {
-                if e.is_timeout() {
+                if e.is_timeout() && !served.load(Ordering::Relaxed) {
                     metrics.refused(Refusal::UpgradeTimeout);
                 }
             }
