@@ -335,11 +335,13 @@ fn test() -> Result {
     Ok(())
 }
 
-/// `wasm-pack` arguments that build the client (release, wasm-opt) into `web/pkg`.
+/// `wasm-pack` arguments that build the client (the size-focused
+/// `wasm-release` profile, then `wasm-opt -Oz`) into `web/pkg`.
 const CLIENT_BUILD: &[&str] = &[
     "build",
     "wasm-client",
-    "--release",
+    "--profile",
+    "wasm-release",
     "--target",
     "web",
     "--no-typescript",
