@@ -14,6 +14,7 @@
 //! whose frame loop the browser has paused does not pile up frames without
 //! end.
 
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::fmt;
 
@@ -89,15 +90,24 @@ impl Counters {
 
 /// One way to the server, as the connection drives it.
 pub trait Link {
+    /// The mailbox the link's callbacks fill.
+    fn mailbox(&self) -> &RefCell<Mailbox>;
+
     /// Whether the link is up and may send.
-    fn ready(&self) -> bool;
+    fn ready(&self) -> bool {
+        self.mailbox().borrow().ready()
+    }
 
     /// Why the link ended, once it has (taken once).
-    fn take_closed(&mut self) -> Option<String>;
+    fn take_closed(&mut self) -> Option<String> {
+        self.mailbox().borrow_mut().take_closed()
+    }
 
     /// Moves what arrived into `inbox`, oldest first, and adds what was
     /// lost since the last call to `counters`.
-    fn drain(&mut self, inbox: &mut Vec<Frame>, counters: &mut Counters);
+    fn drain(&mut self, inbox: &mut Vec<Frame>, counters: &mut Counters) {
+        self.mailbox().borrow_mut().drain(inbox, counters);
+    }
 
     /// Sends one message. `Ok` says the browser took the write; a write
     /// that fails later is counted in [`Counters::failed_sends`] at a later

@@ -15,7 +15,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{BinaryType, CloseEvent, Event, MessageEvent, WebSocket};
 
 use super::frame::{now_ms, Frame, Payload};
-use super::link::{describe, Counters, Link, Mailbox, Reliability, SendError};
+use super::link::{describe, Link, Mailbox, Reliability, SendError};
 
 /// A WebSocket to the server.
 pub struct WsLink {
@@ -61,16 +61,8 @@ impl WsLink {
 }
 
 impl Link for WsLink {
-    fn ready(&self) -> bool {
-        self.mailbox.borrow().ready()
-    }
-
-    fn take_closed(&mut self) -> Option<String> {
-        self.mailbox.borrow_mut().take_closed()
-    }
-
-    fn drain(&mut self, inbox: &mut Vec<Frame>, counters: &mut Counters) {
-        self.mailbox.borrow_mut().drain(inbox, counters);
+    fn mailbox(&self) -> &RefCell<Mailbox> {
+        &self.mailbox
     }
 
     fn send(&self, payload: &Payload, _reliability: Reliability) -> Result<(), SendError> {

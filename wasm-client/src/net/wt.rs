@@ -22,7 +22,7 @@ use web_sys::{
 };
 
 use super::frame::{now_ms, Frame, Payload};
-use super::link::{describe, Counters, Link, Mailbox, Reliability, SendError};
+use super::link::{describe, Link, Mailbox, Reliability, SendError};
 
 /// Whether this browser has WebTransport at all.
 pub fn available() -> bool {
@@ -67,16 +67,8 @@ impl WtLink {
 }
 
 impl Link for WtLink {
-    fn ready(&self) -> bool {
-        self.mailbox.borrow().ready()
-    }
-
-    fn take_closed(&mut self) -> Option<String> {
-        self.mailbox.borrow_mut().take_closed()
-    }
-
-    fn drain(&mut self, inbox: &mut Vec<Frame>, counters: &mut Counters) {
-        self.mailbox.borrow_mut().drain(inbox, counters);
+    fn mailbox(&self) -> &RefCell<Mailbox> {
+        &self.mailbox
     }
 
     /// Sends a reliable message on the stream and a droppable one as a
