@@ -17,6 +17,7 @@ use skirmish_core::{
 };
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 
+use crate::fields::Fields;
 use crate::hud::{self, Panel};
 use crate::input::Keys;
 use crate::net::{Connection, Payload, Status, Transport};
@@ -91,66 +92,71 @@ impl App {
     }
 
     /// The client's state as JSON, for end-to-end tests and debugging.
-    pub fn debug(&self) -> serde_json::Value {
+    pub fn debug(&self) -> String {
         let hud = self.session.hud();
         let view = self.session.view();
         let lost = self.connection.counters();
-        let pose =
-            |p: skirmish_core::Pose| serde_json::json!([p.position.x, p.position.y, p.rotation]);
-        let remotes: Vec<_> = view
+        let pose = |p: skirmish_core::Pose| vec![p.position.x, p.position.y, p.rotation];
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        let remotes: Vec<Fields> = view
             .remotes
             .iter()
             .map(|r| {
-                serde_json::json!({
-                    "id": r.id.0,
-                    "name": self.session.name_of(r.id),
-                    "hp": r.hp,
-                    "alive": r.alive,
-                    "pose": pose(r.pose),
-                })
+                Fields::new()
+                    .with("id", r.id.0)
+                    .with("name", self.session.name_of(r.id))
+                    .with("hp", r.hp)
+                    .with("alive", r.alive)
+                    .with("pose", pose(r.pose))
             })
             .collect();
-        serde_json::json!({
-            "status": self.status,
-            "frames": self.frames,
-            "player_id": hud.joined.as_ref().map(|(id, _)| id.0),
-            "room": hud.joined.as_ref().map(|(_, room)| room.clone()),
-            "hp": hud.hp,
-            "alive": hud.alive,
-            "rtt_ms": hud.rtt.map(|d| d.as_secs_f64() * 1000.0),
-            "pending": hud.pending,
-            "corrections": hud.corrections,
-            "snaps": hud.snaps,
-            "inputs": hud.stats.inputs,
-            "snapshots": hud.stats.snapshots,
-            "ack": hud.ack.map(|t| t.0),
-            "last_input_tick": hud.last_input.map(|t| t.0),
-            "phase": format!("{:?}", hud.phase),
-            "transport": self.connection.transport().map(Transport::name),
-            "encoding": format!("{:?}", self.encoding),
-            "bytes_down_per_sec": hud.down_rate,
-            "bytes_up_per_sec": hud.up_rate,
-            "missing_baselines": hud.stats.missing_baselines,
-            "deltas": hud.stats.deltas,
-            "protocol_scheduled": hud.pacing.scheduled,
-            "slack_ms": hud.pacing.slack_ms,
-            "target_slack_ms": hud.pacing.target_slack_ms,
-            "dilation_pct": hud.pacing.dilation_pct,
-            "late_inputs": hud.pacing.late,
-            "repeated_inputs": hud.pacing.repeated,
-            "hard_resyncs": hud.pacing.resyncs,
-            "interpolation_delay_ms": hud.interpolation_delay.as_secs_f64() * 1000.0,
-            "remote_time": self.session.remote_time(),
-            "last_rewind_ms": hud.pacing.last_rewind.map(|d| d.as_secs_f64() * 1000.0),
-            "inbox_dropped": lost.inbox_dropped,
-            "undecodable_datagrams": lost.undecodable,
-            "failed_sends": lost.failed_sends,
-            "visible": view.own.map(|o| pose(o.visible)),
-            "predicted": view.own.map(|o| pose(o.predicted)),
-            "authoritative": view.own.and_then(|o| o.authoritative).map(pose),
-            "remotes": remotes,
-            "hud_text": hud::hud_text(&hud, &lost, self.fps),
-        })
+        Fields::new()
+            .with("status", self.status.as_str())
+            .with("frames", self.frames)
+            .with("player_id", hud.joined.as_ref().map(|(id, _)| id.0))
+            .with("room", hud.joined.as_ref().map(|(_, room)| room.as_str()))
+            .with("hp", hud.hp)
+            .with("alive", hud.alive)
+            .with("rtt_ms", hud.rtt.map(ms))
+            .with("pending", hud.pending)
+            .with("corrections", hud.corrections)
+            .with("snaps", hud.snaps)
+            .with("inputs", hud.stats.inputs)
+            .with("snapshots", hud.stats.snapshots)
+            .with("ack", hud.ack.map(|t| t.0))
+            .with("last_input_tick", hud.last_input.map(|t| t.0))
+            .with("phase", format!("{:?}", hud.phase))
+            .with(
+                "transport",
+                self.connection.transport().map(Transport::name),
+            )
+            .with("encoding", format!("{:?}", self.encoding))
+            .with("bytes_down_per_sec", hud.down_rate)
+            .with("bytes_up_per_sec", hud.up_rate)
+            .with("missing_baselines", hud.stats.missing_baselines)
+            .with("deltas", hud.stats.deltas)
+            .with("protocol_scheduled", hud.pacing.scheduled)
+            .with("slack_ms", hud.pacing.slack_ms)
+            .with("target_slack_ms", hud.pacing.target_slack_ms)
+            .with("dilation_pct", hud.pacing.dilation_pct)
+            .with("late_inputs", hud.pacing.late)
+            .with("repeated_inputs", hud.pacing.repeated)
+            .with("hard_resyncs", hud.pacing.resyncs)
+            .with("interpolation_delay_ms", ms(hud.interpolation_delay))
+            .with("remote_time", self.session.remote_time())
+            .with("last_rewind_ms", hud.pacing.last_rewind.map(ms))
+            .with("inbox_dropped", lost.inbox_dropped)
+            .with("undecodable_datagrams", lost.undecodable)
+            .with("failed_sends", lost.failed_sends)
+            .with("visible", view.own.map(|o| pose(o.visible)))
+            .with("predicted", view.own.map(|o| pose(o.predicted)))
+            .with(
+                "authoritative",
+                view.own.and_then(|o| o.authoritative).map(pose),
+            )
+            .with("remotes", remotes)
+            .with("hud_text", hud::hud_text(&hud, &lost, self.fps))
+            .to_json()
     }
 
     /// Counts the frame and smooths the frame rate.

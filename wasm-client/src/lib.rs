@@ -20,6 +20,7 @@
 //! [`clear_controls`].
 
 mod app;
+mod fields;
 pub mod hud;
 pub mod input;
 pub mod net;
@@ -45,7 +46,7 @@ pub fn run() -> Result<(), JsValue> {
 /// browser console (`skirmish.debug()` on the page).
 #[wasm_bindgen(js_name = debugState)]
 pub fn debug_state() -> String {
-    with_app(|app| app.debug().to_string()).unwrap_or_else(|| "null".to_string())
+    with_app(|app| app.debug()).unwrap_or_else(|| "null".to_string())
 }
 
 /// Overrides the keyboard's turn and throttle (fire is held if either

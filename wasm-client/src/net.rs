@@ -27,6 +27,7 @@ pub mod wt;
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use js_sys::Reflect;
 use skirmish_core::{ClientMessage, Frame as Wire};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::{spawn_local, JsFuture};
@@ -211,14 +212,16 @@ async fn ask_transport(answer: Rc<RefCell<Option<Offer>>>) {
             .await
             .ok()?
             .as_string()?;
-        let json: serde_json::Value = serde_json::from_str(&text).ok()?;
-        let wt = json.get("webtransport").filter(|w| !w.is_null())?;
-        let url = wt.get("url")?.as_str()?.to_string();
-        let hashes = wt
-            .get("certificate_hashes")?
-            .as_array()?
+        let json = js_sys::JSON::parse(&text).ok()?;
+        let wt = Reflect::get(&json, &"webtransport".into())
+            .ok()
+            .filter(JsValue::is_object)?;
+        let url = Reflect::get(&wt, &"url".into()).ok()?.as_string()?;
+        let hashes = Reflect::get(&wt, &"certificate_hashes".into()).ok()?;
+        let hashes = js_sys::Array::is_array(&hashes)
+            .then(|| js_sys::Array::from(&hashes))?
             .iter()
-            .filter_map(|h| h.as_str().map(str::to_string))
+            .filter_map(|h| h.as_string())
             .collect();
         Some((url, hashes))
     }
