@@ -14,7 +14,8 @@
 //! The modules: `page` (the DOM, the keys, the frame loop), `app` (one
 //! frame: network, step, draw), [`net`] (the connection: a plan that picks
 //! the transport, a link per transport behind one trait), [`input`] (keys
-//! to controls), [`render`] (the canvas) and [`hud`] (the panel). This file
+//! to controls), [`render`] (the canvas), [`hud`] (the panel) and `fields`
+//! (the debug state as a JavaScript object). This file
 //! holds what the page calls: `web/index.html` calls [`run`], and
 //! `window.skirmish` wraps [`debug_state`], [`set_controls`] and
 //! [`clear_controls`].
