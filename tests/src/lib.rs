@@ -325,6 +325,16 @@ impl Client {
         Ok(())
     }
 
+    /// Sends a WebSocket pong frame (unasked: a flood of them is what a
+    /// hostile client could send without any message of the protocol).
+    ///
+    /// # Errors
+    /// The connection failed.
+    pub async fn send_pong(&mut self) -> Result<()> {
+        self.socket.send(Message::Pong(Vec::new().into())).await?;
+        Ok(())
+    }
+
     /// Sends inputs.
     ///
     /// # Errors

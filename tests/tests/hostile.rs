@@ -2,6 +2,8 @@
 //! error code and is counted, nothing affects another player, a client that
 //! never reads is dropped while the others keep their 20 Hz.
 
+use std::time::Duration;
+
 use skirmish_core::{ClientMessage, ErrorCode, Tick, MAX_FRAME_BYTES};
 use skirmish_tests::{config_with, input, metric, server, test_config, Client};
 
@@ -88,6 +90,22 @@ async fn flooding_is_rate_limited_and_counted() -> Result {
         flooder.send(&ClientMessage::Ping { id }).await?;
     }
     assert_eq!(flooder.error().await?, ErrorCode::RateLimited);
+    assert!(rejected(srv.addr, ErrorCode::RateLimited).await? >= 40);
+    srv.shutdown().await
+}
+
+/// WebSocket pongs are frames like any other: a flood of them is rate
+/// limited and counted too.
+#[tokio::test]
+async fn flooding_with_pongs_is_rate_limited_and_counted() -> Result {
+    let srv = server(test_config())?;
+    let mut flooder = Client::join(srv.addr, "pongs", None).await?;
+    for _ in 0..160 {
+        flooder.send_pong().await?;
+    }
+    let told = tokio::time::timeout(Duration::from_secs(5), flooder.error()).await;
+    let told = told.map_err(|_| anyhow::anyhow!("no error within 5 s: pongs were not counted"))?;
+    assert_eq!(told?, ErrorCode::RateLimited);
     assert!(rejected(srv.addr, ErrorCode::RateLimited).await? >= 40);
     srv.shutdown().await
 }

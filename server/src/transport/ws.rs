@@ -54,7 +54,8 @@ impl WebSocket {
     async fn frame(&mut self) -> Result<Found, DisconnectReason> {
         loop {
             match self.reader.next() {
-                Ok(Some(Found::Nothing)) => {}
+                // Pongs and fragments too: each is a frame the rate limit
+                // counts, and the session sees its verdicts between them.
                 Ok(Some(found)) => return Ok(found),
                 Ok(None) => match self.fill().await {
                     Ok(0) | Err(_) => return Err(DisconnectReason::Closed),
@@ -71,7 +72,10 @@ impl WebSocket {
     /// Reads what the socket holds into the reader; 0 at the end.
     async fn fill(&mut self) -> io::Result<usize> {
         loop {
-            self.tcp.readable().await?;
+            // `poll_read_ready` spends tokio's cooperative budget (unlike
+            // `readable`): a client that keeps its socket readable makes the
+            // task yield now and then instead of holding the one thread.
+            std::future::poll_fn(|cx| self.tcp.poll_read_ready(cx)).await?;
             let space = self.reader.space();
             let room = space.len();
             let mut n = 0;

@@ -204,16 +204,30 @@ impl FrameReader {
                     at: Place::Message,
                 })
             }
-            (0x8, _) => {
-                let code = self.buffer.get(payload.start..payload.start + 2);
-                Ok(Found::Close(code.map(|c| u16::from_be_bytes([c[0], c[1]]))))
-            }
+            (0x8, _) => close_status(&self.buffer[payload]).map(Found::Close),
             (0x9, _) => Ok(Found::Ping(Place::Read(payload))),
             (0xA, _) => Ok(Found::Nothing),
             // A continuation with nothing to continue, a new message inside
             // a fragmented one, or an opcode that does not exist.
             _ => Err(Broken::Protocol),
         }
+    }
+}
+
+/// The status of a client's close frame: none in an empty one; a body of
+/// one byte, or a status no endpoint may send (RFC 6455, 7.4), breaks the
+/// protocol.
+fn close_status(body: &[u8]) -> Result<Option<u16>, Broken> {
+    match *body {
+        [] => Ok(None),
+        [high, low, ..] => {
+            let status = u16::from_be_bytes([high, low]);
+            match status {
+                1000..=1003 | 1007..=1014 | 3000..=4999 => Ok(Some(status)),
+                _ => Err(Broken::Protocol),
+            }
+        }
+        [_] => Err(Broken::Protocol),
     }
 }
 

@@ -107,7 +107,22 @@ fn broken_rules_end_the_connection_with_their_status() {
         f.extend(b"hi");
         f
     };
-    let cases: [(&str, Vec<u8>, Broken); 7] = [
+    let cases: [(&str, Vec<u8>, Broken); 10] = [
+        (
+            "close with a one-byte body",
+            frame(true, 0x8, &[3], [0; 4]),
+            Broken::Protocol,
+        ),
+        (
+            "close with a status no endpoint sends",
+            frame(true, 0x8, &1005u16.to_be_bytes(), [0; 4]),
+            Broken::Protocol,
+        ),
+        (
+            "close with a status below 1000",
+            frame(true, 0x8, &999u16.to_be_bytes(), [0; 4]),
+            Broken::Protocol,
+        ),
         ("unmasked", unmasked, Broken::Protocol),
         (
             "reserved bit",
@@ -152,6 +167,46 @@ fn broken_rules_end_the_connection_with_their_status() {
         assert_eq!(read_all(&bytes, 3), Err(why), "{what}");
     }
     assert_eq!(Broken::TooLarge.status(), 1009);
+}
+
+/// A bare close (what a browser's `close()` without arguments sends) has
+/// no status, whatever bytes follow it.
+#[test]
+fn a_bare_close_has_no_status() {
+    let mut reader = FrameReader::new(1 << 16, &[]);
+    let bytes = [
+        frame(true, 0x8, &[], [1, 2, 3, 4]),
+        frame(true, 0x1, b"after", [5, 6, 7, 8]),
+    ]
+    .concat();
+    reader.space()[..bytes.len()].copy_from_slice(&bytes);
+    reader.filled(bytes.len());
+    assert_eq!(reader.next(), Ok(Some(Found::Close(None))));
+    let mut reader = FrameReader::new(1 << 16, &[]);
+    let close = frame(true, 0x8, &[0x03, 0xe8, b'o', b'k'], [9, 9, 9, 9]);
+    reader.space()[..close.len()].copy_from_slice(&close);
+    reader.filled(close.len());
+    assert_eq!(reader.next(), Ok(Some(Found::Close(Some(1000)))));
+}
+
+/// Pongs and fragments come out as frames of their own, so the session
+/// counts each against the rate limit.
+#[test]
+fn pongs_and_fragments_are_frames_of_their_own() {
+    let bytes = [
+        frame(true, 0xA, b"", [0; 4]),
+        frame(false, 0x1, b"a", [0; 4]),
+        frame(true, 0x0, b"b", [0; 4]),
+    ]
+    .concat();
+    let mut reader = FrameReader::new(1 << 16, &bytes);
+    assert_eq!(reader.next(), Ok(Some(Found::Nothing)));
+    assert_eq!(reader.next(), Ok(Some(Found::Nothing)));
+    assert!(matches!(
+        reader.next(),
+        Ok(Some(Found::Data { text: true, .. }))
+    ));
+    assert_eq!(reader.next(), Ok(None));
 }
 
 #[test]
