@@ -62,10 +62,12 @@ async fn session(incoming: IncomingSession, state: Arc<AppState>) {
     };
     if request.path() != "/wt" {
         state.metrics.refused(crate::metrics::Refusal::WrongPath);
-        request.not_found().await;
+        // Both answers go out over flow control the client governs: the
+        // upgrade deadline bounds them too.
+        let _ = timeout(limits.upgrade_timeout, request.not_found()).await;
         return;
     }
-    let Ok(connection) = request.accept().await else {
+    let Ok(Ok(connection)) = timeout(limits.upgrade_timeout, request.accept()).await else {
         return;
     };
     let sender = Arc::new(Sender::new(
@@ -193,5 +195,12 @@ impl Transport for WebTransportLink {
     async fn end(&mut self) {
         let reason = self.closing.map_or("", ErrorCode::as_str);
         self.connection.close(1u32.into(), reason.as_bytes());
+        // A session that ended without a farewell (the client left) still
+        // has its writer parked on an empty queue: end it, or it and the
+        // stream it holds outlive the session.
+        self.sender.finish();
+        if let Some(writer) = self.writer.take() {
+            writer.abort();
+        }
     }
 }

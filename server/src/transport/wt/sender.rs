@@ -129,7 +129,14 @@ impl Outbound for Sender {
             match self.connection.send_datagram(payload) {
                 Ok(()) => return Ok(()),
                 Err(SendDatagramError::TooLarge) => {}
-                Err(_) => return Err(SendError::Closed),
+                Err(_) => {
+                    // The room drops the client: its session must end too,
+                    // not run on outside the room.
+                    let mut queue = self.lock();
+                    queue.failed = true;
+                    queue.wake();
+                    return Err(SendError::Closed);
+                }
             }
         }
         let mut queue = self.lock();
