@@ -45,8 +45,10 @@ impl From<f64> for Field {
 }
 
 impl From<f32> for Field {
+    /// In its shortest decimal form, as `0.1`, not `0.10000000149011612`.
     fn from(n: f32) -> Field {
-        Field(JsValue::from_f64(f64::from(n)))
+        let short = n.to_string().parse().unwrap_or(f64::from(n));
+        Field(JsValue::from_f64(short))
     }
 }
 

@@ -5,7 +5,8 @@
 //! Each attempt asks `GET /transport` where WebTransport is; with
 //! `?transport=auto` (the default) it tries WebTransport and falls back to
 //! the WebSocket if that is not ready within [`FALLBACK_MS`] or fails;
-//! `?transport=websocket` or `?transport=webtransport` forces one. When a
+//! `?transport=websocket` or `?transport=webtransport` forces one (a
+//! browser without WebTransport uses the WebSocket all the same). When a
 //! connection closes, the next attempt starts after the wait core's
 //! `Backoff` policy gives. Those decisions are [`plan`]'s; [`Connection`]
 //! carries them out.
@@ -15,8 +16,8 @@
 //! links [`ws`] and [`wt`], which know nothing of the connection, and
 //! [`plan`]. Frames received are queued, with the moment each arrived, in
 //! a bounded mailbox that the frame loop drains into the session; nothing
-//! is handled inside the callbacks. Every outgoing message is encoded by
-//! [`outgoing`].
+//! is handled inside the callbacks. Every outgoing message, as the session
+//! encoded it, goes through [`outgoing`], which picks the way it travels.
 
 pub mod frame;
 pub mod link;

@@ -29,9 +29,12 @@ use super::frame::{Frame, Payload};
 /// `requestAnimationFrame`, and nothing drains them then. 512 frames hold
 /// about 20 s of a room's traffic (snapshots at 20 Hz and the text messages
 /// between them), far more than a visible tab leaves between two animation
-/// frames; beyond it the oldest, the stalest, are dropped and counted in
-/// [`Counters::inbox_dropped`].
+/// frames; beyond it the oldest snapshots are dropped and counted in
+/// [`Counters::inbox_dropped`] (see [`Mailbox::push`]).
 pub const INBOX_CAP: usize = 512;
+
+/// Why a link whose mailbox filled with text frames ended.
+pub const INBOX_OVERFLOW: &str = "too many messages waited (the page was paused too long)";
 
 /// How a message may travel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -131,12 +134,24 @@ pub struct Mailbox {
 }
 
 impl Mailbox {
-    /// Keeps a frame that arrived, dropping the oldest if it holds
-    /// [`INBOX_CAP`] already.
+    /// Keeps a frame that arrived. A mailbox that holds [`INBOX_CAP`]
+    /// frames already drops its oldest binary frame (a compact snapshot,
+    /// which later ones supersede). Text frames are never dropped to make
+    /// room: `welcome`, `roster` and `error` are not sent again, and a
+    /// session that lost one would wait forever; a mailbox full of them
+    /// ends the link instead (the connection then reconnects).
     pub fn push(&mut self, frame: Frame) {
-        while self.frames.len() >= INBOX_CAP {
-            self.frames.pop_front();
+        if self.frames.len() >= INBOX_CAP {
             self.counters.inbox_dropped += 1;
+            let binary = self
+                .frames
+                .iter()
+                .position(|f| matches!(f.payload, Payload::Binary(_)));
+            let Some(oldest) = binary else {
+                self.end(INBOX_OVERFLOW.to_string());
+                return;
+            };
+            self.frames.remove(oldest);
         }
         self.frames.push_back(frame);
     }
@@ -207,19 +222,44 @@ mod tests {
         }
     }
 
+    fn binary(n: usize) -> Frame {
+        Frame {
+            payload: Payload::Binary(n.to_le_bytes().to_vec()),
+            at: n as f64,
+        }
+    }
+
     #[test]
-    fn a_full_mailbox_drops_the_oldest_frames_and_counts_them() {
+    fn a_full_mailbox_drops_the_oldest_binary_frames_and_keeps_text() {
         let mut mailbox = Mailbox::default();
-        for n in 0..INBOX_CAP + 3 {
-            mailbox.push(frame(n));
+        mailbox.push(frame(0));
+        for n in 1..INBOX_CAP + 3 {
+            mailbox.push(binary(n));
         }
         let mut inbox = Vec::new();
         let mut counters = Counters::default();
         mailbox.drain(&mut inbox, &mut counters);
         assert_eq!(inbox.len(), INBOX_CAP);
-        assert_eq!(inbox.first(), Some(&frame(3)));
-        assert_eq!(inbox.last(), Some(&frame(INBOX_CAP + 2)));
+        assert_eq!(inbox[0], frame(0), "the text frame (a welcome) stays");
+        assert_eq!(inbox[1], binary(4), "binary frames 1 to 3 made room");
+        assert_eq!(inbox.last(), Some(&binary(INBOX_CAP + 2)));
         assert_eq!(counters.inbox_dropped, 3);
+        assert_eq!(mailbox.take_closed(), None);
+    }
+
+    #[test]
+    fn a_mailbox_full_of_text_ends_the_link_rather_than_lose_one() {
+        let mut mailbox = Mailbox::default();
+        for n in 0..=INBOX_CAP {
+            mailbox.push(frame(n));
+        }
+        assert_eq!(mailbox.take_closed().as_deref(), Some(INBOX_OVERFLOW));
+        let mut inbox = Vec::new();
+        let mut counters = Counters::default();
+        mailbox.drain(&mut inbox, &mut counters);
+        assert_eq!(inbox.first(), Some(&frame(0)), "nothing before it lost");
+        assert_eq!(inbox.len(), INBOX_CAP);
+        assert_eq!(counters.inbox_dropped, 1);
     }
 
     #[test]

@@ -66,7 +66,9 @@ impl Link for WsLink {
     }
 
     fn send(&self, payload: &Payload, _reliability: Reliability) -> Result<(), SendError> {
-        let Some(socket) = self.socket.as_ref().filter(|_| self.ready()) else {
+        // A closing socket takes a send without a word and drops it.
+        let open = |s: &&WebSocket| s.ready_state() == WebSocket::OPEN;
+        let Some(socket) = self.socket.as_ref().filter(open) else {
             return Err(SendError::NotReady);
         };
         let sent = match payload {
