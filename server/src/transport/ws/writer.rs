@@ -47,10 +47,10 @@ struct State {
     /// Bytes the socket has not taken yet, from `start` on.
     backlog: Vec<u8>,
     start: usize,
-    /// Where each waiting frame ends in `backlog`.
-    ends: VecDeque<usize>,
-    /// Since when something has been waiting.
-    waiting_since: Option<Instant>,
+    /// Where each waiting frame ends in `backlog`, and when it was queued:
+    /// the front's time is the age the [`SlowRule`] judges, as the
+    /// WebTransport sender's oldest frame is.
+    ends: VecDeque<(usize, Instant)>,
     /// The connection task, parked until there is something to drain or a
     /// verdict to hear.
     drainer: Option<Waker>,
@@ -67,7 +67,7 @@ impl State {
     /// Forgets the `n` bytes the socket took.
     fn consumed(&mut self, n: usize) {
         self.start += n;
-        while self.ends.front().is_some_and(|&end| end <= self.start) {
+        while self.ends.front().is_some_and(|&(end, _)| end <= self.start) {
             self.ends.pop_front();
         }
         if !self.waiting() {
@@ -78,7 +78,6 @@ impl State {
             }
             self.start = 0;
             self.ends.clear();
-            self.waiting_since = None;
         }
     }
 
@@ -152,17 +151,13 @@ impl Writer {
                 Budget::Room => self.rule,
                 Budget::Connection => self.rule.for_connection(),
             };
-            let over = !rule.admits(
-                state.ends.len(),
-                state.waiting_bytes(),
-                size,
-                state.waiting_since,
-                Instant::now(),
-            );
+            let now = Instant::now();
+            let oldest = state.ends.front().map(|&(_, at)| at);
+            let over = !rule.admits(state.ends.len(), state.waiting_bytes(), size, oldest, now);
             if over {
                 return Err(SendError::Slow);
             }
-            queue(&mut state, parts, 0);
+            queue(&mut state, parts, 0, now);
             return Ok(());
         }
         let total: usize = parts.iter().map(|p| p.len()).sum();
@@ -176,8 +171,7 @@ impl Writer {
             }
         };
         if written < total {
-            queue(&mut state, parts, written);
-            state.waiting_since = Some(Instant::now());
+            queue(&mut state, parts, written, Instant::now());
             state.wake();
         }
         Ok(())
@@ -295,15 +289,16 @@ impl Peer for Writer {
     }
 }
 
-/// Appends the parts of a frame, from byte `skip` on, to the backlog.
-fn queue(state: &mut State, parts: &[&[u8]], mut skip: usize) {
+/// Appends the parts of a frame, from byte `skip` on, to the backlog, as
+/// queued `now`.
+fn queue(state: &mut State, parts: &[&[u8]], mut skip: usize, now: Instant) {
     for part in parts {
         let from = skip.min(part.len());
         state.backlog.extend_from_slice(&part[from..]);
         skip -= from;
     }
     let end = state.backlog.len();
-    state.ends.push_back(end);
+    state.ends.push_back((end, now));
 }
 
 #[cfg(test)]
@@ -328,6 +323,29 @@ mod tests {
         let client = TcpStream::connect(listener.local_addr()?).await?;
         let (server, _) = listener.accept().await?;
         Ok((Arc::new(server), client))
+    }
+
+    /// The age the slow rule judges is that of the oldest frame still
+    /// waiting (a frame partly sent still waits), not how long the backlog
+    /// has been non-empty: a client that drains nearly everything each
+    /// tick is never too late.
+    #[test]
+    fn the_age_judged_is_the_oldest_waiting_frame() {
+        let mut state = State::default();
+        let t0 = Instant::now();
+        let t1 = t0 + Duration::from_secs(1);
+        queue(&mut state, &[b"ab"], 0, t0);
+        queue(&mut state, &[b"c", b"d"], 0, t1);
+        let oldest = |state: &State| state.ends.front().map(|&(_, at)| at);
+        state.consumed(1);
+        assert_eq!(oldest(&state), Some(t0));
+        state.consumed(1);
+        assert_eq!(oldest(&state), Some(t1));
+        queue(&mut state, &[b"ef"], 0, t1 + Duration::from_secs(1));
+        state.consumed(2);
+        assert_eq!(oldest(&state), Some(t1 + Duration::from_secs(1)));
+        state.consumed(2);
+        assert_eq!(oldest(&state), None);
     }
 
     #[tokio::test]
