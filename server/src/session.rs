@@ -200,7 +200,12 @@ impl<T: Transport> Session<'_, T> {
         };
         let (name, room, encoding, protocol) = match hello {
             Ok(Ok(hello)) => hello,
-            Ok(Err(reason)) => return Err(reason),
+            Ok(Err((reason, farewell))) => {
+                if let Some((code, message)) = farewell {
+                    self.close(code, &message).await;
+                }
+                return Err(reason);
+            }
             Err(_) => {
                 state.metrics.rejected(ErrorCode::HelloTimeout);
                 self.close(ErrorCode::HelloTimeout, "no hello in time")
@@ -225,8 +230,11 @@ impl<T: Transport> Session<'_, T> {
         }
     }
 
-    /// Reads until `hello`; everything else gets `not_joined`.
-    async fn wait_for_hello(&mut self) -> Result<Hello, DisconnectReason> {
+    /// Reads until `hello`; everything else gets `not_joined`. A refusal
+    /// that ends the session is returned with its farewell, not said here:
+    /// the caller says it outside the hello deadline and the shutdown
+    /// race, so that neither can cut it short and count a second ending.
+    async fn wait_for_hello(&mut self) -> Result<Hello, Ending> {
         loop {
             let error = match self.read().await {
                 Read::Message(ClientMessage::Hello {
@@ -240,19 +248,13 @@ impl<T: Transport> Session<'_, T> {
                     if matches!(e.code, ErrorCode::BadProtocol | ErrorCode::BadName) =>
                 {
                     self.state.metrics.rejected(e.code);
-                    self.close(e.code, &e.message).await;
-                    return Err(DisconnectReason::Refused);
+                    return Err((DisconnectReason::Refused, Some((e.code, e.message))));
                 }
                 Read::Refused(e) => e,
                 Read::Nothing => continue,
-                Read::Ended(reason) => return Err(reason),
+                Read::Ended(reason) => return Err((reason, None)),
             };
-            if let Err((reason, farewell)) = self.refuse(&error) {
-                if let Some((code, message)) = farewell {
-                    self.close(code, &message).await;
-                }
-                return Err(reason);
-            }
+            self.refuse(&error)?;
         }
     }
 

@@ -27,6 +27,11 @@ enum Step {
     Ping,
     /// Closes the connection.
     End,
+    /// Waits this long before the next step.
+    Wait(Duration),
+    /// From now on never answers a close: it takes the whole
+    /// [`CLOSE_TIMEOUT`](super::CLOSE_TIMEOUT).
+    DeafToClose,
 }
 
 /// What the fake's peer saw.
@@ -83,6 +88,7 @@ struct Fake {
     last: Vec<u8>,
     peer: Arc<FakePeer>,
     closed_with: Arc<Mutex<Option<ErrorCode>>>,
+    deaf: bool,
 }
 
 impl Transport for Fake {
@@ -93,8 +99,13 @@ impl Transport for Fake {
     }
 
     async fn next(&mut self) -> Raw<'_> {
-        let Some(step) = self.script.pop_front() else {
-            return std::future::pending().await;
+        let step = loop {
+            match self.script.pop_front() {
+                None => return std::future::pending().await,
+                Some(Step::Wait(time)) => tokio::time::sleep(time).await,
+                Some(Step::DeafToClose) => self.deaf = true,
+                Some(step) => break step,
+            }
         };
         let text = match step {
             Step::Text(text) => {
@@ -107,6 +118,7 @@ impl Transport for Fake {
             }
             Step::Ping => return Raw::Control,
             Step::End => return Raw::Ended(DisconnectReason::Closed),
+            Step::Wait(_) | Step::DeafToClose => unreachable!("taken above"),
         };
         Raw::Data {
             text,
@@ -115,7 +127,13 @@ impl Transport for Fake {
     }
 
     async fn close(&mut self, code: ErrorCode) {
-        *self.closed_with.lock().expect("not poisoned") = Some(code);
+        self.closed_with
+            .lock()
+            .expect("not poisoned")
+            .get_or_insert(code);
+        if self.deaf {
+            tokio::time::sleep(super::CLOSE_TIMEOUT).await;
+        }
     }
 
     async fn end(&mut self) {}
@@ -171,6 +189,7 @@ async fn play(
         last: Vec::new(),
         peer: peer.clone(),
         closed_with: closed_with.clone(),
+        deaf: false,
     };
     let address = IpAddr::V4(Ipv4Addr::LOCALHOST);
     let session = {
@@ -226,6 +245,29 @@ async fn no_hello_in_time_is_told_and_counted() {
     assert_eq!(out.errors(), [ErrorCode::HelloTimeout]);
     assert_eq!(out.closed_with, Some(ErrorCode::HelloTimeout));
     assert!(out.ended(DisconnectReason::HelloTimeout));
+}
+
+/// A refusal of `hello` just before the deadline, to a client that never
+/// answers the close, ends as that refusal: the deadline does not cut the
+/// farewell short and count a hello timeout on top.
+#[tokio::test(start_paused = true)]
+async fn a_hello_refused_at_the_deadline_is_counted_once() {
+    let bad = r#"{"type":"hello","name":"ann","protocol":99}"#;
+    let script = vec![
+        Step::DeafToClose,
+        Step::Wait(Duration::from_millis(4_800)),
+        Step::Text(bad.into()),
+    ];
+    let out = play(config(), script, false, |_, _| {}).await;
+    assert_eq!(out.errors(), [ErrorCode::BadProtocol]);
+    assert_eq!(out.closed_with, Some(ErrorCode::BadProtocol));
+    assert!(out.ended(DisconnectReason::Refused));
+    assert_eq!(
+        out.state
+            .metrics
+            .disconnect_count(DisconnectReason::HelloTimeout),
+        0
+    );
 }
 
 #[tokio::test(start_paused = true)]
