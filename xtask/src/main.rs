@@ -351,7 +351,7 @@ const CLIENT_BUILD: &[&str] = &[
 ];
 
 fn build_client() -> Result {
-    println!("==> building the wasm client (release, wasm-opt) into web/pkg");
+    println!("==> building the wasm client (wasm-release profile, wasm-opt -Oz) into web/pkg");
     sh("wasm-pack", CLIENT_BUILD, &[])
 }
 
