@@ -41,6 +41,10 @@ struct Queue {
     /// Framed messages for the stream, each with when it was queued.
     frames: VecDeque<(Instant, Vec<u8>)>,
     bytes: usize,
+    /// The frame the writer is writing (when it was queued, its size): it
+    /// still waits for the client, and the slow rule counts it, as a
+    /// WebSocket's partly sent frame is counted.
+    writing: Option<(Instant, usize)>,
     /// Finish the stream once the queue is empty.
     finish: bool,
     /// Set when the room drops the client.
@@ -89,9 +93,11 @@ impl Sender {
             // `None` with nothing to do yet, `Some(None)` to finish.
             let next = {
                 let mut queue = self.lock();
+                queue.writing = None;
                 match queue.frames.pop_front() {
-                    Some((_, bytes)) => {
+                    Some((at, bytes)) => {
                         queue.bytes -= bytes.len();
+                        queue.writing = Some((at, bytes.len()));
                         Some(Some(bytes))
                     }
                     None if queue.finish => Some(None),
@@ -144,11 +150,13 @@ impl Outbound for Sender {
             return Err(SendError::Closed);
         }
         let now = Instant::now();
-        let oldest = queue.frames.front().map(|(at, _)| *at);
+        let (in_flight, in_flight_bytes) = queue.writing.map_or((None, 0), |(at, n)| (Some(at), n));
+        let oldest = in_flight.or(queue.frames.front().map(|(at, _)| *at));
+        let count = queue.frames.len() + usize::from(in_flight.is_some());
         let size = payload.len() + 5;
         if !self
             .rule
-            .admits(queue.frames.len(), queue.bytes, size, oldest, now)
+            .admits(count, queue.bytes + in_flight_bytes, size, oldest, now)
         {
             return Err(SendError::Slow);
         }
@@ -258,8 +266,11 @@ mod tests {
             "slow after {sent} frames: the writer never drained to the client"
         );
         let queue = sender.lock();
-        assert!(queue.frames.len() <= rule.max_frames);
-        assert!(queue.bytes <= rule.max_bytes);
+        // The frame the writer is stuck on counts: it has not reached the
+        // client either.
+        let in_flight = queue.writing.map_or((0, 0), |(_, n)| (1, n));
+        assert!(queue.frames.len() + in_flight.0 <= rule.max_frames);
+        assert!(queue.bytes + in_flight.1 <= rule.max_bytes);
         drop(queue);
         writer.abort();
         Ok(())
