@@ -56,6 +56,18 @@ struct Queue {
 }
 
 impl Queue {
+    /// What waits for the client, as the slow rule judges it: frames,
+    /// bytes and the oldest's time, the frame being written included.
+    fn waiting(&self) -> (usize, usize, Option<Instant>) {
+        let (frames, bytes) = self.writing.map_or((0, 0), |(_, n)| (1, n));
+        let oldest = self.writing.map(|(at, _)| at);
+        (
+            self.frames.len() + frames,
+            self.bytes + bytes,
+            oldest.or(self.frames.front().map(|(at, _)| *at)),
+        )
+    }
+
     fn wake(&mut self) {
         if let Some(waker) = self.verdict.take() {
             waker.wake();
@@ -150,14 +162,9 @@ impl Outbound for Sender {
             return Err(SendError::Closed);
         }
         let now = Instant::now();
-        let (in_flight, in_flight_bytes) = queue.writing.map_or((None, 0), |(at, n)| (Some(at), n));
-        let oldest = in_flight.or(queue.frames.front().map(|(at, _)| *at));
-        let count = queue.frames.len() + usize::from(in_flight.is_some());
+        let (count, bytes, oldest) = queue.waiting();
         let size = payload.len() + 5;
-        if !self
-            .rule
-            .admits(count, queue.bytes + in_flight_bytes, size, oldest, now)
-        {
+        if !self.rule.admits(count, bytes, size, oldest, now) {
             return Err(SendError::Slow);
         }
         let mut framed = Vec::with_capacity(size);
@@ -265,13 +272,11 @@ mod tests {
             sent > rule.max_frames,
             "slow after {sent} frames: the writer never drained to the client"
         );
-        let queue = sender.lock();
         // The frame the writer is stuck on counts: it has not reached the
         // client either.
-        let in_flight = queue.writing.map_or((0, 0), |(_, n)| (1, n));
-        assert!(queue.frames.len() + in_flight.0 <= rule.max_frames);
-        assert!(queue.bytes + in_flight.1 <= rule.max_bytes);
-        drop(queue);
+        let (count, bytes, _) = sender.lock().waiting();
+        assert!(count <= rule.max_frames, "{count} frames wait");
+        assert!(bytes <= rule.max_bytes, "{bytes} bytes wait");
         writer.abort();
         Ok(())
     }
