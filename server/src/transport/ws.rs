@@ -44,7 +44,7 @@ struct WebSocket {
     tcp: Arc<TcpStream>,
     writer: Arc<Writer>,
     reader: FrameReader,
-    /// A close frame was sent or received: read nothing more as messages.
+    /// A close frame was sent: send no other.
     closed: bool,
 }
 

@@ -178,8 +178,8 @@ impl Writer {
     }
 
     /// One write of a whole frame: a small one copied into one buffer and
-    /// written with `send` (cheaper in the kernel than `writev` with two
-    /// pieces, and what nearly every snapshot is), a large one vectored.
+    /// written with `send` (one piece for the kernel instead of `writev`'s
+    /// two; its gain alone was not measured), a large one vectored.
     fn write_now(&self, parts: &[&[u8]], total: usize) -> io::Result<usize> {
         if total <= SMALL_FRAME {
             let mut buffer = [0u8; SMALL_FRAME];

@@ -189,8 +189,10 @@ fn a_bare_close_has_no_status() {
     assert_eq!(reader.next(), Ok(Some(Found::Close(Some(1000)))));
 }
 
-/// Pongs and fragments come out as frames of their own, so the session
-/// counts each against the rate limit.
+/// Pongs and fragments come out as frames of their own (`Found::Nothing`),
+/// each a frame the transport hands the session; that the session counts
+/// them against the rate limit is `hostile.rs`'s
+/// `flooding_with_pongs_is_rate_limited_and_counted`.
 #[test]
 fn pongs_and_fragments_are_frames_of_their_own() {
     let bytes = [
