@@ -10,6 +10,8 @@ pub mod interpolation;
 pub mod pacing;
 pub mod pending;
 pub mod prediction;
+pub mod record;
+pub mod replay;
 pub mod session;
 pub mod smoothing;
 pub mod timeline;

@@ -50,6 +50,10 @@ pub use client::interpolation::{InterpolationConfig, RemoteBuffer, SampleKind};
 pub use client::pacing::{Jump, Pacing, PacingConfig};
 pub use client::pending::{PendingInputs, PushError};
 pub use client::prediction::{LocalPlayer, LocalStats, ReconcileError, ReconcileReport};
+pub use client::record::{open_client, Call, Calls, ClientRecorder, DEFAULT_RECORDING_LIMIT};
+pub use client::replay::{
+    replay_client, ClientReplay, Divergence, ReplayError, ReplayOptions, ReplaySummary, Sample,
+};
 pub use client::session::KEPT_BASELINES;
 pub use client::session::{
     ClientSession, Controls, Hud, Incoming, OwnView, PacingHud, Phase, RemoteView, SessionConfig,
@@ -74,6 +78,7 @@ pub use shared::protocol::{
     MAX_FRAME_BYTES, MAX_INPUTS_PER_MESSAGE, MAX_NAME_CHARS, MAX_ROOM_CHARS, MIN_PROTOCOL_VERSION,
     PROTOCOL_VERSION,
 };
+pub use shared::record::{FormatError, Header, Kind, FORMAT_VERSION};
 pub use shared::rng::SeededRng;
 pub use shared::sim::{
     angle_delta, replay, sanitize, simulate, substep, substeps, wrap_angle, Pose,

@@ -11,6 +11,7 @@ pub mod determinism;
 pub mod framing;
 pub mod input;
 pub mod protocol;
+pub mod record;
 pub mod rng;
 pub mod sim;
 pub mod state;

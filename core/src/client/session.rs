@@ -59,6 +59,7 @@ use crate::client::conditioner::{Conditioner, Delivery, LinkConditions};
 use crate::client::interpolation::{InterpolationConfig, RemoteBuffer};
 use crate::client::pacing::Pacing;
 use crate::client::prediction::LocalPlayer;
+use crate::client::record::{Call, ClientRecorder};
 use crate::client::smoothing::SmoothingConfig;
 use crate::client::timeline::RemoteTimeline;
 use crate::shared::combat::{CombatRules, Cooldown};
@@ -158,6 +159,8 @@ pub struct ClientSession {
     events: VecDeque<SessionEvent>,
     stats: SessionStats,
     rates: Rates,
+    /// The flight recorder, when the session records itself.
+    recorder: Option<Box<ClientRecorder>>,
 }
 
 impl ClientSession {
@@ -198,7 +201,30 @@ impl ClientSession {
             events: VecDeque::new(),
             stats: SessionStats::default(),
             rates: Rates::default(),
+            recorder: None,
             config,
+        }
+    }
+
+    /// A session that records every call into it from the start, keeping at
+    /// most about `limit` bytes (see [`ClientSession::recording`]).
+    pub fn recorded(config: SessionConfig, limit: usize) -> ClientSession {
+        let recorder = ClientRecorder::new(&config, limit);
+        ClientSession {
+            recorder: Some(Box::new(recorder)),
+            ..ClientSession::new(config)
+        }
+    }
+
+    /// The recording so far, if this session records itself: replayed by
+    /// [`replay_client`](crate::replay_client) natively, bit for bit.
+    pub fn recording(&self) -> Option<&ClientRecorder> {
+        self.recorder.as_deref()
+    }
+
+    fn record(&mut self, call: &Call<'_>) {
+        if let Some(recorder) = &mut self.recorder {
+            recorder.call(call);
         }
     }
 
@@ -231,12 +257,17 @@ impl ClientSession {
     /// Sets the controls held from now on; a `fire` is latched until the
     /// next fixed step.
     pub fn set_controls(&mut self, controls: Controls) {
+        // A held fire latches again, so it is recorded even when unchanged.
+        if self.recorder.is_some() && (controls != self.controls || controls.fire) {
+            self.record(&Call::Controls(controls));
+        }
         self.controls = controls;
         self.fire_latched |= controls.fire;
     }
 
     /// Turns parts of the netcode on or off.
     pub fn set_toggles(&mut self, toggles: Toggles) {
+        self.record(&Call::Toggles(toggles));
         self.toggles = toggles;
         if let State::Playing(_, local) = &mut self.state {
             local.set_replay(toggles.reconciliation);
@@ -255,12 +286,14 @@ impl ClientSession {
     /// Models the transport underneath: datagrams (the default) or one
     /// ordered stream, whose losses stall rather than drop.
     pub fn set_delivery(&mut self, delivery: Delivery) {
+        self.record(&Call::Delivery(delivery));
         self.up.set_delivery(delivery);
         self.down.set_delivery(delivery);
     }
 
     /// Changes the added network conditions.
     pub fn set_conditions(&mut self, up: LinkConditions, down: LinkConditions) {
+        self.record(&Call::Conditions(up, down));
         self.up.set_conditions(up);
         self.down.set_conditions(down);
     }
@@ -270,6 +303,12 @@ impl ClientSession {
     /// once unless the conditioner holds it back (`welcome`, `roster` and
     /// `error` never are).
     pub fn receive(&mut self, frame: Incoming<'_>, at: Duration) {
+        if self.recorder.is_some() {
+            self.record(&match frame {
+                Incoming::Text(text) => Call::Text(text.as_bytes(), at),
+                Incoming::Binary(bytes) => Call::Binary(bytes, at),
+            });
+        }
         let at = at.max(*self.now.get_or_insert(at));
         self.stats.frames_received += 1;
         let decoded = match frame {
@@ -318,6 +357,7 @@ impl ClientSession {
     /// of the old connection left to send or to draw. Counters and settings
     /// stay.
     pub fn disconnected(&mut self, reason: &str) {
+        self.record(&Call::Disconnected(reason));
         self.state = State::Connecting;
         self.up.clear();
         self.down.clear();
@@ -333,6 +373,7 @@ impl ClientSession {
     /// Lets time pass to the shell's `now`: handles due messages, runs the
     /// fixed steps, and returns the messages to send now.
     pub fn advance(&mut self, now: Duration) -> Vec<ClientMessage> {
+        let called = now;
         let last = *self.now.get_or_insert(now);
         let real = now.saturating_sub(last);
         let elapsed = real.min(self.config.max_frame);
@@ -360,6 +401,12 @@ impl ClientSession {
         let mut out = Vec::new();
         while let Some(message) = self.up.deliver(now) {
             out.push(message);
+        }
+        if self.recorder.is_some() {
+            let view = self.view();
+            if let Some(recorder) = &mut self.recorder {
+                recorder.advance(called, &view);
+            }
         }
         out
     }
@@ -453,6 +500,9 @@ impl ClientSession {
     }
 
     fn push_event(&mut self, event: SessionEvent) {
+        if let Some(recorder) = &mut self.recorder {
+            recorder.event(&event);
+        }
         if self.events.len() >= MAX_EVENTS {
             self.events.pop_front();
             self.stats.events_dropped += 1;

@@ -151,6 +151,7 @@ impl Rates {
 impl ClientSession {
     /// The shell sent `bytes` to the server (for the up rate).
     pub fn sent(&mut self, bytes: usize) {
+        self.record(&crate::client::record::Call::Sent(bytes as u64));
         self.stats.bytes_sent += bytes as u64;
     }
 

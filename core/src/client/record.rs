@@ -1,0 +1,371 @@
+//! The client's flight recorder: every call that enters a
+//! [`ClientSession`](crate::ClientSession), in order, with the shell's times
+//! and the frames' bytes, and after each `advance` a running hash of what
+//! the session shows (own and remote poses, shots) and of its events, with
+//! the own predicted pose in the clear.
+//!
+//! [`ClientRecorder`] writes; [`Call`] and [`Calls`] read back what it wrote,
+//! for the replay. The layout of each record is in `docs/RECORDING.md`.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use crate::client::conditioner::{Delivery, LinkConditions};
+use crate::client::session::{Controls, SessionConfig, SessionEvent, Toggles, View};
+use crate::shared::record::{FormatError, Kind, Reader, StateHash, TimeCoder, Writer};
+use crate::shared::sim::Pose;
+
+const CONTROLS: u8 = 1;
+const TOGGLES: u8 = 2;
+const DELIVERY: u8 = 3;
+const CONDITIONS: u8 = 4;
+const TEXT: u8 = 5;
+const BINARY: u8 = 6;
+const DISCONNECTED: u8 = 7;
+const ADVANCE: u8 = 8;
+const SENT: u8 = 9;
+
+/// The memory a page's recorder may use by default: 16 MiB, about 50
+/// minutes of a 16-player room (see `docs/RECORDING.md`).
+pub const DEFAULT_RECORDING_LIMIT: usize = 16 << 20;
+
+/// One call into a session, as recorded.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Call<'a> {
+    /// `set_controls`.
+    Controls(Controls),
+    /// `set_toggles`.
+    Toggles(Toggles),
+    /// `set_delivery`.
+    Delivery(Delivery),
+    /// `set_conditions(up, down)`.
+    Conditions(LinkConditions, LinkConditions),
+    /// `receive(Incoming::Text, at)`; the bytes as they came.
+    Text(&'a [u8], Duration),
+    /// `receive(Incoming::Binary, at)`.
+    Binary(&'a [u8], Duration),
+    /// `disconnected(reason)`.
+    Disconnected(&'a str),
+    /// `advance(now)`, with what the session showed after it.
+    Advance {
+        /// The shell's time.
+        now: Duration,
+        /// The running hash after the call.
+        hash: u64,
+        /// The own predicted pose, once playing.
+        own: Option<Pose>,
+    },
+    /// `sent(bytes)`.
+    Sent(u64),
+}
+
+/// Records a session's calls into a bounded buffer.
+#[derive(Clone)]
+pub struct ClientRecorder {
+    w: Writer,
+    times: TimeCoder,
+    limit: usize,
+    full: bool,
+    /// Events since the last `advance`, hashed as they happened.
+    events: StateHash,
+    /// The running hash over every `advance` so far.
+    chain: StateHash,
+    /// The hash after the last `advance`.
+    last: u64,
+}
+
+impl std::fmt::Debug for ClientRecorder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientRecorder")
+            .field("bytes", &self.w.bytes.len())
+            .field("limit", &self.limit)
+            .field("full", &self.full)
+            .field("last_hash", &format_args!("{:016x}", self.last))
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClientRecorder {
+    /// A recorder of a session set up with `config`, keeping at most about
+    /// `limit` bytes (it stops, whole records only, once past it).
+    pub fn new(config: &SessionConfig, limit: usize) -> ClientRecorder {
+        let json = serde_json::to_string(config).unwrap_or_default();
+        let w = Writer::with_header(Kind::Client, &json);
+        ClientRecorder {
+            full: w.bytes.len() >= limit,
+            w,
+            times: TimeCoder::default(),
+            limit,
+            events: StateHash::default(),
+            chain: StateHash::default(),
+            last: 0,
+        }
+    }
+
+    /// The recording so far.
+    pub fn bytes(&self) -> &[u8] {
+        &self.w.bytes
+    }
+
+    /// The running hash after the last `advance` (what the replay checks).
+    pub fn last_hash(&self) -> u64 {
+        self.last
+    }
+
+    /// Whether the limit was reached and the recording stopped.
+    pub fn is_full(&self) -> bool {
+        self.full
+    }
+
+    fn record(&mut self, write: impl FnOnce(&mut Writer, &mut TimeCoder)) {
+        if self.full {
+            return;
+        }
+        write(&mut self.w, &mut self.times);
+        self.full = self.w.bytes.len() >= self.limit;
+    }
+
+    /// Records a call other than `advance`.
+    pub(crate) fn call(&mut self, call: &Call<'_>) {
+        self.record(|w, times| write_call(w, times, call));
+    }
+
+    /// Folds an event into the hash of this frame.
+    pub(crate) fn event(&mut self, event: &SessionEvent) {
+        let _ = write!(Folder(&mut self.events), "{event:?}");
+    }
+
+    /// Records `advance(now)` with what the session shows after it.
+    pub(crate) fn advance(&mut self, now: Duration, view: &View) {
+        let hash = frame_hash(&mut self.chain, &mut self.events, view);
+        self.last = hash;
+        let own = view.own.map(|o| o.predicted);
+        self.record(|w, times| write_call(w, times, &Call::Advance { now, hash, own }));
+    }
+}
+
+/// Folds one frame's view and events into the chain; the new chain value.
+pub(crate) fn frame_hash(chain: &mut StateHash, events: &mut StateHash, view: &View) -> u64 {
+    let mut h = *chain;
+    h.word(events.0);
+    *events = StateHash::default();
+    if let Some(own) = &view.own {
+        h.word(u64::from(own.id.0));
+        for pose in [own.visible, own.predicted] {
+            pose_hash(&mut h, pose);
+        }
+        h.word(u64::from(own.hp) | u64::from(own.alive) << 16);
+    }
+    for r in &view.remotes {
+        h.word(u64::from(r.id.0));
+        pose_hash(&mut h, r.pose);
+        h.word(u64::from(r.hp) | u64::from(r.alive) << 16);
+    }
+    h.word(view.tracers.len() as u64);
+    *chain = h;
+    h.0
+}
+
+fn pose_hash(h: &mut StateHash, pose: Pose) {
+    h.f32(pose.position.x);
+    h.f32(pose.position.y);
+    h.f32(pose.rotation);
+}
+
+/// A `fmt::Write` that hashes what is written, so an event's `Debug` form
+/// is hashed without building a string.
+struct Folder<'a>(&'a mut StateHash);
+
+impl std::fmt::Write for Folder<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.0.bytes(s.as_bytes());
+        Ok(())
+    }
+}
+
+fn conditions(w: &mut Writer, c: LinkConditions) {
+    for v in [c.latency_ms, c.jitter_ms, c.loss, c.duplicate] {
+        w.f32(v);
+    }
+}
+
+fn write_call(w: &mut Writer, times: &mut TimeCoder, call: &Call<'_>) {
+    match call {
+        Call::Controls(c) => {
+            w.u8(CONTROLS);
+            w.f32(c.turn);
+            w.f32(c.throttle);
+            w.u8(u8::from(c.fire));
+        }
+        Call::Toggles(t) => {
+            w.u8(TOGGLES);
+            let bits = [t.prediction, t.reconciliation, t.smoothing, t.interpolation]
+                .iter()
+                .enumerate()
+                .fold(0u8, |acc, (i, &on)| acc | u8::from(on) << i);
+            w.u8(bits);
+        }
+        Call::Delivery(d) => {
+            w.u8(DELIVERY);
+            w.u8(u8::from(*d == Delivery::Stream));
+        }
+        Call::Conditions(up, down) => {
+            w.u8(CONDITIONS);
+            conditions(w, *up);
+            conditions(w, *down);
+        }
+        Call::Text(bytes, at) | Call::Binary(bytes, at) => {
+            w.u8(if matches!(call, Call::Text(..)) {
+                TEXT
+            } else {
+                BINARY
+            });
+            times.write(w, *at);
+            w.blob(bytes);
+        }
+        Call::Disconnected(reason) => {
+            w.u8(DISCONNECTED);
+            w.text(reason);
+        }
+        Call::Advance { now, hash, own } => {
+            w.u8(ADVANCE);
+            times.write(w, *now);
+            w.u64(*hash);
+            match own {
+                Some(p) => {
+                    w.u8(1);
+                    w.f32(p.position.x);
+                    w.f32(p.position.y);
+                    w.f32(p.rotation);
+                }
+                None => w.u8(0),
+            }
+        }
+        Call::Sent(bytes) => {
+            w.u8(SENT);
+            w.varint(*bytes);
+        }
+    }
+}
+
+/// The calls of a client recording, in order; each item says where it
+/// starts. Ends at the first damaged record (with its error).
+#[derive(Clone, Debug)]
+pub struct Calls<'a> {
+    r: Reader<'a>,
+    times: TimeCoder,
+    failed: bool,
+}
+
+/// Opens a client recording: the session's configuration and its calls.
+///
+/// # Errors
+/// Not a client recording, another version, or a damaged header or
+/// configuration.
+pub fn open_client(bytes: &[u8]) -> Result<(SessionConfig, Calls<'_>), FormatError> {
+    let (header, r) = Reader::open(bytes, Kind::Client)?;
+    let config = serde_json::from_str(&header.config).map_err(|e| FormatError::Damaged {
+        offset: 0,
+        what: format!("the session configuration does not read: {e}"),
+    })?;
+    Ok((
+        config,
+        Calls {
+            r,
+            times: TimeCoder::default(),
+            failed: false,
+        },
+    ))
+}
+
+fn read_conditions(r: &mut Reader<'_>) -> Result<LinkConditions, FormatError> {
+    Ok(LinkConditions {
+        latency_ms: r.f32()?,
+        jitter_ms: r.f32()?,
+        loss: r.f32()?,
+        duplicate: r.f32()?,
+    })
+}
+
+impl<'a> Calls<'a> {
+    fn read(&mut self) -> Result<Call<'a>, FormatError> {
+        let r = &mut self.r;
+        let tag = r.u8()?;
+        Ok(match tag {
+            CONTROLS => Call::Controls(Controls {
+                turn: r.f32()?,
+                throttle: r.f32()?,
+                fire: r.u8()? != 0,
+            }),
+            TOGGLES => {
+                let bits = r.u8()?;
+                Call::Toggles(Toggles {
+                    prediction: bits & 1 != 0,
+                    reconciliation: bits & 2 != 0,
+                    smoothing: bits & 4 != 0,
+                    interpolation: bits & 8 != 0,
+                })
+            }
+            DELIVERY => Call::Delivery(if r.u8()? == 0 {
+                Delivery::Datagrams
+            } else {
+                Delivery::Stream
+            }),
+            CONDITIONS => Call::Conditions(read_conditions(r)?, read_conditions(r)?),
+            TEXT | BINARY => {
+                let at = self.times.read(r)?;
+                let start = r.offset();
+                let bytes = r.blob()?;
+                if tag == TEXT && std::str::from_utf8(bytes).is_err() {
+                    return Err(FormatError::Damaged {
+                        offset: start,
+                        what: "a text frame that is not UTF-8".to_string(),
+                    });
+                }
+                if tag == TEXT {
+                    Call::Text(bytes, at)
+                } else {
+                    Call::Binary(bytes, at)
+                }
+            }
+            DISCONNECTED => Call::Disconnected(r.text()?),
+            ADVANCE => {
+                let now = self.times.read(r)?;
+                let hash = r.u64()?;
+                let own = match r.u8()? {
+                    0 => None,
+                    1 => {
+                        let (x, y, rotation) = (r.f32()?, r.f32()?, r.f32()?);
+                        Some(Pose {
+                            position: glam::Vec2::new(x, y),
+                            rotation,
+                        })
+                    }
+                    other => return Err(r.damaged(format!("an own-pose flag of {other}"))),
+                };
+                Call::Advance { now, hash, own }
+            }
+            SENT => Call::Sent(r.varint()?),
+            other => {
+                return Err(FormatError::Damaged {
+                    offset: r.offset() - 1,
+                    what: format!("an unknown record tag {other}"),
+                })
+            }
+        })
+    }
+}
+
+impl<'a> Iterator for Calls<'a> {
+    type Item = Result<(usize, Call<'a>), FormatError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed || self.r.is_empty() {
+            return None;
+        }
+        let at = self.r.offset();
+        let call = self.read();
+        self.failed = call.is_err();
+        Some(call.map(|c| (at, c)))
+    }
+}

@@ -1,0 +1,254 @@
+//! Replays a client recording into a fresh native [`ClientSession`] and
+//! checks the hash chain after every frame: the first frame whose hash
+//! differs stops the replay with what led to it and both states.
+//!
+//! Besides the verdict it gathers what a person wants to see of the
+//! session: a [`ReplaySummary`] and a timeline of [`Sample`]s.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use crate::client::record::{open_client, Call};
+use crate::client::session::{ClientSession, Incoming, SessionEvent};
+use crate::client::smoothing::CorrectionOutcome;
+use crate::shared::record::FormatError;
+use crate::shared::sim::Pose;
+
+/// How a replay runs.
+#[derive(Clone, Copy, Debug)]
+pub struct ReplayOptions {
+    /// Stop after this frame (counted from 1) and keep the session's whole
+    /// state then.
+    pub until: Option<u64>,
+    /// The timeline's resolution in the recording's time.
+    pub sample_every: Duration,
+}
+
+impl Default for ReplayOptions {
+    fn default() -> Self {
+        ReplayOptions {
+            until: None,
+            sample_every: Duration::from_millis(100),
+        }
+    }
+}
+
+/// What the replayed session did, in all.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReplaySummary {
+    /// Frames (`advance` calls) replayed and matched.
+    pub frames: u64,
+    /// Calls replayed.
+    pub calls: u64,
+    /// Frames received.
+    pub received: u64,
+    /// The recording's span, from the first to the last frame.
+    pub span: Duration,
+    /// Corrections smoothed.
+    pub corrections: u64,
+    /// Corrections snapped.
+    pub snaps: u64,
+    /// The largest correction.
+    pub largest_correction: f32,
+    /// Inputs the server reported late, at the end.
+    pub late_inputs: u64,
+    /// The lowest and highest time dilation seen, in percent.
+    pub dilation_pct: (f64, f64),
+    /// Round-trip times measured: median and highest.
+    pub rtt: Option<(Duration, Duration)>,
+    /// Disconnections.
+    pub disconnections: u64,
+}
+
+/// One point of the timeline.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sample {
+    /// The recording's time.
+    pub at: Duration,
+    /// The largest correction since the previous sample.
+    pub correction: f32,
+    /// The smoothed round-trip time.
+    pub rtt_ms: Option<f64>,
+    /// The measured input slack.
+    pub slack_ms: Option<f64>,
+    /// The time dilation, in percent.
+    pub dilation_pct: f64,
+    /// How far behind remote players are drawn.
+    pub interpolation_ms: f64,
+}
+
+/// Where a replay stopped matching the recording.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Divergence {
+    /// The frame (`advance` call, from 1) whose hash differs.
+    pub frame: u64,
+    /// The recording's time of that frame.
+    pub now: Duration,
+    /// The calls since the previous frame, each with its byte offset: what
+    /// led to the difference.
+    pub calls: Vec<String>,
+    /// The recorded hash and own predicted pose.
+    pub recorded: (u64, Option<Pose>),
+    /// The replayed hash and own predicted pose.
+    pub replayed: (u64, Option<Pose>),
+    /// The replayed session's whole state at that frame.
+    pub state: String,
+}
+
+/// Why a replay failed.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ReplayError {
+    /// The file is not a readable client recording.
+    #[error(transparent)]
+    Format(#[from] FormatError),
+    /// The replay differs from the recording.
+    #[error("frame {} differs from the recording", .0.frame)]
+    Diverged(Box<Divergence>),
+}
+
+/// A finished (or stopped) replay.
+#[derive(Clone, Debug, Default)]
+pub struct ClientReplay {
+    /// What happened, in all.
+    pub summary: ReplaySummary,
+    /// The timeline.
+    pub samples: Vec<Sample>,
+    /// The session's whole state at [`ReplayOptions::until`], if it got there.
+    pub state_at_until: Option<String>,
+}
+
+/// What [`describe`] keeps of a frame's bytes.
+const SHOWN: usize = 160;
+
+/// A call as a person reads it: text frames as text, binary ones as their
+/// length and first bytes.
+fn describe(offset: usize, call: &Call<'_>) -> String {
+    let what = match call {
+        Call::Text(bytes, at) => {
+            let text = String::from_utf8_lossy(bytes);
+            let cut: String = text.chars().take(SHOWN).collect();
+            let more = if cut.len() < text.len() { "…" } else { "" };
+            format!("receive text at {at:?}: {cut}{more}")
+        }
+        Call::Binary(bytes, at) => {
+            let head: Vec<String> = bytes.iter().take(24).map(|b| format!("{b:02x}")).collect();
+            format!(
+                "receive binary at {at:?}: {} bytes {}{}",
+                bytes.len(),
+                head.join(" "),
+                if bytes.len() > 24 { " …" } else { "" }
+            )
+        }
+        other => format!("{other:?}"),
+    };
+    format!("byte {offset}: {what}")
+}
+
+/// Replays a client recording; see the module docs.
+///
+/// # Errors
+/// A damaged, foreign or other-version file ([`ReplayError::Format`]), or
+/// the first frame that differs ([`ReplayError::Diverged`]).
+pub fn replay_client(bytes: &[u8], options: ReplayOptions) -> Result<ClientReplay, ReplayError> {
+    let (config, calls) = open_client(bytes)?;
+    let mut session = ClientSession::recorded(config, 0);
+    let mut out = ClientReplay::default();
+    let mut since_frame: VecDeque<String> = VecDeque::new();
+    let mut rtts: Vec<Duration> = Vec::new();
+    let mut first: Option<Duration> = None;
+    let mut next_sample = Duration::ZERO;
+    let mut correction = 0.0f32;
+    let (mut low, mut high) = (f64::INFINITY, f64::NEG_INFINITY);
+    for item in calls {
+        let (offset, call) = item?;
+        out.summary.calls += 1;
+        match call {
+            Call::Controls(c) => session.set_controls(c),
+            Call::Toggles(t) => session.set_toggles(t),
+            Call::Delivery(d) => session.set_delivery(d),
+            Call::Conditions(up, down) => session.set_conditions(up, down),
+            Call::Text(bytes, at) => {
+                out.summary.received += 1;
+                // `open_client` checked it is UTF-8.
+                let text = std::str::from_utf8(bytes).unwrap_or_default();
+                session.receive(Incoming::Text(text), at);
+            }
+            Call::Binary(bytes, at) => {
+                out.summary.received += 1;
+                session.receive(Incoming::Binary(bytes), at);
+            }
+            Call::Disconnected(reason) => session.disconnected(reason),
+            Call::Sent(n) => session.sent(usize::try_from(n).unwrap_or(usize::MAX)),
+            Call::Advance { now, hash, own } => {
+                let _ = session.advance(now);
+                out.summary.frames += 1;
+                let replayed = session.recording().map_or(0, |r| r.last_hash());
+                let mine = session.view().own.map(|o| o.predicted);
+                if replayed != hash {
+                    since_frame.push_back(describe(offset, &call));
+                    return Err(ReplayError::Diverged(Box::new(Divergence {
+                        frame: out.summary.frames,
+                        now,
+                        calls: since_frame.into(),
+                        recorded: (hash, own),
+                        replayed: (replayed, mine),
+                        state: format!("{session:#?}"),
+                    })));
+                }
+                since_frame.clear();
+                let start = *first.get_or_insert(now);
+                out.summary.span = now.saturating_sub(start);
+                if now >= next_sample {
+                    let hud = session.hud();
+                    out.samples.push(Sample {
+                        at: now.saturating_sub(start),
+                        correction: std::mem::take(&mut correction),
+                        rtt_ms: hud.rtt.map(|d| d.as_secs_f64() * 1000.0),
+                        slack_ms: hud.pacing.slack_ms,
+                        dilation_pct: hud.pacing.dilation_pct,
+                        interpolation_ms: hud.interpolation_delay.as_secs_f64() * 1000.0,
+                    });
+                    low = low.min(hud.pacing.dilation_pct);
+                    high = high.max(hud.pacing.dilation_pct);
+                    next_sample = now + options.sample_every;
+                }
+                if options.until == Some(out.summary.frames) {
+                    out.state_at_until = Some(format!("{session:#?}"));
+                    break;
+                }
+            }
+        }
+        if !matches!(call, Call::Advance { .. }) {
+            if since_frame.len() >= 16 {
+                since_frame.pop_front();
+            }
+            since_frame.push_back(describe(offset, &call));
+        }
+        for event in session.events() {
+            match event {
+                SessionEvent::Reconciled { report, .. } => {
+                    match report.outcome {
+                        CorrectionOutcome::Smoothed => out.summary.corrections += 1,
+                        CorrectionOutcome::Snapped => out.summary.snaps += 1,
+                        _ => {}
+                    }
+                    if report.outcome != CorrectionOutcome::Placed {
+                        correction = correction.max(report.error);
+                        out.summary.largest_correction =
+                            out.summary.largest_correction.max(report.error);
+                    }
+                }
+                SessionEvent::Pong { rtt } => rtts.push(rtt),
+                SessionEvent::Disconnected { .. } => out.summary.disconnections += 1,
+                _ => {}
+            }
+        }
+    }
+    out.summary.late_inputs = session.hud().pacing.late;
+    if low <= high {
+        out.summary.dilation_pct = (low, high);
+    }
+    rtts.sort_unstable();
+    out.summary.rtt = rtts.last().map(|&max| (rtts[rtts.len() / 2], max));
+    Ok(out)
+}

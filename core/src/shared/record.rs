@@ -1,0 +1,458 @@
+//! The recording format's bones, shared by the client's flight recorder
+//! and the server's room recorder: the header, a byte writer and a reader
+//! that never panics, and the state hash.
+//!
+//! A recording is a header followed by records, each a tag byte and its
+//! fields. Integers are LEB128 varints (signed ones zigzag-coded), floats
+//! their little-endian bits, byte strings a varint length and the bytes.
+//! The layout of every record is in `docs/RECORDING.md`.
+//!
+//! The header: the magic `SKREC`, a kind byte (`C` a client, `R` a room),
+//! the format version (u16 little-endian), the protocol version (varint),
+//! the build (a string) and the configuration (JSON, as a byte string).
+//! A reader refuses another kind, format or protocol, with a message that
+//! says which, before it reads a record.
+
+use std::time::Duration;
+
+use crate::shared::protocol::PROTOCOL_VERSION;
+
+/// The first five bytes of every recording.
+pub const MAGIC: &[u8; 5] = b"SKREC";
+
+/// The version of the record layout; bumped by any change to it.
+pub const FORMAT_VERSION: u16 = 1;
+
+/// The build that wrote a recording: the crate's version.
+pub const BUILD: &str = concat!("skirmish-core ", env!("CARGO_PKG_VERSION"));
+
+/// Which side made a recording.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A client's flight recorder.
+    Client,
+    /// A server room's recorder.
+    Room,
+}
+
+impl Kind {
+    fn byte(self) -> u8 {
+        match self {
+            Kind::Client => b'C',
+            Kind::Room => b'R',
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Client => "a client recording",
+            Kind::Room => "a room recording",
+        }
+    }
+}
+
+/// Why a recording cannot be read. Every message says where and what.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FormatError {
+    /// Not a recording at all.
+    #[error("not a Skirmish recording (it does not start with SKREC)")]
+    NotARecording,
+    /// A recording of the other side.
+    #[error("this is {found}, not {expected}")]
+    WrongKind {
+        /// What the file is.
+        found: &'static str,
+        /// What was asked for.
+        expected: &'static str,
+    },
+    /// Written by a build with another format or protocol.
+    #[error(
+        "recorded by {build} with format {format} and protocol {protocol}; \
+         this build reads format {FORMAT_VERSION} and protocol {PROTOCOL_VERSION} \
+         only (replay it with the build that made it)"
+    )]
+    Version {
+        /// The recording's format version.
+        format: u16,
+        /// The recording's protocol version.
+        protocol: u32,
+        /// The build that made it.
+        build: String,
+    },
+    /// The bytes end or go wrong inside a header or record.
+    #[error("damaged at byte {offset}: {what}")]
+    Damaged {
+        /// Where reading stopped.
+        offset: usize,
+        /// What was wrong.
+        what: String,
+    },
+}
+
+/// A recording's header.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// Which side made it.
+    pub kind: Kind,
+    /// The build that made it.
+    pub build: String,
+    /// The configuration the recorded side started with, as JSON.
+    pub config: String,
+}
+
+/// Appends the fields of a recording to a buffer.
+#[derive(Clone, Debug, Default)]
+pub struct Writer {
+    /// The bytes written so far.
+    pub bytes: Vec<u8>,
+}
+
+impl Writer {
+    /// A writer holding the header of a `kind` recording with `config`.
+    pub fn with_header(kind: Kind, config: &str) -> Writer {
+        let mut w = Writer::default();
+        w.bytes.extend_from_slice(MAGIC);
+        w.bytes.push(kind.byte());
+        w.bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        w.varint(u64::from(PROTOCOL_VERSION));
+        w.text(BUILD);
+        w.text(config);
+        w
+    }
+
+    /// One byte.
+    pub fn u8(&mut self, v: u8) {
+        self.bytes.push(v);
+    }
+
+    /// An unsigned integer, LEB128.
+    pub fn varint(&mut self, mut v: u64) {
+        while v >= 0x80 {
+            self.bytes.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        self.bytes.push(v as u8);
+    }
+
+    /// A signed integer, zigzag then LEB128.
+    pub fn signed(&mut self, v: i64) {
+        self.varint(((v << 1) ^ (v >> 63)) as u64);
+    }
+
+    /// A float, its bits little-endian.
+    pub fn f32(&mut self, v: f32) {
+        self.bytes.extend_from_slice(&v.to_bits().to_le_bytes());
+    }
+
+    /// A `u64`, little-endian (hashes).
+    pub fn u64(&mut self, v: u64) {
+        self.bytes.extend_from_slice(&v.to_le_bytes());
+    }
+
+    /// A byte string: its length, then the bytes.
+    pub fn blob(&mut self, v: &[u8]) {
+        self.varint(v.len() as u64);
+        self.bytes.extend_from_slice(v);
+    }
+
+    /// A string, as a byte string.
+    pub fn text(&mut self, v: &str) {
+        self.blob(v.as_bytes());
+    }
+}
+
+/// Reads the fields of a recording; every read that runs past the end or
+/// finds nonsense is a [`FormatError::Damaged`] naming the byte.
+#[derive(Clone, Debug)]
+pub struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    /// Reads the header of a `kind` recording and returns it with a reader
+    /// at the first record.
+    ///
+    /// # Errors
+    /// Not a recording, another kind, format or protocol, or damaged.
+    pub fn open(bytes: &'a [u8], kind: Kind) -> Result<(Header, Reader<'a>), FormatError> {
+        if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
+            return Err(FormatError::NotARecording);
+        }
+        let mut r = Reader {
+            bytes,
+            at: MAGIC.len(),
+        };
+        let found = match r.u8()? {
+            b'C' => Kind::Client,
+            b'R' => Kind::Room,
+            other => return Err(r.damaged(format!("unknown recording kind {other:#04x}"))),
+        };
+        let format = u16::from_le_bytes([r.u8()?, r.u8()?]);
+        let protocol = r.varint()?;
+        let build = r.text()?.to_string();
+        let protocol = u32::try_from(protocol).unwrap_or(u32::MAX);
+        if format != FORMAT_VERSION || protocol != PROTOCOL_VERSION {
+            return Err(FormatError::Version {
+                format,
+                protocol,
+                build,
+            });
+        }
+        if found != kind {
+            return Err(FormatError::WrongKind {
+                found: found.name(),
+                expected: kind.name(),
+            });
+        }
+        let config = r.text()?.to_string();
+        Ok((
+            Header {
+                kind,
+                build,
+                config,
+            },
+            r,
+        ))
+    }
+
+    /// Where the next read starts.
+    pub fn offset(&self) -> usize {
+        self.at
+    }
+
+    /// Whether every byte was read.
+    pub fn is_empty(&self) -> bool {
+        self.at >= self.bytes.len()
+    }
+
+    /// A [`FormatError::Damaged`] at the current byte.
+    pub fn damaged(&self, what: impl Into<String>) -> FormatError {
+        FormatError::Damaged {
+            offset: self.at,
+            what: what.into(),
+        }
+    }
+
+    /// One byte.
+    ///
+    /// # Errors
+    /// At the end.
+    pub fn u8(&mut self) -> Result<u8, FormatError> {
+        let v = *self
+            .bytes
+            .get(self.at)
+            .ok_or_else(|| self.damaged("the recording ends inside a record"))?;
+        self.at += 1;
+        Ok(v)
+    }
+
+    /// An unsigned LEB128 integer of at most 64 bits.
+    ///
+    /// # Errors
+    /// At the end, or longer than 64 bits.
+    pub fn varint(&mut self) -> Result<u64, FormatError> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = self.u8()?;
+            let part = u64::from(b & 0x7f);
+            if shift == 63 && part > 1 {
+                return Err(self.damaged("an integer longer than 64 bits"));
+            }
+            v |= part << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(self.damaged("an integer longer than 64 bits"))
+    }
+
+    /// A zigzag-coded signed integer.
+    ///
+    /// # Errors
+    /// As [`Reader::varint`].
+    pub fn signed(&mut self) -> Result<i64, FormatError> {
+        let v = self.varint()?;
+        Ok(((v >> 1) as i64) ^ -((v & 1) as i64))
+    }
+
+    /// A float.
+    ///
+    /// # Errors
+    /// At the end.
+    pub fn f32(&mut self) -> Result<f32, FormatError> {
+        let b = self.take(4)?;
+        Ok(f32::from_bits(u32::from_le_bytes([b[0], b[1], b[2], b[3]])))
+    }
+
+    /// A little-endian `u64`.
+    ///
+    /// # Errors
+    /// At the end.
+    pub fn u64(&mut self) -> Result<u64, FormatError> {
+        let b = self.take(8)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Ok(u64::from_le_bytes(a))
+    }
+
+    /// A byte string.
+    ///
+    /// # Errors
+    /// At the end, or a length past the end.
+    pub fn blob(&mut self) -> Result<&'a [u8], FormatError> {
+        let len = self.varint()?;
+        let len = usize::try_from(len).map_err(|_| self.damaged("a length past the end"))?;
+        self.take(len)
+    }
+
+    /// A UTF-8 string.
+    ///
+    /// # Errors
+    /// As [`Reader::blob`], or not UTF-8.
+    pub fn text(&mut self) -> Result<&'a str, FormatError> {
+        let start = self.at;
+        let bytes = self.blob()?;
+        std::str::from_utf8(bytes).map_err(|_| FormatError::Damaged {
+            offset: start,
+            what: "a string that is not UTF-8".to_string(),
+        })
+    }
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8], FormatError> {
+        let end = self
+            .at
+            .checked_add(n)
+            .filter(|&end| end <= self.bytes.len())
+            .ok_or_else(|| self.damaged("the recording ends inside a record"))?;
+        let b = &self.bytes[self.at..end];
+        self.at = end;
+        Ok(b)
+    }
+}
+
+/// A time as nanoseconds since the previous one, zigzag-coded (times may
+/// go backwards: a shell's clock is whatever it says).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TimeCoder {
+    last: u64,
+}
+
+impl TimeCoder {
+    /// Writes `t`.
+    pub fn write(&mut self, w: &mut Writer, t: Duration) {
+        let ns = u64::try_from(t.as_nanos()).unwrap_or(u64::MAX);
+        w.signed(ns.wrapping_sub(self.last) as i64);
+        self.last = ns;
+    }
+
+    /// Reads a time.
+    ///
+    /// # Errors
+    /// As [`Reader::signed`].
+    pub fn read(&mut self, r: &mut Reader<'_>) -> Result<Duration, FormatError> {
+        let delta = r.signed()?;
+        self.last = self.last.wrapping_add(delta as u64);
+        Ok(Duration::from_nanos(self.last))
+    }
+}
+
+/// A running 64-bit hash of what a side did: fast, the same on every
+/// target, and not for security.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StateHash(pub u64);
+
+impl Default for StateHash {
+    fn default() -> Self {
+        StateHash(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl StateHash {
+    /// Folds in one word.
+    pub fn word(&mut self, v: u64) {
+        self.0 = (self.0 ^ v)
+            .wrapping_mul(0x0000_0100_0000_01b3)
+            .rotate_left(23)
+            .wrapping_add(0x9e37_79b9_7f4a_7c15);
+    }
+
+    /// Folds in a float's bits.
+    pub fn f32(&mut self, v: f32) {
+        self.word(u64::from(v.to_bits()));
+    }
+
+    /// Folds in bytes, eight at a time, then their length.
+    pub fn bytes(&mut self, b: &[u8]) {
+        let mut chunks = b.chunks_exact(8);
+        for c in &mut chunks {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(c);
+            self.word(u64::from_le_bytes(a));
+        }
+        let mut a = [0u8; 8];
+        a[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+        self.word(u64::from_le_bytes(a));
+        self.word(b.len() as u64);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_round_trip() {
+        let mut w = Writer::with_header(Kind::Client, "{}");
+        w.varint(u64::MAX);
+        w.signed(-5);
+        w.f32(-0.0);
+        w.u64(7);
+        w.text("héllo");
+        let mut times = TimeCoder::default();
+        times.write(&mut w, Duration::from_millis(20));
+        times.write(&mut w, Duration::from_millis(10));
+        let (header, mut r) = Reader::open(&w.bytes, Kind::Client).expect("header");
+        assert_eq!(header.config, "{}");
+        assert_eq!(header.build, BUILD);
+        assert_eq!(r.varint(), Ok(u64::MAX));
+        assert_eq!(r.signed(), Ok(-5));
+        assert_eq!(r.f32().map(f32::to_bits), Ok((-0.0f32).to_bits()));
+        assert_eq!(r.u64(), Ok(7));
+        assert_eq!(r.text(), Ok("héllo"));
+        let mut times = TimeCoder::default();
+        assert_eq!(times.read(&mut r), Ok(Duration::from_millis(20)));
+        assert_eq!(times.read(&mut r), Ok(Duration::from_millis(10)));
+        assert!(r.is_empty());
+        assert!(matches!(r.u8(), Err(FormatError::Damaged { .. })));
+    }
+
+    #[test]
+    fn another_kind_or_version_is_refused_by_name() {
+        let w = Writer::with_header(Kind::Room, "{}");
+        let err = Reader::open(&w.bytes, Kind::Client)
+            .map(|_| ())
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "this is a room recording, not a client recording"
+        );
+        let mut old = w.bytes.clone();
+        old[6] = 0;
+        old[7] = 0;
+        let err = Reader::open(&old, Kind::Room).map(|_| ()).unwrap_err();
+        assert!(err.to_string().contains("format 0"), "{err}");
+        assert_eq!(
+            Reader::open(b"PK\x03\x04", Kind::Room).map(|_| ()),
+            Err(FormatError::NotARecording)
+        );
+    }
+
+    #[test]
+    fn an_overlong_integer_is_damage() {
+        let mut w = Writer::with_header(Kind::Client, "");
+        w.bytes.extend_from_slice(&[0xff; 11]);
+        let (_, mut r) = Reader::open(&w.bytes, Kind::Client).expect("header");
+        assert!(matches!(r.varint(), Err(FormatError::Damaged { .. })));
+    }
+}

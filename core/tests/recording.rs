@@ -1,0 +1,263 @@
+//! The client's flight recorder and its replay: a session recorded while it
+//! plays against a real `Room` replays bit for bit; a changed byte is
+//! caught at the frame it affects; damaged, foreign and other-version files
+//! are refused with a reason, and arbitrary bytes never panic the replay.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use proptest::prelude::*;
+use skirmish_core::{
+    decode_client_frame, replay_client, ClientMessage, ClientSession, Controls, Encoding, Frame,
+    Incoming, LinkConditions, Outbox, PlayerId, ReplayError, ReplayOptions, Room, RoomConfig,
+    Seating, SessionConfig, PROTOCOL_VERSION,
+};
+
+const FRAME: Duration = Duration::from_micros(16_667);
+const TICK: Duration = Duration::from_millis(50);
+
+/// Frames on their way, each with when it arrives.
+type Wire = VecDeque<(Duration, Frame)>;
+
+/// Two sessions (the first recorded) in one room, with `one_way` latency
+/// each way and the first session's conditioner adding jitter and loss;
+/// plays `seconds` and returns the recording.
+fn play(seconds: u64, encoding: Encoding, one_way: Duration) -> Vec<u8> {
+    let mut room = Room::new(RoomConfig::default());
+    let mut out = Outbox::new();
+    let config = |name: &str, seed| SessionConfig {
+        name: name.to_string(),
+        encoding,
+        seed,
+        resends: 2,
+        ..SessionConfig::default()
+    };
+    let mut sessions = [
+        ClientSession::recorded(config("rec", 7), usize::MAX),
+        ClientSession::new(config("other", 9)),
+    ];
+    let noisy = LinkConditions {
+        latency_ms: 20.0,
+        jitter_ms: 15.0,
+        loss: 0.05,
+        duplicate: 0.02,
+    };
+    sessions[0].set_conditions(noisy, noisy);
+    let ids = [PlayerId(1), PlayerId(2)];
+    let mut down: [Wire; 2] = Default::default();
+    let mut up: [VecDeque<(Duration, ClientMessage)>; 2] = Default::default();
+    let mut now = Duration::ZERO;
+    let mut next_tick = TICK;
+    let mut last_tick = Duration::ZERO;
+    for (i, s) in sessions.iter().enumerate() {
+        let seating = Seating {
+            encoding,
+            protocol: PROTOCOL_VERSION,
+        };
+        let _ = s.hello();
+        room.join(ids[i], &format!("p{i}"), seating, &mut out)
+            .expect("join");
+    }
+    let (mut spiked, mut reconnected) = (false, false);
+    let end = Duration::from_secs(seconds);
+    while now < end {
+        now += FRAME;
+        while next_tick <= now {
+            // Inputs that arrived before this tick go in first.
+            for (i, queue) in up.iter_mut().enumerate() {
+                while queue.front().is_some_and(|(t, _)| *t <= next_tick) {
+                    let (t, message) = queue.pop_front().expect("front");
+                    let since = t.saturating_sub(last_tick);
+                    let _ = room.receive_at(ids[i], &message, since, &mut out);
+                }
+            }
+            room.tick(&mut out);
+            last_tick = next_tick;
+            next_tick += TICK;
+        }
+        let (frames, deliveries) = out.take();
+        for (to, i) in deliveries {
+            let k = usize::from(to == ids[1]);
+            down[k].push_back((now + one_way, frames[i].clone()));
+        }
+        for (k, s) in sessions.iter_mut().enumerate() {
+            while down[k].front().is_some_and(|(t, _)| *t <= now) {
+                let (at, frame) = down[k].pop_front().expect("front");
+                match &frame {
+                    Frame::Text(text) => s.receive(Incoming::Text(text), at),
+                    Frame::Binary(bytes) => s.receive(Incoming::Binary(bytes), at),
+                }
+            }
+            let t = now.as_secs_f32() + k as f32;
+            s.set_controls(Controls {
+                turn: (t * 0.7).sin(),
+                throttle: 1.0,
+                fire: (now.as_millis() / 400) % 3 == 0,
+            });
+            for message in s.advance(now) {
+                let (text, bytes) = match s.encode(&message) {
+                    Frame::Text(t) => (true, t.into_bytes()),
+                    Frame::Binary(b) => (false, b),
+                };
+                s.sent(bytes.len());
+                let message = decode_client_frame(text, &bytes).expect("own message decodes");
+                up[k].push_back((now + one_way, message));
+            }
+            let _ = s.events().count();
+        }
+        if now >= Duration::from_secs(5) && !spiked {
+            // A sudden spike of the uplink's latency: inputs arrive late
+            // and the server repeats old ones, so predictions get corrected.
+            spiked = true;
+            let spike = LinkConditions {
+                latency_ms: 250.0,
+                ..noisy
+            };
+            sessions[0].set_conditions(spike, noisy);
+        }
+        if now >= Duration::from_secs(3) && !reconnected {
+            reconnected = true;
+            sessions[0].disconnected("test: a reconnection");
+            room.leave(ids[0]);
+            let seating = Seating {
+                encoding,
+                protocol: PROTOCOL_VERSION,
+            };
+            room.join(ids[0], "rec", seating, &mut out).expect("rejoin");
+        }
+    }
+    sessions[0].recording().expect("recorded").bytes().to_vec()
+}
+
+fn compact() -> &'static [u8] {
+    use std::sync::OnceLock;
+    static BYTES: OnceLock<Vec<u8>> = OnceLock::new();
+    BYTES.get_or_init(|| play(8, Encoding::Compact, Duration::from_millis(40)))
+}
+
+#[test]
+fn a_recorded_session_replays_bit_for_bit() {
+    for bytes in [
+        compact(),
+        &play(3, Encoding::Json, Duration::from_millis(70))[..],
+    ] {
+        let replay = replay_client(bytes, ReplayOptions::default()).expect("replays");
+        let s = &replay.summary;
+        assert!(s.frames > 150, "{s:?}");
+        assert!(s.received > 40, "{s:?}");
+        assert!(s.rtt.is_some(), "{s:?}");
+        assert!(!replay.samples.is_empty());
+    }
+    let s = replay_client(compact(), ReplayOptions::default())
+        .expect("replays")
+        .summary;
+    assert!(
+        s.corrections + s.snaps > 0,
+        "loss and jitter correct: {s:?}"
+    );
+    assert_eq!(s.disconnections, 1, "{s:?}");
+}
+
+#[test]
+fn until_keeps_the_whole_state_at_that_frame() {
+    let replay = replay_client(
+        compact(),
+        ReplayOptions {
+            until: Some(100),
+            ..ReplayOptions::default()
+        },
+    )
+    .expect("replays");
+    assert_eq!(replay.summary.frames, 100);
+    let state = replay.state_at_until.expect("state");
+    assert!(state.contains("ClientSession"), "{state}");
+    assert!(state.contains("authority"), "{state}");
+}
+
+/// Offsets of the binary frames' payloads in a recording, with their length.
+fn binary_frames(bytes: &[u8]) -> Vec<(usize, usize)> {
+    let (_, calls) = skirmish_core::open_client(bytes).expect("opens");
+    calls
+        .filter_map(|c| match c.expect("reads") {
+            (offset, skirmish_core::Call::Binary(b, _)) => Some((offset, b.len())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_changed_byte_of_a_received_frame_is_caught_where_it_matters() {
+    let bytes = compact();
+    let frames = binary_frames(bytes);
+    // A snapshot well into the session; its last byte is a player's state.
+    let (offset, _) = frames[frames.len() / 2];
+    let mut changed = bytes.to_vec();
+    let (_, calls) = skirmish_core::open_client(bytes).expect("opens");
+    let next = calls
+        .map(|c| c.expect("reads").0)
+        .find(|&o| o > offset)
+        .expect("a call after it");
+    // The payload's last byte.
+    changed[next - 1] ^= 0x5a;
+    let original = replay_client(bytes, ReplayOptions::default()).expect("replays");
+    match replay_client(&changed, ReplayOptions::default()) {
+        Err(ReplayError::Diverged(d)) => {
+            assert!(d.frame <= original.summary.frames);
+            let named = d
+                .calls
+                .iter()
+                .any(|c| c.starts_with(&format!("byte {offset}:")));
+            assert!(named, "the changed frame is named: {:#?}", d.calls);
+            assert_ne!(d.recorded.0, d.replayed.0);
+            assert!(d.state.contains("ClientSession"));
+        }
+        other => panic!("expected a divergence, got {other:?}"),
+    }
+}
+
+#[test]
+fn damaged_foreign_and_other_version_files_are_refused_with_a_reason() {
+    let bytes = compact();
+    let cut = &bytes[..bytes.len() - 3];
+    let err = replay_client(cut, ReplayOptions::default()).expect_err("cut short");
+    assert!(err.to_string().contains("damaged at byte"), "{err}");
+    let err = replay_client(b"GIF89a", ReplayOptions::default()).expect_err("foreign");
+    assert!(
+        err.to_string().contains("not a Skirmish recording"),
+        "{err}"
+    );
+    let mut newer = bytes.to_vec();
+    newer[6] = 9;
+    let err = replay_client(&newer, ReplayOptions::default()).expect_err("newer");
+    assert!(err.to_string().contains("format 9"), "{err}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn arbitrary_bytes_never_panic(tail in proptest::collection::vec(any::<u8>(), 0..512)) {
+        // After a valid header, so the records are what is fuzzed.
+        let mut bytes = compact()[..compact().len().min(400)].to_vec();
+        bytes.truncate(header_len(compact()));
+        bytes.extend_from_slice(&tail);
+        let _ = replay_client(&bytes, ReplayOptions::default());
+        let _ = replay_client(&tail, ReplayOptions::default());
+    }
+
+    #[test]
+    fn mutated_recordings_never_panic(at in any::<prop::sample::Index>(), byte in any::<u8>()) {
+        let mut bytes = compact().to_vec();
+        let i = at.index(bytes.len());
+        bytes[i] = byte;
+        let _ = replay_client(&bytes, ReplayOptions::default());
+    }
+}
+
+fn header_len(bytes: &[u8]) -> usize {
+    let (_, calls) = skirmish_core::open_client(bytes).expect("opens");
+    calls
+        .map(|c| c.expect("reads").0)
+        .next()
+        .unwrap_or(bytes.len())
+}
