@@ -2,5 +2,7 @@
 //! [`world::World`]. Only the server's shell and the test stepper run it.
 
 pub mod interest;
+pub mod record;
+pub mod replay;
 pub mod room;
 pub mod world;

@@ -8,9 +8,10 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 use skirmish_core::{
-    decode_client_frame, replay_client, ClientMessage, ClientSession, Controls, Encoding, Frame,
-    Incoming, LinkConditions, Outbox, PlayerId, ReplayError, ReplayOptions, Room, RoomConfig,
-    Seating, SessionConfig, PROTOCOL_VERSION,
+    decode_client_frame, open_room, replay_client, replay_room, ClientMessage, ClientSession,
+    Controls, Encoding, Frame, Incoming, LinkConditions, Outbox, PlayerId, ReplayError,
+    ReplayOptions, Room, RoomCall, RoomConfig, RoomReplayError, Seating, SessionConfig,
+    PROTOCOL_VERSION,
 };
 
 const FRAME: Duration = Duration::from_micros(16_667);
@@ -21,9 +22,10 @@ type Wire = VecDeque<(Duration, Frame)>;
 
 /// Two sessions (the first recorded) in one room, with `one_way` latency
 /// each way and the first session's conditioner adding jitter and loss;
-/// plays `seconds` and returns the recording.
-fn play(seconds: u64, encoding: Encoding, one_way: Duration) -> Vec<u8> {
-    let mut room = Room::new(RoomConfig::default());
+/// plays `seconds` and returns the first session's recording and the
+/// room's.
+fn play(seconds: u64, encoding: Encoding, one_way: Duration) -> (Vec<u8>, Vec<u8>) {
+    let mut room = Room::recorded(RoomConfig::default());
     let mut out = Outbox::new();
     let config = |name: &str, seed| SessionConfig {
         name: name.to_string(),
@@ -126,20 +128,31 @@ fn play(seconds: u64, encoding: Encoding, one_way: Duration) -> Vec<u8> {
             room.join(ids[0], "rec", seating, &mut out).expect("rejoin");
         }
     }
-    sessions[0].recording().expect("recorded").bytes().to_vec()
+    let mut room_bytes = Vec::new();
+    room.recorder().expect("recorded").take(&mut room_bytes);
+    let client = sessions[0].recording().expect("recorded").bytes().to_vec();
+    (client, room_bytes)
+}
+
+fn recorded() -> &'static (Vec<u8>, Vec<u8>) {
+    use std::sync::OnceLock;
+    static BYTES: OnceLock<(Vec<u8>, Vec<u8>)> = OnceLock::new();
+    BYTES.get_or_init(|| play(8, Encoding::Compact, Duration::from_millis(40)))
 }
 
 fn compact() -> &'static [u8] {
-    use std::sync::OnceLock;
-    static BYTES: OnceLock<Vec<u8>> = OnceLock::new();
-    BYTES.get_or_init(|| play(8, Encoding::Compact, Duration::from_millis(40)))
+    &recorded().0
+}
+
+fn room() -> &'static [u8] {
+    &recorded().1
 }
 
 #[test]
 fn a_recorded_session_replays_bit_for_bit() {
     for bytes in [
         compact(),
-        &play(3, Encoding::Json, Duration::from_millis(70))[..],
+        &play(3, Encoding::Json, Duration::from_millis(70)).0[..],
     ] {
         let replay = replay_client(bytes, ReplayOptions::default()).expect("replays");
         let s = &replay.summary;
@@ -260,4 +273,66 @@ fn header_len(bytes: &[u8]) -> usize {
         .map(|c| c.expect("reads").0)
         .next()
         .unwrap_or(bytes.len())
+}
+
+#[test]
+fn a_recorded_room_replays_bit_for_bit() {
+    let json = play(3, Encoding::Json, Duration::from_millis(70)).1;
+    for bytes in [room(), &json[..]] {
+        let s = replay_room(bytes).expect("replays");
+        assert!(s.ticks >= 59, "{s:?}");
+        assert_eq!(s.joins, 3, "{s:?}");
+        assert_eq!(s.leaves, 1, "{s:?}");
+        assert!(s.messages > 100, "{s:?}");
+        assert!(s.bytes_sent > 10_000, "{s:?}");
+    }
+}
+
+#[test]
+fn a_changed_input_is_caught_and_damage_is_refused() {
+    let bytes = room();
+    let (_, calls) = open_room(bytes).expect("opens");
+    let calls: Vec<(usize, RoomCall)> = calls.map(|c| c.expect("reads")).collect();
+    let ticks_before = |k: usize| {
+        calls[..k]
+            .iter()
+            .filter(|(_, c)| matches!(c, RoomCall::Tick(_)))
+            .count() as u64
+    };
+    // An input in the middle, where it first arrived, turned the other way.
+    let mut seen = std::collections::BTreeSet::new();
+    let (k, turn) = calls
+        .iter()
+        .enumerate()
+        .filter_map(|(k, (_, c))| match c {
+            RoomCall::Message(id, ClientMessage::Input { inputs, .. }, _) => {
+                let last = inputs.last()?;
+                let first_time = seen.insert((*id, last.tick));
+                (first_time && last.turn.abs() > 0.2).then_some((k, last.turn))
+            }
+            _ => None,
+        })
+        .nth(150)
+        .expect("enough inputs");
+    let (offset, next) = (calls[k].0, calls[k + 1].0);
+    let at = (offset..next - 3)
+        .rev()
+        .find(|&i| bytes[i..i + 4] == turn.to_le_bytes())
+        .expect("the turn's bytes");
+    let mut changed = bytes.to_vec();
+    changed[at + 3] ^= 0x80;
+    match replay_room(&changed) {
+        Err(RoomReplayError::Diverged(d)) => {
+            assert!(d.tick > ticks_before(k), "{d:?}");
+            assert_ne!(d.recorded, d.replayed);
+        }
+        other => panic!("expected a divergence, got {other:?}"),
+    }
+    let err = replay_room(&bytes[..bytes.len() - 4]).expect_err("cut short");
+    assert!(err.to_string().contains("damaged at byte"), "{err}");
+    let err = replay_room(compact()).expect_err("a client recording");
+    assert_eq!(
+        err.to_string(),
+        "this is a client recording, not a room recording"
+    );
 }

@@ -43,7 +43,7 @@ use crate::shared::tick::Tick;
 pub const KEPT_FRAMES: usize = 32;
 
 /// How interest and the byte budget are set.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InterestConfig {
     /// Players farther than this are not sent; `None`: everyone is.
     pub radius: Option<f32>,

@@ -28,6 +28,7 @@ mod snapshots;
 use std::collections::BTreeMap;
 
 use crate::server::interest::{InterestConfig, Truths, Viewer};
+use crate::server::record::RoomRecorder;
 use crate::server::world::{InputMode, Received, World};
 use crate::shared::combat::CombatRules;
 use crate::shared::config::SimConfig;
@@ -120,8 +121,8 @@ impl Outbox {
     }
 }
 
-/// How a room is set up.
-#[derive(Clone, Debug)]
+/// How a room is set up (written as JSON into a room recording's header).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct RoomConfig {
     /// The room's name, sent in `welcome`.
     pub name: String,
@@ -220,6 +221,8 @@ pub struct Room {
     viewers: BTreeMap<PlayerId, Viewer>,
     /// The quantised truth of the last ticks, baselines of complete frames.
     truths: Truths,
+    /// The recorder, when the room records itself.
+    recorder: Option<Box<RoomRecorder>>,
 }
 
 impl Room {
@@ -237,6 +240,35 @@ impl Room {
             interest: config.interest,
             viewers: BTreeMap::new(),
             truths: Truths::default(),
+            recorder: None,
+        }
+    }
+
+    /// An empty room that records every call into it (see
+    /// [`RoomRecorder`]); the shell takes the bytes out with
+    /// [`Room::recorder`].
+    pub fn recorded(config: RoomConfig) -> Room {
+        let recorder = RoomRecorder::new(&config);
+        Room {
+            recorder: Some(Box::new(recorder)),
+            ..Room::new(config)
+        }
+    }
+
+    /// The recorder, if the room records itself.
+    pub fn recorder(&mut self) -> Option<&mut RoomRecorder> {
+        self.recorder.as_deref_mut()
+    }
+
+    /// Where `out` stands before a recorded call.
+    fn mark(&self, out: &Outbox) -> (usize, usize) {
+        (out.frames().len(), out.deliveries().len())
+    }
+
+    /// Folds what a recorded call sent into the recorder's hash.
+    fn sent(&mut self, out: &Outbox, (frames, deliveries): (usize, usize)) {
+        if let Some(recorder) = &mut self.recorder {
+            recorder.sent(out, frames, deliveries);
         }
     }
 
@@ -307,6 +339,22 @@ impl Room {
         out: &mut Outbox,
     ) -> Result<(), ProtocolError> {
         let seating = seating.into();
+        let mark = self.mark(out);
+        if let Some(recorder) = &mut self.recorder {
+            recorder.join(id, name, seating);
+        }
+        let joined = self.seat(id, name, seating, out);
+        self.sent(out, mark);
+        joined
+    }
+
+    fn seat(
+        &mut self,
+        id: PlayerId,
+        name: &str,
+        seating: Seating,
+        out: &mut Outbox,
+    ) -> Result<(), ProtocolError> {
         if self.seats.contains_key(&id) {
             return Err(ProtocolError::new(
                 ErrorCode::AlreadyJoined,
@@ -351,6 +399,9 @@ impl Room {
     /// Gives `id`'s seat back (the others get the new `roster` with the
     /// next tick); `false` if it had no seat. Nothing is sent at once.
     pub fn leave(&mut self, id: PlayerId) -> bool {
+        if let Some(recorder) = &mut self.recorder {
+            recorder.leave(id);
+        }
         if self.seats.remove(&id).is_none() {
             return false;
         }
@@ -383,6 +434,25 @@ impl Room {
     /// # Errors
     /// As [`Room::receive`].
     pub fn receive_at(
+        &mut self,
+        id: PlayerId,
+        message: &ClientMessage,
+        since: std::time::Duration,
+        out: &mut Outbox,
+    ) -> Result<Received, ProtocolError> {
+        if self.recorder.is_none() {
+            return self.handle(id, message, since, out);
+        }
+        let mark = self.mark(out);
+        if let Some(recorder) = &mut self.recorder {
+            recorder.message(id, message, since);
+        }
+        let received = self.handle(id, message, since, out);
+        self.sent(out, mark);
+        received
+    }
+
+    fn handle(
         &mut self,
         id: PlayerId,
         message: &ClientMessage,
@@ -429,6 +499,16 @@ impl Room {
     /// anyone joined or left), its snapshot, then the tick's hits in one
     /// `combat` message; the new tick.
     pub fn tick(&mut self, out: &mut Outbox) -> Tick {
+        let mark = self.mark(out);
+        let tick = self.step(out);
+        self.sent(out, mark);
+        if let Some(recorder) = &mut self.recorder {
+            recorder.tick();
+        }
+        tick
+    }
+
+    fn step(&mut self, out: &mut Outbox) -> Tick {
         self.world.step();
         let tick = self.world.tick();
         if std::mem::take(&mut self.roster_changed) {

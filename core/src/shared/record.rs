@@ -144,6 +144,11 @@ impl Writer {
         self.bytes.extend_from_slice(&v.to_bits().to_le_bytes());
     }
 
+    /// A double, its bits little-endian.
+    pub fn f64(&mut self, v: f64) {
+        self.bytes.extend_from_slice(&v.to_bits().to_le_bytes());
+    }
+
     /// A `u64`, little-endian (hashes).
     pub fn u64(&mut self, v: u64) {
         self.bytes.extend_from_slice(&v.to_le_bytes());
@@ -283,6 +288,14 @@ impl<'a> Reader<'a> {
     pub fn f32(&mut self) -> Result<f32, FormatError> {
         let b = self.take(4)?;
         Ok(f32::from_bits(u32::from_le_bytes([b[0], b[1], b[2], b[3]])))
+    }
+
+    /// A double.
+    ///
+    /// # Errors
+    /// At the end.
+    pub fn f64(&mut self) -> Result<f64, FormatError> {
+        self.u64().map(f64::from_bits)
     }
 
     /// A little-endian `u64`.

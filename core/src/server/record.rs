@@ -1,0 +1,283 @@
+//! The room recorder: what enters a [`Room`](crate::Room) (joins, leaves,
+//! decoded messages with when they arrived after the last tick, ticks), and
+//! at every tick a running hash of everything the room sent since the last
+//! one. [`RoomRecorder`] writes; [`RoomCall`] and [`RoomCalls`] read back.
+//! The shell drains the bytes into files (`--record DIR`).
+
+use std::time::Duration;
+
+use crate::server::room::{Outbox, RoomConfig, Seating};
+use crate::shared::protocol::{decode_client, encode, ClientMessage, Encoding, Frame, WireInput};
+use crate::shared::record::{FormatError, Kind, Reader, StateHash, Writer};
+use crate::shared::state::PlayerId;
+use crate::shared::tick::Tick;
+
+const JOIN: u8 = 1;
+const LEAVE: u8 = 2;
+const INPUT: u8 = 3;
+const MESSAGE: u8 = 4;
+const TICK: u8 = 5;
+
+/// One call into a room, as recorded.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RoomCall {
+    /// `join(id, name, seating)`.
+    Join(PlayerId, String, Seating),
+    /// `leave(id)`.
+    Leave(PlayerId),
+    /// `receive_at(id, message, since)`.
+    Message(PlayerId, ClientMessage, Duration),
+    /// `tick()`, with the hash of what the room sent up to it.
+    Tick(u64),
+}
+
+/// Records a room's calls; the shell takes the bytes out as it goes.
+#[derive(Clone, Debug)]
+pub struct RoomRecorder {
+    w: Writer,
+    sent: StateHash,
+    /// Bytes written since the recorder was made (taken out or not).
+    total: u64,
+}
+
+impl RoomRecorder {
+    /// A recorder of a room set up with `config`; the header is the first
+    /// bytes to take.
+    pub fn new(config: &RoomConfig) -> RoomRecorder {
+        let json = serde_json::to_string(config).unwrap_or_default();
+        let w = Writer::with_header(Kind::Room, &json);
+        RoomRecorder {
+            total: w.bytes.len() as u64,
+            w,
+            sent: StateHash::default(),
+        }
+    }
+
+    /// Moves the bytes recorded so far to the end of `into`.
+    pub fn take(&mut self, into: &mut Vec<u8>) {
+        into.append(&mut self.w.bytes);
+    }
+
+    /// Bytes recorded since the start.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// The running hash of what the room sent.
+    pub fn sent_hash(&self) -> u64 {
+        self.sent.0
+    }
+
+    fn write(&mut self, write: impl FnOnce(&mut Writer)) {
+        let before = self.w.bytes.len();
+        write(&mut self.w);
+        self.total += (self.w.bytes.len() - before) as u64;
+    }
+
+    pub(crate) fn join(&mut self, id: PlayerId, name: &str, seating: Seating) {
+        self.write(|w| {
+            w.u8(JOIN);
+            w.varint(u64::from(id.0));
+            w.text(name);
+            w.u8(u8::from(seating.encoding == Encoding::Compact));
+            w.varint(u64::from(seating.protocol));
+        });
+    }
+
+    pub(crate) fn leave(&mut self, id: PlayerId) {
+        self.write(|w| {
+            w.u8(LEAVE);
+            w.varint(u64::from(id.0));
+        });
+    }
+
+    pub(crate) fn message(&mut self, id: PlayerId, message: &ClientMessage, since: Duration) {
+        self.write(|w| write_message(w, id, message, since));
+    }
+
+    /// A tick, with the hash of everything sent up to and with it.
+    pub(crate) fn tick(&mut self) {
+        let hash = self.sent.0;
+        self.write(|w| {
+            w.u8(TICK);
+            w.u64(hash);
+        });
+    }
+
+    /// Folds what the last call added to `out` (from frame `frames` and
+    /// delivery `deliveries` on) into the hash of what was sent.
+    pub(crate) fn sent(&mut self, out: &Outbox, frames: usize, deliveries: usize) {
+        fold_sent(&mut self.sent, out, frames, deliveries);
+    }
+}
+
+/// Folds the frames and deliveries `out` holds past the given counts.
+pub(crate) fn fold_sent(h: &mut StateHash, out: &Outbox, frames: usize, deliveries: usize) {
+    for frame in out.frames().get(frames..).unwrap_or_default() {
+        match frame {
+            Frame::Text(text) => h.bytes(text.as_bytes()),
+            Frame::Binary(bytes) => h.bytes(bytes),
+        }
+    }
+    for &(to, i) in out.deliveries().get(deliveries..).unwrap_or_default() {
+        h.word(u64::from(to.0) << 32 | (i - frames.min(i)) as u64);
+    }
+}
+
+fn write_message(w: &mut Writer, id: PlayerId, message: &ClientMessage, since: Duration) {
+    let since = u64::try_from(since.as_nanos()).unwrap_or(u64::MAX);
+    match message {
+        ClientMessage::Input {
+            inputs,
+            snapshot_ack,
+        } => {
+            w.u8(INPUT);
+            w.varint(u64::from(id.0));
+            w.varint(since);
+            w.varint(snapshot_ack.map_or(0, |t| u64::from(t.0) + 1));
+            w.varint(inputs.len() as u64);
+            for input in inputs {
+                w.varint(u64::from(input.tick.0));
+                w.f32(input.turn);
+                w.f32(input.throttle);
+                w.u8(u8::from(input.fire) | u8::from(input.view_tick.is_some()) << 1);
+                if let Some(v) = input.view_tick {
+                    w.f64(v);
+                }
+            }
+        }
+        other => {
+            w.u8(MESSAGE);
+            w.varint(u64::from(id.0));
+            w.varint(since);
+            w.text(&encode(other));
+        }
+    }
+}
+
+/// The calls of a room recording, each with its byte offset; ends at the
+/// first damaged record (with its error).
+#[derive(Clone, Debug)]
+pub struct RoomCalls<'a> {
+    r: Reader<'a>,
+    failed: bool,
+}
+
+/// Opens a room recording: the room's configuration and its calls.
+///
+/// # Errors
+/// Not a room recording, another version, or a damaged header.
+pub fn open_room(bytes: &[u8]) -> Result<(RoomConfig, RoomCalls<'_>), FormatError> {
+    let (header, r) = Reader::open(bytes, Kind::Room)?;
+    let config = serde_json::from_str(&header.config).map_err(|e| FormatError::Damaged {
+        offset: 0,
+        what: format!("the room configuration does not read: {e}"),
+    })?;
+    Ok((config, RoomCalls { r, failed: false }))
+}
+
+fn id(r: &mut Reader<'_>) -> Result<PlayerId, FormatError> {
+    let v = r.varint()?;
+    u32::try_from(v)
+        .map(PlayerId)
+        .map_err(|_| r.damaged(format!("a player id of {v}")))
+}
+
+fn since(r: &mut Reader<'_>) -> Result<Duration, FormatError> {
+    r.varint().map(Duration::from_nanos)
+}
+
+impl RoomCalls<'_> {
+    fn read(&mut self) -> Result<RoomCall, FormatError> {
+        let r = &mut self.r;
+        let tag = r.u8()?;
+        Ok(match tag {
+            JOIN => {
+                let id = id(r)?;
+                let name = r.text()?.to_string();
+                let encoding = if r.u8()? == 0 {
+                    Encoding::Json
+                } else {
+                    Encoding::Compact
+                };
+                let protocol = r.varint()?;
+                let protocol =
+                    u32::try_from(protocol).map_err(|_| r.damaged("a protocol past u32"))?;
+                RoomCall::Join(id, name, Seating { encoding, protocol })
+            }
+            LEAVE => RoomCall::Leave(id(r)?),
+            INPUT => {
+                let id = id(r)?;
+                let since = since(r)?;
+                let ack = r.varint()?;
+                let snapshot_ack = match ack {
+                    0 => None,
+                    n => Some(Tick(
+                        u32::try_from(n - 1).map_err(|_| r.damaged("an ack past u32"))?,
+                    )),
+                };
+                let count = r.varint()?;
+                // Each input takes at least 10 bytes: a count past what is
+                // left is damage, not an allocation.
+                let count = usize::try_from(count)
+                    .ok()
+                    .filter(|&c| c <= 1 << 16)
+                    .ok_or_else(|| r.damaged(format!("{count} inputs in one message")))?;
+                let mut inputs = Vec::with_capacity(count.min(64));
+                for _ in 0..count {
+                    let tick = r.varint()?;
+                    let tick = Tick(u32::try_from(tick).map_err(|_| r.damaged("a tick past u32"))?);
+                    let (turn, throttle, flags) = (r.f32()?, r.f32()?, r.u8()?);
+                    let view_tick = if flags & 2 != 0 { Some(r.f64()?) } else { None };
+                    inputs.push(WireInput {
+                        tick,
+                        turn,
+                        throttle,
+                        fire: flags & 1 != 0,
+                        view_tick,
+                    });
+                }
+                RoomCall::Message(
+                    id,
+                    ClientMessage::Input {
+                        inputs,
+                        snapshot_ack,
+                    },
+                    since,
+                )
+            }
+            MESSAGE => {
+                let id = id(r)?;
+                let since = since(r)?;
+                let at = r.offset();
+                let text = r.text()?;
+                let message = decode_client(text).map_err(|e| FormatError::Damaged {
+                    offset: at,
+                    what: format!("a message that does not decode: {e}"),
+                })?;
+                RoomCall::Message(id, message, since)
+            }
+            TICK => RoomCall::Tick(r.u64()?),
+            other => {
+                return Err(FormatError::Damaged {
+                    offset: r.offset() - 1,
+                    what: format!("an unknown record tag {other}"),
+                })
+            }
+        })
+    }
+}
+
+impl Iterator for RoomCalls<'_> {
+    type Item = Result<(usize, RoomCall), FormatError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed || self.r.is_empty() {
+            return None;
+        }
+        let at = self.r.offset();
+        let call = self.read();
+        self.failed = call.is_err();
+        Some(call.map(|c| (at, c)))
+    }
+}
