@@ -83,29 +83,7 @@ fn play(seconds: u64, encoding: Encoding, one_way: Duration) -> (Vec<u8>, Vec<u8
             down[k].push_back((now + one_way, frames[i].clone()));
         }
         for (k, s) in sessions.iter_mut().enumerate() {
-            while down[k].front().is_some_and(|(t, _)| *t <= now) {
-                let (at, frame) = down[k].pop_front().expect("front");
-                match &frame {
-                    Frame::Text(text) => s.receive(Incoming::Text(text), at),
-                    Frame::Binary(bytes) => s.receive(Incoming::Binary(bytes), at),
-                }
-            }
-            let t = now.as_secs_f32() + k as f32;
-            s.set_controls(Controls {
-                turn: (t * 0.7).sin(),
-                throttle: 1.0,
-                fire: (now.as_millis() / 400) % 3 == 0,
-            });
-            for message in s.advance(now) {
-                let (text, bytes) = match s.encode(&message) {
-                    Frame::Text(t) => (true, t.into_bytes()),
-                    Frame::Binary(b) => (false, b),
-                };
-                s.sent(bytes.len());
-                let message = decode_client_frame(text, &bytes).expect("own message decodes");
-                up[k].push_back((now + one_way, message));
-            }
-            let _ = s.events().count();
+            drive(s, k, &mut down[k], &mut up[k], now, one_way);
         }
         if now >= Duration::from_secs(5) && !spiked {
             // A sudden spike of the uplink's latency: inputs arrive late
@@ -132,6 +110,40 @@ fn play(seconds: u64, encoding: Encoding, one_way: Duration) -> (Vec<u8>, Vec<u8
     room.recorder().expect("recorded").take(&mut room_bytes);
     let client = sessions[0].recording().expect("recorded").bytes().to_vec();
     (client, room_bytes)
+}
+
+/// One frame of one session: what arrived, controls, advance, what it sent.
+fn drive(
+    s: &mut ClientSession,
+    k: usize,
+    down: &mut Wire,
+    up: &mut VecDeque<(Duration, ClientMessage)>,
+    now: Duration,
+    one_way: Duration,
+) {
+    while down.front().is_some_and(|(t, _)| *t <= now) {
+        let (at, frame) = down.pop_front().expect("front");
+        match &frame {
+            Frame::Text(text) => s.receive(Incoming::Text(text), at),
+            Frame::Binary(bytes) => s.receive(Incoming::Binary(bytes), at),
+        }
+    }
+    let t = now.as_secs_f32() + k as f32;
+    s.set_controls(Controls {
+        turn: (t * 0.7).sin(),
+        throttle: 1.0,
+        fire: (now.as_millis() / 400) % 3 == 0,
+    });
+    for message in s.advance(now) {
+        let (text, bytes) = match s.encode(&message) {
+            Frame::Text(t) => (true, t.into_bytes()),
+            Frame::Binary(b) => (false, b),
+        };
+        s.sent(bytes.len());
+        let message = decode_client_frame(text, &bytes).expect("own message decodes");
+        up.push_back((now + one_way, message));
+    }
+    let _ = s.events().count();
 }
 
 fn recorded() -> &'static (Vec<u8>, Vec<u8>) {

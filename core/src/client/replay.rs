@@ -8,7 +8,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use crate::client::record::{open_client, Call};
+use crate::client::record::{open_client, Call, ClientRecorder};
 use crate::client::session::{ClientSession, Incoming, SessionEvent};
 use crate::client::smoothing::CorrectionOutcome;
 use crate::shared::record::FormatError;
@@ -182,7 +182,7 @@ pub fn replay_client(bytes: &[u8], options: ReplayOptions) -> Result<ClientRepla
             Call::Advance { now, hash, own } => {
                 let _ = session.advance(now);
                 out.summary.frames += 1;
-                let replayed = session.recording().map_or(0, |r| r.last_hash());
+                let replayed = session.recording().map_or(0, ClientRecorder::last_hash);
                 let mine = session.view().own.map(|o| o.predicted);
                 if replayed != hash {
                     since_frame.push_back(describe(offset, &call));

@@ -261,7 +261,7 @@ impl Room {
     }
 
     /// Where `out` stands before a recorded call.
-    fn mark(&self, out: &Outbox) -> (usize, usize) {
+    fn mark(out: &Outbox) -> (usize, usize) {
         (out.frames().len(), out.deliveries().len())
     }
 
@@ -339,7 +339,7 @@ impl Room {
         out: &mut Outbox,
     ) -> Result<(), ProtocolError> {
         let seating = seating.into();
-        let mark = self.mark(out);
+        let mark = Room::mark(out);
         if let Some(recorder) = &mut self.recorder {
             recorder.join(id, name, seating);
         }
@@ -443,7 +443,7 @@ impl Room {
         if self.recorder.is_none() {
             return self.handle(id, message, since, out);
         }
-        let mark = self.mark(out);
+        let mark = Room::mark(out);
         if let Some(recorder) = &mut self.recorder {
             recorder.message(id, message, since);
         }
@@ -499,7 +499,7 @@ impl Room {
     /// anyone joined or left), its snapshot, then the tick's hits in one
     /// `combat` message; the new tick.
     pub fn tick(&mut self, out: &mut Outbox) -> Tick {
-        let mark = self.mark(out);
+        let mark = Room::mark(out);
         let tick = self.step(out);
         self.sent(out, mark);
         if let Some(recorder) = &mut self.recorder {
