@@ -135,6 +135,25 @@ pub struct RoomSettings {
     /// go whatever the budget.
     #[arg(long, default_value_t = 1200)]
     pub snapshot_budget: usize,
+    /// Recording every room (`--record DIR`).
+    #[command(flatten)]
+    pub record: RecordSettings,
+}
+
+/// `--record DIR`: every room writes what enters it and a hash of what it
+/// sends per tick, replayed by `cargo xtask replay-room FILE`.
+#[derive(Clone, Debug, Args)]
+pub struct RecordSettings {
+    /// Folder each room's recording is written to; unset: no recording.
+    #[arg(long = "record")]
+    pub dir: Option<PathBuf>,
+    /// Bytes per file of a room's recording before the next part starts.
+    #[arg(long = "record-part-bytes", default_value_t = 64 << 20)]
+    pub part_bytes: u64,
+    /// Bytes of one room's recording, all parts together; past them the
+    /// room stops recording (counted in `skirmish_recordings_stopped_total`).
+    #[arg(long = "record-max-bytes", default_value_t = 1 << 30)]
+    pub max_bytes: u64,
 }
 
 impl RoomSettings {
@@ -262,6 +281,8 @@ mod tests {
         assert_eq!(config.limits.hello_timeout, Duration::from_secs(10));
         assert_eq!(config.limits.upgrade_timeout, Duration::from_secs(5));
         assert_eq!(config.threads, 1);
+        assert_eq!(config.rooms.record.dir, None);
+        assert_eq!(config.rooms.record.part_bytes, 64 << 20);
     }
 
     #[test]

@@ -82,6 +82,9 @@ const TICK_BUCKETS: [f64; 10] = [
     0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05,
 ];
 
+/// How many counters and gauges have no labels.
+const SIMPLE: usize = 10;
+
 /// All server counters.
 #[derive(Debug, Default)]
 pub struct Metrics {
@@ -98,6 +101,8 @@ pub struct Metrics {
     messages_in: AtomicU64,
     messages_out: AtomicU64,
     dropped_inputs: AtomicU64,
+    recorded_bytes: AtomicU64,
+    recordings_stopped: AtomicU64,
     ticks: AtomicU64,
     tick_micros_sum: AtomicU64,
     tick_buckets: [AtomicU64; TICK_BUCKETS.len()],
@@ -118,6 +123,16 @@ fn get(counter: &AtomicU64) -> u64 {
 }
 
 impl Metrics {
+    /// `--record`: a room wrote `bytes` of its recording.
+    pub fn recorded(&self, bytes: usize) {
+        add(&self.recorded_bytes, bytes as u64);
+    }
+
+    /// `--record`: a room stopped recording (its bound, or a write failed).
+    pub fn recording_stopped(&self) {
+        add(&self.recordings_stopped, 1);
+    }
+
     /// A player joined (`+1`) or left (`-1`).
     pub fn players_changed(&self, joined: bool) {
         if joined {
@@ -226,6 +241,67 @@ impl Metrics {
         get(&self.disconnects[reason.index()])
     }
 
+    /// The counters and gauges without labels: name, help, type, value.
+    fn simple(&self) -> [(&'static str, &'static str, &'static str, u64); SIMPLE] {
+        [
+            (
+                "skirmish_players",
+                "Players in all rooms.",
+                "gauge",
+                self.players(),
+            ),
+            ("skirmish_rooms", "Open rooms.", "gauge", get(&self.rooms)),
+            (
+                "skirmish_connections",
+                "Open sessions, WebSocket and WebTransport.",
+                "gauge",
+                get(&self.connections),
+            ),
+            (
+                "skirmish_bytes_in_total",
+                "Bytes received in messages.",
+                "counter",
+                get(&self.bytes_in),
+            ),
+            (
+                "skirmish_bytes_out_total",
+                "Bytes sent in messages.",
+                "counter",
+                get(&self.bytes_out),
+            ),
+            (
+                "skirmish_messages_in_total",
+                "Messages received.",
+                "counter",
+                get(&self.messages_in),
+            ),
+            (
+                "skirmish_messages_out_total",
+                "Messages sent.",
+                "counter",
+                get(&self.messages_out),
+            ),
+            (
+                "skirmish_dropped_inputs_total",
+                "Inputs dropped because a queue was full.",
+                "counter",
+                get(&self.dropped_inputs),
+            ),
+            (
+                "skirmish_recorded_bytes_total",
+                "Bytes of room recordings written (--record).",
+                "counter",
+                get(&self.recorded_bytes),
+            ),
+            (
+                "skirmish_recordings_stopped_total",
+                "Rooms that stopped recording: their bound was reached or a write failed.",
+                "counter",
+                get(&self.recordings_stopped),
+            ),
+        ]
+    }
+
     /// The Prometheus text exposition of every counter.
     pub fn render(&self) -> String {
         let mut out = String::with_capacity(4096);
@@ -235,49 +311,10 @@ impl Metrics {
                 "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}"
             );
         };
-        gauge(
-            "skirmish_players",
-            "Players in all rooms.",
-            "gauge",
-            self.players(),
-        );
-        gauge("skirmish_rooms", "Open rooms.", "gauge", get(&self.rooms));
-        gauge(
-            "skirmish_connections",
-            "Open sessions, WebSocket and WebTransport.",
-            "gauge",
-            get(&self.connections),
-        );
-        gauge(
-            "skirmish_bytes_in_total",
-            "Bytes received in messages.",
-            "counter",
-            get(&self.bytes_in),
-        );
-        gauge(
-            "skirmish_bytes_out_total",
-            "Bytes sent in messages.",
-            "counter",
-            get(&self.bytes_out),
-        );
-        gauge(
-            "skirmish_messages_in_total",
-            "Messages received.",
-            "counter",
-            get(&self.messages_in),
-        );
-        gauge(
-            "skirmish_messages_out_total",
-            "Messages sent.",
-            "counter",
-            get(&self.messages_out),
-        );
-        gauge(
-            "skirmish_dropped_inputs_total",
-            "Inputs dropped because a queue was full.",
-            "counter",
-            get(&self.dropped_inputs),
-        );
+        let simple = self.simple();
+        for (name, help, kind, value) in simple {
+            gauge(name, help, kind, value);
+        }
 
         labelled_family(
             &mut out,

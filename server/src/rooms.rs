@@ -20,6 +20,7 @@
 //! players) only under the same lock, so a joiner never races a closing room.
 
 mod handle;
+mod recording;
 mod registry;
 #[cfg(test)]
 mod tests;

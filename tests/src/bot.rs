@@ -58,6 +58,9 @@ pub struct BotOptions {
     /// Resends per input message while snapshots are lost (protocol 2,
     /// datagrams).
     pub resends: u32,
+    /// Record the session (the flight recorder) into this file when the
+    /// bot stops, whether it played to the end or failed.
+    pub record: Option<std::path::PathBuf>,
 }
 
 /// What a bot connects over.
@@ -171,8 +174,8 @@ pub fn percentile(values: &[f64], p: f64) -> f64 {
 /// # Errors
 /// The connection fails or the server closes it.
 pub async fn run_bot(addr: SocketAddr, mut options: BotOptions) -> Result<BotReport> {
-    let mut link = Link::open(addr, &options).await?;
-    let mut session = ClientSession::new(SessionConfig {
+    let link = Link::open(addr, &options).await?;
+    let config = SessionConfig {
         name: options.name.clone(),
         room: options.room.clone(),
         up: options.up,
@@ -181,7 +184,25 @@ pub async fn run_bot(addr: SocketAddr, mut options: BotOptions) -> Result<BotRep
         encoding: options.encoding,
         resends: options.resends,
         ..SessionConfig::default()
-    });
+    };
+    let mut session = match options.record {
+        Some(_) => ClientSession::recorded(config, skirmish_core::DEFAULT_RECORDING_LIMIT),
+        None => ClientSession::new(config),
+    };
+    let played = play(link, &mut session, &mut options).await;
+    if let (Some(path), Some(recording)) = (&options.record, session.recording()) {
+        std::fs::write(path, recording.bytes())
+            .with_context(|| format!("writing the recording {}", path.display()))?;
+    }
+    played
+}
+
+/// The bot's loop, from `hello` to the end of its time.
+async fn play(
+    mut link: Link,
+    session: &mut ClientSession,
+    options: &mut BotOptions,
+) -> Result<BotReport> {
     // The conditioner models what the transport would do with loss.
     session.set_delivery(match options.transport {
         BotTransport::Websocket => Delivery::Stream,
@@ -224,7 +245,7 @@ pub async fn run_bot(addr: SocketAddr, mut options: BotOptions) -> Result<BotRep
                     break;
                 }
                 let arena = session.sim_config().map(|c| c.arena).unwrap_or_default();
-                let controls = options.script.controls(&session, arena);
+                let controls = options.script.controls(session, arena);
                 session.set_controls(controls);
                 for message in session.advance(now.duration_since(start)) {
                     let frame = session.encode(&message);
@@ -237,7 +258,7 @@ pub async fn run_bot(addr: SocketAddr, mut options: BotOptions) -> Result<BotRep
             if let SessionEvent::Snapshot { .. } = event {
                 snapshot_arrived(&mut report, &mut last_snapshot, &mut snapshots);
             } else {
-                observe(&event, &session, &mut report, &mut unacked);
+                observe(&event, session, &mut report, &mut unacked);
             }
         }
     }
@@ -245,7 +266,7 @@ pub async fn run_bot(addr: SocketAddr, mut options: BotOptions) -> Result<BotRep
 
     finish(
         &mut report,
-        &session,
+        session,
         start.elapsed().as_secs_f64(),
         bytes_in,
         snapshots,

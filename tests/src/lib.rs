@@ -8,6 +8,8 @@
 pub mod bot;
 pub mod light;
 pub mod matrix;
+pub mod plot;
+pub mod recordings;
 pub mod relay;
 pub mod scenario;
 pub mod script;

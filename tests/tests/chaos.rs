@@ -38,6 +38,7 @@ async fn good_bots(addr: SocketAddr, conditions: LinkConditions) -> Vec<BotRepor
                 transport: skirmish_tests::bot::BotTransport::Websocket,
                 via: None,
                 resends: 0,
+                record: None,
             },
         )
     });

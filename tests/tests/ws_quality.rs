@@ -57,6 +57,7 @@ async fn sixteen_bots(encoding: Encoding) -> anyhow::Result<f64> {
                 transport: skirmish_tests::bot::BotTransport::Websocket,
                 via: None,
                 resends: 0,
+                record: None,
             },
         )
     });

@@ -25,6 +25,11 @@ commands:
           against the real server, written into docs/BENCHMARKS.md
           (`--quick` for short runs, `--soak SECONDS` for the memory run;
           default 300; `--quality` for docs/QUALITY.md alone)
+  replay FILE [--until FRAME] [--svg OUT]
+          replay a client recording natively and check it frame by frame;
+          prints a summary and writes a timeline (SVG) beside the file
+  replay-room FILE
+          replay a server room's recording (`--record DIR`) tick by tick
   setup   only install what is missing";
 
 fn main() -> ExitCode {
@@ -34,6 +39,8 @@ fn main() -> ExitCode {
         Some("test") => test(),
         Some("bench") => bench::run(&args[1..]),
         Some("setup") => setup(),
+        Some("replay") => replay(&args[1..], false),
+        Some("replay-room") => replay(&args[1..], true),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(())
@@ -353,6 +360,43 @@ const CLIENT_BUILD: &[&str] = &[
 fn build_client() -> Result {
     println!("==> building the wasm client (wasm-release profile, wasm-opt -Oz) into web/pkg");
     sh("wasm-pack", CLIENT_BUILD, &[])
+}
+
+/// `replay` and `replay-room`: the release `replay` binary (built on first
+/// use, about two minutes) on the given file.
+fn replay(args: &[String], room: bool) -> Result {
+    if args.is_empty() {
+        return Err(format!("a recording to replay is missing\n\n{USAGE}"));
+    }
+    let cargo = cargo();
+    let mut all = vec![
+        "run",
+        "--quiet",
+        "--release",
+        "-p",
+        "skirmish-tests",
+        "--bin",
+        "replay",
+        "--",
+    ];
+    if room {
+        all.push("--room");
+    }
+    // The binary runs from the workspace's root: paths are made absolute
+    // from where xtask was started (numbers, such as `--until`'s, stay).
+    let here = env::current_dir().map_err(|e| format!("no current directory: {e}"))?;
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| {
+            if a.starts_with('-') || a.parse::<u64>().is_ok() {
+                a.clone()
+            } else {
+                here.join(a).display().to_string()
+            }
+        })
+        .collect();
+    all.extend(args.iter().map(String::as_str));
+    sh(&cargo, &all, &[])
 }
 
 fn run(server_args: &[String]) -> Result {

@@ -260,6 +260,11 @@ impl Room {
         self.recorder.as_deref_mut()
     }
 
+    /// Stops recording (what was recorded and not taken is dropped).
+    pub fn stop_recording(&mut self) {
+        self.recorder = None;
+    }
+
     /// Where `out` stands before a recorded call.
     fn mark(out: &Outbox) -> (usize, usize) {
         (out.frames().len(), out.deliveries().len())

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use skirmish_core::{ClientMessage, ErrorCode, Frame, Outbox, PlayerId, ProtocolError, Received};
 use skirmish_core::{Room, Seating};
 
+use super::recording::RecordFile;
 use super::ticker::TickHealth;
 use super::{Outbound, SendError};
 use crate::limits::Permit;
@@ -36,6 +37,8 @@ pub(super) struct Shared {
     last_tick: Option<Instant>,
     /// What the world's clock counters were at the last report.
     reported: Reported,
+    /// `--record`: where the room's recording goes.
+    pub(super) record: Option<RecordFile>,
 }
 
 /// A session's way into its room.
@@ -74,6 +77,7 @@ impl RoomHandle {
                     opener,
                     last_tick: None,
                     reported: Reported::default(),
+                    record: None,
                 }),
                 seats: AtomicUsize::new(0),
                 health,
@@ -179,7 +183,28 @@ impl RoomHandle {
             .add(room.world().stats(), reported);
         self.deliver(&mut shared);
         self.inner.metrics.tick_sent(decided.elapsed());
+        self.save_recording(&mut shared);
         shared.room.is_empty()
+    }
+
+    /// `--record`: writes what the room recorded since the last tick; on a
+    /// failure (or past its bound) the room stops recording.
+    fn save_recording(&self, shared: &mut Shared) {
+        let Shared { room, record, .. } = shared;
+        let (Some(file), Some(recorder)) = (record.as_mut(), room.recorder()) else {
+            return;
+        };
+        recorder.take(file.buffer());
+        let bytes = file.buffer().len();
+        match file.flush() {
+            Ok(()) => self.inner.metrics.recorded(bytes),
+            Err(why) => {
+                tracing::warn!(room = %self.inner.name, file = %file.path().display(), "recording stopped: {why}");
+                self.inner.metrics.recording_stopped();
+                *record = None;
+                room.stop_recording();
+            }
+        }
     }
 
     /// Sends each frame of the outbox to each recipient (and empties the

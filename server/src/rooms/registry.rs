@@ -13,6 +13,7 @@ use skirmish_core::{place, Placement, Room, RoomConfig, Seating};
 use tokio::time::Instant;
 
 use super::handle::RoomHandle;
+use super::recording::RecordFile;
 use super::ticker::{self, TickHealth};
 use super::{Outbound, RoomInfo};
 use crate::config::RoomSettings;
@@ -225,16 +226,30 @@ impl Rooms {
             Some(name) => name.into(),
             None => format!("room-{number}").into(),
         };
-        let room = Room::new(RoomConfig {
+        let config = RoomConfig {
             name: name.to_string(),
             capacity: self.settings.capacity,
             sim: self.settings.sim(),
             seed: self.settings.seed.wrapping_add(number),
             interest: self.settings.interest(),
             ..RoomConfig::default()
+        };
+        let record = self.settings.record.dir.as_deref().and_then(|dir| {
+            RecordFile::create(&self.settings.record, dir, number, &name)
+                .inspect(|f| tracing::info!(room = %name, file = %f.path().display(), "recording"))
+                .inspect_err(|e| {
+                    tracing::warn!(room = %name, dir = %dir.display(), "cannot record: {e}");
+                    self.metrics.recording_stopped();
+                })
+                .ok()
         });
+        let room = match record {
+            Some(_) => Room::recorded(config),
+            None => Room::new(config),
+        };
         let health = TickHealth::new(self.millis(Instant::now()));
         let handle = RoomHandle::new(name.clone(), room, opener, health, self.metrics.clone());
+        handle.lock().record = record;
         registry.rooms.insert(name, handle.clone());
         self.metrics.rooms_changed(true);
         tokio::spawn(ticker::run(self.clone(), handle.clone(), number));

@@ -105,6 +105,10 @@ struct Args {
     /// many times, a quarter step apart, while snapshots are being lost.
     #[arg(long, default_value_t = 0)]
     resends: u32,
+    /// Record the first bot's session into this file (replay it with
+    /// `cargo xtask replay FILE`); full bots only.
+    #[arg(long)]
+    record: Option<PathBuf>,
     /// Where to write the JSON report.
     #[arg(long, default_value = "artifacts/bots.json")]
     json: PathBuf,
@@ -197,6 +201,7 @@ async fn full(args: Args) -> Result<()> {
             transport: args.transport,
             via,
             resends: args.resends,
+            record: (i == 0).then(|| args.record.clone()).flatten(),
         };
         let addr = args.addr;
         tasks.push(tokio::spawn(run_bot(addr, options)));

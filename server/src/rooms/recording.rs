@@ -1,0 +1,157 @@
+//! `--record DIR`: each room's recording (core's `RoomRecorder` decides the
+//! bytes) written to files under a size bound.
+//!
+//! A room's recording is `DIR/<number>-<room>-<unix ms>.skrec`, continued
+//! in `….skrec.1`, `….skrec.2` once a part holds `--record-part-bytes`;
+//! `cargo xtask replay-room` reads the parts in order. A part is never
+//! deleted (a later part cannot be replayed without the ones before it), so
+//! the bound is per room: past `--record-max-bytes` the room stops
+//! recording, says so in the log, and is counted.
+//!
+//! The bytes of each tick are written once per tick under the room's lock:
+//! one `write` of a few kilobytes to the page cache.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::config::RecordSettings;
+
+/// One room's recording files.
+#[derive(Debug)]
+pub(super) struct RecordFile {
+    first: PathBuf,
+    part: u32,
+    file: File,
+    /// Bytes in the current part and in all parts.
+    in_part: u64,
+    total: u64,
+    part_limit: u64,
+    total_limit: u64,
+    /// Reused for each tick's bytes.
+    buffer: Vec<u8>,
+}
+
+/// A file name from a room's name: letters, digits, `-` and `_` kept, the
+/// rest `_`, at most 48 characters.
+fn file_stem(number: u64, room: &str) -> String {
+    let clean: String = room
+        .chars()
+        .take(48)
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    format!("{number}-{clean}-{ms}")
+}
+
+impl RecordFile {
+    /// Starts the files of room `number` called `room`.
+    ///
+    /// # Errors
+    /// The directory or the first file cannot be made.
+    pub(super) fn create(
+        settings: &RecordSettings,
+        dir: &Path,
+        number: u64,
+        room: &str,
+    ) -> std::io::Result<RecordFile> {
+        std::fs::create_dir_all(dir)?;
+        let first = dir.join(format!("{}.skrec", file_stem(number, room)));
+        let file = File::create(&first)?;
+        Ok(RecordFile {
+            first,
+            part: 0,
+            file,
+            in_part: 0,
+            total: 0,
+            part_limit: settings.part_bytes.max(1),
+            total_limit: settings.max_bytes,
+            buffer: Vec::new(),
+        })
+    }
+
+    /// The first part's path.
+    pub(super) fn path(&self) -> &Path {
+        &self.first
+    }
+
+    /// The buffer to take this tick's bytes into.
+    pub(super) fn buffer(&mut self) -> &mut Vec<u8> {
+        &mut self.buffer
+    }
+
+    /// Writes what the buffer holds, in a new part if this one is full.
+    ///
+    /// # Errors
+    /// A write failed, or the room's bound is reached: recording stops.
+    pub(super) fn flush(&mut self) -> Result<(), String> {
+        if self.buffer.is_empty() {
+            return Ok(());
+        }
+        let len = self.buffer.len() as u64;
+        if self.total + len > self.total_limit {
+            return Err(format!(
+                "the room's recording reached --record-max-bytes ({} bytes)",
+                self.total_limit
+            ));
+        }
+        if self.in_part > 0 && self.in_part + len > self.part_limit {
+            self.part += 1;
+            let mut next = self.first.clone().into_os_string();
+            next.push(format!(".{}", self.part));
+            self.file = File::create(&next).map_err(|e| format!("cannot start a part: {e}"))?;
+            self.in_part = 0;
+        }
+        self.file
+            .write_all(&self.buffer)
+            .map_err(|e| format!("cannot write: {e}"))?;
+        self.buffer.clear();
+        self.in_part += len;
+        self.total += len;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_rotate_and_the_bound_stops_recording() {
+        let dir = std::env::temp_dir().join(format!("skirmish-rec-{}", std::process::id()));
+        let settings = RecordSettings {
+            dir: Some(dir.clone()),
+            part_bytes: 10,
+            max_bytes: 25,
+        };
+        let mut file = RecordFile::create(&settings, &dir, 3, "a/b c").expect("create");
+        let name = file
+            .path()
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        assert!(name.starts_with("3-a_b_c-"), "{name}");
+        for chunk in [&b"0123456"[..], b"789", b"abcdefgh"] {
+            file.buffer().extend_from_slice(chunk);
+            file.flush().expect("written");
+        }
+        file.buffer().extend_from_slice(b"too much");
+        assert!(file.flush().is_err());
+        let first = std::fs::read(file.path()).expect("part 0");
+        let mut second = file.path().as_os_str().to_owned();
+        second.push(".1");
+        let second = std::fs::read(second).expect("part 1");
+        assert_eq!(first, b"0123456789");
+        assert_eq!(second, b"abcdefgh");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

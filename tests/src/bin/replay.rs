@@ -1,0 +1,196 @@
+//! `replay`: replays a recording natively and checks it frame by frame (a
+//! client's) or tick by tick (a room's, `--room`). `cargo xtask replay FILE`
+//! and `cargo xtask replay-room FILE` run it in release.
+//!
+//! Exit status: 0 when every frame matches, 1 at the first difference (the
+//! frame, the calls that led to it and both states are printed), 2 when the
+//! file cannot be read as a recording of this build (the reason is printed).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use skirmish_core::{
+    replay_client, replay_room, Pose, ReplayError, ReplayOptions, RoomReplayError,
+};
+use skirmish_tests::plot::timeline;
+use skirmish_tests::recordings::read_parts;
+
+/// Replays a Skirmish recording natively, bit for bit.
+#[derive(Debug, Parser)]
+#[command(about)]
+struct Args {
+    /// The recording (a room's first part with `--room`).
+    file: PathBuf,
+    /// A server room's recording (`skirmish-server --record DIR`).
+    #[arg(long)]
+    room: bool,
+    /// Stop at this frame (from 1) and print the client's whole state.
+    #[arg(long)]
+    until: Option<u64>,
+    /// Where the timeline goes (default: the file with `.svg`).
+    #[arg(long)]
+    svg: Option<PathBuf>,
+}
+
+/// `println!` that ends quietly when stdout is closed (`| head`).
+macro_rules! say {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($t)*);
+    }};
+}
+
+fn pose(p: Option<Pose>) -> String {
+    p.map_or_else(
+        || "none".to_string(),
+        |p| format!("({}, {}, {} rad)", p.position.x, p.position.y, p.rotation),
+    )
+}
+
+fn rate(span: Duration, took: Duration) -> String {
+    let x = span.as_secs_f64() / took.as_secs_f64().max(1e-9);
+    format!(
+        "{:.1} s in {:.0} ms, {x:.0}x real time",
+        span.as_secs_f64(),
+        took.as_secs_f64() * 1000.0
+    )
+}
+
+fn client(args: &Args, bytes: &[u8]) -> ExitCode {
+    let options = ReplayOptions {
+        until: args.until,
+        ..ReplayOptions::default()
+    };
+    let started = Instant::now();
+    match replay_client(bytes, options) {
+        Ok(replay) => {
+            let took = started.elapsed();
+            let s = &replay.summary;
+            if let Some(state) = &replay.state_at_until {
+                say!("the client's whole state at frame {}:\n{state}", s.frames);
+            } else if args.until.is_some() {
+                say!("the recording ends at frame {}, before --until", s.frames);
+            }
+            say!(
+                "{}: {} frames match ({})",
+                args.file.display(),
+                s.frames,
+                rate(s.span, took)
+            );
+            let rtt = s.rtt.map_or_else(
+                || "none".to_string(),
+                |(p50, max)| format!("p50 {} ms, max {} ms", p50.as_millis(), max.as_millis()),
+            );
+            say!(
+                "frames {}, frames received {}, corrections {} (largest {:.2} units), snaps {}, \
+                 late inputs {}, dilation {:+.1} to {:+.1} %, RTT {rtt}, disconnections {}",
+                s.frames,
+                s.received,
+                s.corrections,
+                s.largest_correction,
+                s.snaps,
+                s.late_inputs,
+                s.dilation_pct.0,
+                s.dilation_pct.1,
+                s.disconnections
+            );
+            let svg = args
+                .svg
+                .clone()
+                .unwrap_or_else(|| args.file.with_extension("svg"));
+            let title = format!("{} ({} frames)", args.file.display(), s.frames);
+            match std::fs::write(&svg, timeline(&title, &replay.samples)) {
+                Ok(()) => say!("timeline: {}", svg.display()),
+                Err(e) => eprintln!("cannot write the timeline {}: {e}", svg.display()),
+            }
+            ExitCode::SUCCESS
+        }
+        Err(ReplayError::Diverged(d)) => {
+            say!(
+                "frame {} (at {:.3} s of the shell's clock) differs from the recording",
+                d.frame,
+                d.now.as_secs_f64()
+            );
+            say!("the calls since the frame before it:");
+            for call in &d.calls {
+                say!("  {call}");
+            }
+            say!(
+                "recorded: hash {:016x}, own predicted pose {}",
+                d.recorded.0,
+                pose(d.recorded.1)
+            );
+            say!(
+                "replayed: hash {:016x}, own predicted pose {}",
+                d.replayed.0,
+                pose(d.replayed.1)
+            );
+            say!("the replayed client's whole state:\n{}", d.state);
+            ExitCode::from(1)
+        }
+        Err(ReplayError::Format(e)) => {
+            eprintln!("cannot replay {}: {e}", args.file.display());
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn room(args: &Args, bytes: &[u8]) -> ExitCode {
+    let started = Instant::now();
+    match replay_room(bytes) {
+        Ok(s) => {
+            let took = started.elapsed();
+            let span = Duration::from_millis(50 * s.ticks);
+            say!(
+                "{}: room {:?}, {} ticks match ({} at 50 ms ticks)",
+                args.file.display(),
+                s.name,
+                s.ticks,
+                rate(span, took)
+            );
+            say!(
+                "joins {}, leaves {}, messages {}, most players {}, frames sent {} ({} bytes), combat events {}",
+                s.joins, s.leaves, s.messages, s.most_players, s.frames_sent, s.bytes_sent, s.combat_events
+            );
+            ExitCode::SUCCESS
+        }
+        Err(RoomReplayError::Diverged(d)) => {
+            say!("tick {} differs from the recording", d.tick);
+            say!("the calls since the tick before it:");
+            for call in &d.calls {
+                say!("  {call}");
+            }
+            say!("recorded: hash {:016x}", d.recorded);
+            say!("replayed: hash {:016x}", d.replayed);
+            say!("the replayed world:\n{}", d.state);
+            ExitCode::from(1)
+        }
+        Err(RoomReplayError::Format(e)) => {
+            eprintln!("cannot replay {}: {e}", args.file.display());
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let bytes = if args.room {
+        read_parts(&args.file)
+    } else {
+        std::fs::read(&args.file).map_err(anyhow::Error::from)
+    };
+    let bytes = match bytes {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("cannot read {}: {e:#}", args.file.display());
+            return ExitCode::from(2);
+        }
+    };
+    if args.room {
+        room(&args, &bytes)
+    } else {
+        client(&args, &bytes)
+    }
+}
