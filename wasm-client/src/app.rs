@@ -42,13 +42,15 @@ pub struct App {
 
 impl App {
     /// A client for a session with `config`, drawing on `canvas` and
-    /// talking over `connection`.
+    /// talking over `connection`; its flight recorder keeps at most
+    /// `record` bytes (`None`: no recorder).
     pub fn new(
         canvas: HtmlCanvasElement,
         ctx: CanvasRenderingContext2d,
         panel: Panel,
         connection: Connection,
         config: SessionConfig,
+        record: Option<usize>,
     ) -> App {
         App {
             canvas,
@@ -58,7 +60,10 @@ impl App {
             controls_override: None,
             connection,
             encoding: config.encoding,
-            session: ClientSession::new(config),
+            session: match record {
+                Some(limit) => ClientSession::recorded(config, limit),
+                None => ClientSession::new(config),
+            },
             overlays: Overlays { ghosts: true },
             last_frame: None,
             fps: 0.0,
@@ -89,6 +94,21 @@ impl App {
     /// holds it), or gives them back to it with `None`.
     pub fn override_controls(&mut self, controls: Option<Controls>) {
         self.controls_override = controls;
+    }
+
+    /// The flight recorder's bytes so far (empty without a recorder).
+    pub fn recording(&self) -> Vec<u8> {
+        self.session
+            .recording()
+            .map(|r| r.bytes().to_vec())
+            .unwrap_or_default()
+    }
+
+    /// The flight recorder's size and whether it stopped at its bound.
+    pub fn recording_info(&self) -> Option<(usize, bool)> {
+        self.session
+            .recording()
+            .map(|r| (r.bytes().len(), r.is_full()))
     }
 
     /// The client's state as JSON, for end-to-end tests and debugging.

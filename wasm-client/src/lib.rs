@@ -17,8 +17,10 @@
 //! to controls), [`render`] (the canvas), [`hud`] (the panel) and `fields`
 //! (the debug state as a JavaScript object). This file
 //! holds what the page calls: `web/index.html` calls [`run`], and
-//! `window.skirmish` wraps [`debug_state`], [`set_controls`] and
-//! [`clear_controls`].
+//! `window.skirmish` wraps [`debug_state`], [`set_controls`],
+//! [`clear_controls`], [`recording`] and [`recording_size`] (the flight
+//! recorder, always on, saved with the panel's button or
+//! `skirmish.saveRecording()`).
 
 mod app;
 mod fields;
@@ -61,6 +63,24 @@ pub fn set_controls(turn: f32, throttle: f32, fire: bool) {
             fire,
         }));
     });
+}
+
+/// The flight recorder's bytes so far (`skirmish.saveRecording()` saves
+/// them as a file; `cargo xtask replay FILE` replays it natively).
+#[wasm_bindgen]
+pub fn recording() -> Vec<u8> {
+    with_app(|app| app.recording()).unwrap_or_default()
+}
+
+/// The flight recorder's size in bytes, negative once it stopped at its
+/// bound, `0` without a recorder.
+#[wasm_bindgen(js_name = recordingSize)]
+pub fn recording_size() -> f64 {
+    match with_app(|app| app.recording_info()).flatten() {
+        Some((bytes, false)) => bytes as f64,
+        Some((bytes, true)) => -(bytes as f64),
+        None => 0.0,
+    }
 }
 
 /// Gives the controls back to the keyboard.

@@ -52,6 +52,7 @@ pub fn start() -> Result<(), JsValue> {
         Panel::new(document),
         connection,
         session_config(&window),
+        record_limit(&window),
     );
     APP.with(|slot| *slot.borrow_mut() = Some(app));
     listen_keys(&window)?;
@@ -89,6 +90,18 @@ fn session_config(window: &Window) -> SessionConfig {
         seed: (js_sys::Math::random() * 1e9) as u64,
         ..SessionConfig::default()
     }
+}
+
+/// The flight recorder's bound: `?record=off` turns it off, `?record-mb=N`
+/// sets it (default 16 MiB).
+fn record_limit(window: &Window) -> Option<usize> {
+    if query(window, "record").as_deref() == Some("off") {
+        return None;
+    }
+    let mb = query(window, "record-mb").and_then(|v| v.parse::<usize>().ok());
+    Some(mb.map_or(skirmish_core::DEFAULT_RECORDING_LIMIT, |mb| {
+        mb.saturating_mul(1 << 20)
+    }))
 }
 
 /// A query parameter of the page's URL.

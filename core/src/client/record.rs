@@ -7,13 +7,13 @@
 //! [`ClientRecorder`] writes; [`Call`] and [`Calls`] read back what it wrote,
 //! for the replay. The layout of each record is in `docs/RECORDING.md`.
 
-use std::fmt::Write as _;
 use std::time::Duration;
 
 use crate::client::conditioner::{Delivery, LinkConditions};
 use crate::client::session::{Controls, SessionConfig, SessionEvent, Toggles, View};
 use crate::shared::record::{FormatError, Kind, Reader, StateHash, TimeCoder, Writer};
 use crate::shared::sim::Pose;
+use crate::shared::tick::Tick;
 
 const CONTROLS: u8 = 1;
 const TOGGLES: u8 = 2;
@@ -87,11 +87,13 @@ impl std::fmt::Debug for ClientRecorder {
 
 impl ClientRecorder {
     /// A recorder of a session set up with `config`, keeping at most about
-    /// `limit` bytes (it stops, whole records only, once past it).
-    pub fn new(config: &SessionConfig, limit: usize) -> ClientRecorder {
-        let json = serde_json::to_string(config).unwrap_or_default();
+    /// `limit` bytes (it stops, whole records only, once past it); and the
+    /// configuration as the replay will read it, for the session to use.
+    pub fn new(config: SessionConfig, limit: usize) -> (ClientRecorder, SessionConfig) {
+        let json = serde_json::to_string(&config).unwrap_or_default();
+        let config = serde_json::from_str(&json).unwrap_or(config);
         let w = Writer::with_header(Kind::Client, &json);
-        ClientRecorder {
+        let recorder = ClientRecorder {
             full: w.bytes.len() >= limit,
             w,
             times: TimeCoder::default(),
@@ -99,7 +101,8 @@ impl ClientRecorder {
             events: StateHash::default(),
             chain: StateHash::default(),
             last: 0,
-        }
+        };
+        (recorder, config)
     }
 
     /// The recording so far.
@@ -132,7 +135,7 @@ impl ClientRecorder {
 
     /// Folds an event into the hash of this frame.
     pub(crate) fn event(&mut self, event: &SessionEvent) {
-        let _ = write!(Folder(&mut self.events), "{event:?}");
+        event_hash(&mut self.events, event);
     }
 
     /// Records `advance(now)` with what the session shows after it.
@@ -172,14 +175,74 @@ fn pose_hash(h: &mut StateHash, pose: Pose) {
     h.f32(pose.rotation);
 }
 
-/// A `fmt::Write` that hashes what is written, so an event's `Debug` form
-/// is hashed without building a string.
-struct Folder<'a>(&'a mut StateHash);
-
-impl std::fmt::Write for Folder<'_> {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        self.0.bytes(s.as_bytes());
-        Ok(())
+/// Folds an event, field by field (no `Debug` formatting: the page
+/// carries no formatter for it).
+fn event_hash(h: &mut StateHash, event: &SessionEvent) {
+    let tick = |t: Option<Tick>| t.map_or(u64::MAX, |t| u64::from(t.0));
+    match event {
+        SessionEvent::Joined { id, room } => {
+            h.word(1);
+            h.word(u64::from(id.0));
+            h.bytes(room.as_bytes());
+        }
+        SessionEvent::Snapshot { server_tick } => {
+            h.word(2);
+            h.word(u64::from(server_tick.0));
+        }
+        SessionEvent::StepPredicted { tick, fired } => {
+            h.word(3);
+            h.word(u64::from(tick.0) | u64::from(*fired) << 32);
+        }
+        SessionEvent::Reconciled { report, placed } => {
+            h.word(4);
+            h.word(u64::from(report.server_tick.0) | u64::from(*placed) << 32);
+            h.word(tick(report.ack));
+            h.word(report.pruned as u64);
+            h.word(report.replayed as u64);
+            h.f32(report.error);
+            h.f32(report.error_angle);
+            h.word(report.outcome as u64);
+        }
+        SessionEvent::HitConfirmed(c) | SessionEvent::Hurt(c) => {
+            h.word(if matches!(event, SessionEvent::Hurt(_)) {
+                6
+            } else {
+                5
+            });
+            h.word(u64::from(c.server_tick.0));
+            h.word(u64::from(c.attacker.0) << 32 | u64::from(c.target.0));
+            h.word(u64::from(c.damage) | u64::from(c.hp) << 16 | u64::from(c.killed) << 32);
+            for v in [c.from.x, c.from.y, c.to.x, c.to.y] {
+                h.f32(v);
+            }
+        }
+        SessionEvent::Timing(t) => {
+            h.word(7);
+            h.word(tick(t.tick));
+            h.word(
+                u64::from(t.slack_ms as u16)
+                    | u64::from(t.late) << 16
+                    | u64::from(t.repeated) << 32,
+            );
+        }
+        SessionEvent::Pong { rtt } => {
+            h.word(8);
+            h.word(u64::try_from(rtt.as_nanos()).unwrap_or(u64::MAX));
+        }
+        SessionEvent::ServerError { code, message } => {
+            h.word(9);
+            h.bytes(code.as_str().as_bytes());
+            h.bytes(message.as_bytes());
+        }
+        SessionEvent::BadFrame(e) => {
+            h.word(10);
+            h.bytes(e.code.as_str().as_bytes());
+            h.bytes(e.message.as_bytes());
+        }
+        SessionEvent::Disconnected { reason } => {
+            h.word(11);
+            h.bytes(reason.as_bytes());
+        }
     }
 }
 

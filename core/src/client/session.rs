@@ -208,8 +208,12 @@ impl ClientSession {
 
     /// A session that records every call into it from the start, keeping at
     /// most about `limit` bytes (see [`ClientSession::recording`]).
+    ///
+    /// The session runs with `config` as the recording's header writes it
+    /// (JSON), read back: a number that JSON cannot carry exactly is
+    /// rounded the same way here and in the replay.
     pub fn recorded(config: SessionConfig, limit: usize) -> ClientSession {
-        let recorder = ClientRecorder::new(&config, limit);
+        let (recorder, config) = ClientRecorder::new(config, limit);
         ClientSession {
             recorder: Some(Box::new(recorder)),
             ..ClientSession::new(config)
@@ -267,7 +271,11 @@ impl ClientSession {
 
     /// Turns parts of the netcode on or off.
     pub fn set_toggles(&mut self, toggles: Toggles) {
-        self.record(&Call::Toggles(toggles));
+        // Setting the same toggles again changes nothing: not recorded
+        // (the page sets them every frame).
+        if toggles != self.toggles {
+            self.record(&Call::Toggles(toggles));
+        }
         self.toggles = toggles;
         if let State::Playing(_, local) = &mut self.state {
             local.set_replay(toggles.reconciliation);
@@ -293,7 +301,10 @@ impl ClientSession {
 
     /// Changes the added network conditions.
     pub fn set_conditions(&mut self, up: LinkConditions, down: LinkConditions) {
-        self.record(&Call::Conditions(up, down));
+        let same = up.clamped() == self.up.conditions() && down.clamped() == self.down.conditions();
+        if !same {
+            self.record(&Call::Conditions(up, down));
+        }
         self.up.set_conditions(up);
         self.down.set_conditions(down);
     }

@@ -41,16 +41,18 @@ pub struct RoomRecorder {
 }
 
 impl RoomRecorder {
-    /// A recorder of a room set up with `config`; the header is the first
-    /// bytes to take.
-    pub fn new(config: &RoomConfig) -> RoomRecorder {
-        let json = serde_json::to_string(config).unwrap_or_default();
+    /// A recorder of a room set up with `config` (the header is the first
+    /// bytes to take), and the configuration as the replay will read it.
+    pub fn new(config: RoomConfig) -> (RoomRecorder, RoomConfig) {
+        let json = serde_json::to_string(&config).unwrap_or_default();
+        let config = serde_json::from_str(&json).unwrap_or(config);
         let w = Writer::with_header(Kind::Room, &json);
-        RoomRecorder {
+        let recorder = RoomRecorder {
             total: w.bytes.len() as u64,
             w,
             sent: StateHash::default(),
-        }
+        };
+        (recorder, config)
     }
 
     /// Moves the bytes recorded so far to the end of `into`.

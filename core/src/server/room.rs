@@ -247,8 +247,11 @@ impl Room {
     /// An empty room that records every call into it (see
     /// [`RoomRecorder`]); the shell takes the bytes out with
     /// [`Room::recorder`].
+    ///
+    /// The room runs with `config` as the recording's header writes it
+    /// (JSON), read back, as the replay will.
     pub fn recorded(config: RoomConfig) -> Room {
-        let recorder = RoomRecorder::new(&config);
+        let (recorder, config) = RoomRecorder::new(config);
         Room {
             recorder: Some(Box::new(recorder)),
             ..Room::new(config)

@@ -1,0 +1,87 @@
+//! The flight recorder on a real page: headless Chromium plays 20 s under
+//! the conditioner (150 ms RTT, jitter, loss) with corrections happening,
+//! hands over its recording, and the native replay matches it frame for
+//! frame: the wasm-to-native proof on a real session.
+
+mod browser_support;
+
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Context, Result};
+use browser_support::{browser, joined, page_url, root, start_driver, state, wait_for, web_server};
+use skirmish_core::{replay_client, ReplayOptions};
+use skirmish_tests::test_config;
+
+/// How long the page plays.
+const PLAY: Duration = Duration::from_secs(20);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_recorded_under_the_conditioner_replays_natively_frame_for_frame() -> Result<()> {
+    let srv = web_server(test_config())?;
+    let driver = start_driver()?;
+    let client = browser(&driver).await?;
+    let query = "name=recorded&up-latency=75&up-jitter=20&up-loss=4\
+                 &down-latency=75&down-jitter=20&down-loss=4";
+    client.goto(&page_url(&srv, query)?).await?;
+    joined(&client).await?;
+    // Drive and weave, changing course often: with inputs late or lost on
+    // the way up, the server repeats old ones and predictions get
+    // corrected.
+    client
+        .execute(
+            "window.weave = setInterval(() => {
+               const t = performance.now() / 1000;
+               window.skirmish.setControls(Math.sin(t * 2.3), 1, Math.sin(t * 1.1) > 0.7);
+             }, 50);
+             return true;",
+            vec![],
+        )
+        .await?;
+    let started = Instant::now();
+    wait_for(
+        &client,
+        "20 s of play",
+        PLAY + Duration::from_secs(5),
+        |_| started.elapsed() >= PLAY,
+    )
+    .await?;
+    let page = state(&client).await?;
+    let saved = client
+        .execute("return window.skirmish.saveRecording();", vec![])
+        .await?;
+    let bytes: Vec<u8> = client
+        .execute("return Array.from(window.skirmish.recording());", vec![])
+        .await?
+        .as_array()
+        .ok_or_else(|| anyhow!("the recording is not an array"))?
+        .iter()
+        .map(|v| v.as_u64().and_then(|b| u8::try_from(b).ok()))
+        .collect::<Option<_>>()
+        .ok_or_else(|| anyhow!("the recording holds something other than bytes"))?;
+    client.close().await?;
+    let dir = root().join("artifacts");
+    std::fs::create_dir_all(&dir)?;
+    std::fs::write(dir.join("browser.skrec"), &bytes).context("saving the recording")?;
+    assert!(
+        saved.as_u64().is_some_and(|n| n > 0),
+        "saveRecording: {saved}"
+    );
+
+    let replay = replay_client(&bytes, ReplayOptions::default())
+        .map_err(|e| anyhow!("the native replay of the page's recording: {e:#?}"))?;
+    let s = &replay.summary;
+    println!("page: {page}\nreplay of {} bytes: {s:?}", bytes.len());
+    assert!(s.span >= Duration::from_secs(19), "{s:?}");
+    assert!(s.frames > 300, "the page ran its frames: {s:?}");
+    assert!(s.received > 300, "snapshots arrived: {s:?}");
+    assert!(
+        s.corrections + s.snaps > 0,
+        "corrections happened, and replayed the same: {s:?}"
+    );
+    assert!(
+        s.rtt
+            .is_some_and(|(p50, _)| p50 >= Duration::from_millis(140)),
+        "the conditioner's 150 ms RTT: {s:?}"
+    );
+    srv.shutdown().await
+}
