@@ -7,9 +7,9 @@ mod browser_support;
 
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use browser_support::{browser, joined, page_url, root, start_driver, state, wait_for, web_server};
-use skirmish_core::{replay_client, ReplayOptions};
+use skirmish_core::{open_client, replay_client, Call, ReplayError, ReplayOptions};
 use skirmish_tests::test_config;
 
 /// How long the page plays.
@@ -24,14 +24,24 @@ async fn a_page_recorded_under_the_conditioner_replays_natively_frame_for_frame(
                  &down-latency=75&down-jitter=20&down-loss=4";
     client.goto(&page_url(&srv, query)?).await?;
     joined(&client).await?;
-    // Drive and weave, changing course often: with inputs late or lost on
-    // the way up, the server repeats old ones and predictions get
-    // corrected.
+    // Drive and weave, changing course often; from 8 s to 10 s the
+    // uplink's latency jumps to 300 ms (the panel's slider, as a person
+    // would move it): inputs arrive late, the server repeats old ones and
+    // predictions get corrected.
     client
         .execute(
-            "window.weave = setInterval(() => {
-               const t = performance.now() / 1000;
+            "const start = performance.now();
+             const slider = (id, v) => {
+               const input = document.getElementById(id);
+               if (input.value !== String(v)) {
+                 input.value = v;
+                 input.dispatchEvent(new Event('input'));
+               }
+             };
+             window.weave = setInterval(() => {
+               const t = (performance.now() - start) / 1000;
                window.skirmish.setControls(Math.sin(t * 2.3), 1, Math.sin(t * 1.1) > 0.7);
+               slider('up-latency', t >= 8 && t < 10 ? 300 : 75);
              }, 50);
              return true;",
             vec![],
@@ -83,5 +93,32 @@ async fn a_page_recorded_under_the_conditioner_replays_natively_frame_for_frame(
             .is_some_and(|(p50, _)| p50 >= Duration::from_millis(140)),
         "the conditioner's 150 ms RTT: {s:?}"
     );
+
+    // One byte of a snapshot in the middle changed: the replay stops at a
+    // frame the snapshot reached, naming it.
+    let (offset, next) = middle_snapshot(&bytes)?;
+    let mut changed = bytes.clone();
+    changed[next - 1] ^= 0x5a;
+    match replay_client(&changed, ReplayOptions::default()) {
+        Err(ReplayError::Diverged(d)) => {
+            let named = d.calls.iter().any(|c| c.starts_with(&format!("byte {offset}:")));
+            assert!(named, "the changed frame is named: {:#?}", d.calls);
+        }
+        other => bail!("a changed snapshot went unnoticed: {other:?}"),
+    }
     srv.shutdown().await
+}
+
+/// Where a binary frame in the middle of a recording starts, and where the
+/// call after it starts (its payload's last byte is just before).
+fn middle_snapshot(bytes: &[u8]) -> Result<(usize, usize)> {
+    let (_, calls) = open_client(bytes)?;
+    let calls: Vec<(usize, Call<'_>)> = calls.collect::<Result<_, _>>()?;
+    let binary: Vec<usize> = (0..calls.len().saturating_sub(1))
+        .filter(|&k| matches!(calls[k].1, Call::Binary(..)))
+        .collect();
+    let k = *binary
+        .get(binary.len() / 2)
+        .ok_or_else(|| anyhow!("no binary frames recorded"))?;
+    Ok((calls[k].0, calls[k + 1].0))
 }
