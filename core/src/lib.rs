@@ -80,7 +80,7 @@ pub use shared::protocol::{
     MAX_FRAME_BYTES, MAX_INPUTS_PER_MESSAGE, MAX_NAME_CHARS, MAX_ROOM_CHARS, MIN_PROTOCOL_VERSION,
     PROTOCOL_VERSION,
 };
-pub use shared::record::{FormatError, Header, Kind, FORMAT_VERSION};
+pub use shared::record::{FormatError, Header, Kind, FORMAT_VERSION, MAGIC};
 pub use shared::rng::SeededRng;
 pub use shared::sim::{
     angle_delta, replay, sanitize, simulate, substep, substeps, wrap_angle, Pose,

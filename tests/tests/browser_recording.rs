@@ -72,6 +72,11 @@ async fn a_page_recorded_under_the_conditioner_replays_natively_frame_for_frame(
     let dir = root().join("artifacts");
     std::fs::create_dir_all(&dir)?;
     std::fs::write(dir.join("browser.skrec"), &bytes).context("saving the recording")?;
+    // `tests/tests/recordings.rs` replays the stored copy in every run.
+    if std::env::var_os("SKIRMISH_RERECORD").is_some() {
+        std::fs::write(root().join("tests/recordings/browser.skrec"), &bytes)?;
+        println!("re-recorded tests/recordings/browser.skrec");
+    }
     assert!(
         saved.as_u64().is_some_and(|n| n > 0),
         "saveRecording: {saved}"
