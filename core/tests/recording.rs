@@ -257,34 +257,87 @@ fn damaged_foreign_and_other_version_files_are_refused_with_a_reason() {
     assert!(err.to_string().contains("format 9"), "{err}");
 }
 
+/// Cases per property: `default`, or `PROPTEST_CASES` when set (for a
+/// million: `PROPTEST_CASES=1000000 cargo test --release -p skirmish-core
+/// --test recording -- never_panic`).
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The first `calls` calls of a recording, cut at a record's end: a short
+/// valid recording to mutate.
+fn first_calls(bytes: &[u8], calls: usize, room: bool) -> Vec<u8> {
+    let end = if room {
+        let (_, c) = open_room(bytes).expect("opens");
+        c.map(|c| c.expect("reads").0).nth(calls)
+    } else {
+        let (_, c) = skirmish_core::open_client(bytes).expect("opens");
+        c.map(|c| c.expect("reads").0).nth(calls)
+    };
+    bytes[..end.unwrap_or(bytes.len())].to_vec()
+}
+
+fn short_client() -> &'static [u8] {
+    use std::sync::OnceLock;
+    static BYTES: OnceLock<Vec<u8>> = OnceLock::new();
+    BYTES.get_or_init(|| first_calls(compact(), 400, false))
+}
+
+fn short_room() -> &'static [u8] {
+    use std::sync::OnceLock;
+    static BYTES: OnceLock<Vec<u8>> = OnceLock::new();
+    BYTES.get_or_init(|| first_calls(room(), 300, true))
+}
+
+/// Replays `bytes` as both kinds; neither may panic.
+fn replay_both(bytes: &[u8]) {
+    let _ = replay_client(bytes, ReplayOptions::default());
+    let _ = replay_room(bytes);
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(ProptestConfig::with_cases(cases(256)))]
 
     #[test]
     fn arbitrary_bytes_never_panic(tail in proptest::collection::vec(any::<u8>(), 0..512)) {
-        // After a valid header, so the records are what is fuzzed.
-        let mut bytes = compact()[..compact().len().min(400)].to_vec();
-        bytes.truncate(header_len(compact()));
-        bytes.extend_from_slice(&tail);
-        let _ = replay_client(&bytes, ReplayOptions::default());
-        let _ = replay_client(&tail, ReplayOptions::default());
+        // After a valid header, so the records are what is fuzzed; and alone.
+        for base in [short_client(), short_room()] {
+            let mut bytes = base[..header_len(base)].to_vec();
+            bytes.extend_from_slice(&tail);
+            replay_both(&bytes);
+        }
+        replay_both(&tail);
     }
 
     #[test]
-    fn mutated_recordings_never_panic(at in any::<prop::sample::Index>(), byte in any::<u8>()) {
-        let mut bytes = compact().to_vec();
-        let i = at.index(bytes.len());
-        bytes[i] = byte;
-        let _ = replay_client(&bytes, ReplayOptions::default());
+    fn mutated_recordings_never_panic(
+        changes in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4),
+        cut in any::<prop::sample::Index>(),
+        room in any::<bool>(),
+    ) {
+        let mut bytes = if room { short_room() } else { short_client() }.to_vec();
+        for (at, byte) in &changes {
+            let i = at.index(bytes.len());
+            bytes[i] = *byte;
+        }
+        replay_both(&bytes);
+        bytes.truncate(cut.index(bytes.len()));
+        replay_both(&bytes);
     }
 }
 
 fn header_len(bytes: &[u8]) -> usize {
-    let (_, calls) = skirmish_core::open_client(bytes).expect("opens");
-    calls
-        .map(|c| c.expect("reads").0)
-        .next()
-        .unwrap_or(bytes.len())
+    let first = if bytes.get(5).copied() == Some(b'R') {
+        let (_, calls) = open_room(bytes).expect("opens");
+        calls.map(|c| c.expect("reads").0).next()
+    } else {
+        let (_, calls) = skirmish_core::open_client(bytes).expect("opens");
+        calls.map(|c| c.expect("reads").0).next()
+    };
+    first.unwrap_or(bytes.len())
 }
 
 #[test]

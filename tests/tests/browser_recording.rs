@@ -106,7 +106,10 @@ async fn a_page_recorded_under_the_conditioner_replays_natively_frame_for_frame(
     changed[next - 1] ^= 0x5a;
     match replay_client(&changed, ReplayOptions::default()) {
         Err(ReplayError::Diverged(d)) => {
-            let named = d.calls.iter().any(|c| c.starts_with(&format!("byte {offset}:")));
+            let named = d
+                .calls
+                .iter()
+                .any(|c| c.starts_with(&format!("byte {offset}:")));
             assert!(named, "the changed frame is named: {:#?}", d.calls);
         }
         other => bail!("a changed snapshot went unnoticed: {other:?}"),

@@ -64,7 +64,10 @@ fn the_stored_recordings_replay_bit_for_bit() -> Result<()> {
         .filter_map(|f| f.file_name()?.to_str().map(str::to_string))
         .collect();
     for wanted in ["browser.skrec", "bot-relay.skrec", "room-combat.skrec"] {
-        assert!(names.iter().any(|n| n == wanted), "{wanted} is missing: {names:?}");
+        assert!(
+            names.iter().any(|n| n == wanted),
+            "{wanted} is missing: {names:?}"
+        );
     }
     let mut failed = Vec::new();
     for file in &files {
