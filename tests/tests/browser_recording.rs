@@ -12,6 +12,25 @@ use browser_support::{browser, joined, page_url, root, start_driver, state, wait
 use skirmish_core::{open_client, replay_client, Call, ReplayError, ReplayOptions};
 use skirmish_tests::test_config;
 
+/// Drive and weave, changing course often; from 8 s to 10 s the uplink's
+/// latency jumps to 300 ms (the panel's slider, as a person would move it):
+/// inputs arrive late, the server repeats old ones and predictions get
+/// corrected.
+const WEAVE: &str = "const start = performance.now();
+    const slider = (id, v) => {
+      const input = document.getElementById(id);
+      if (input.value !== String(v)) {
+        input.value = v;
+        input.dispatchEvent(new Event('input'));
+      }
+    };
+    window.weave = setInterval(() => {
+      const t = (performance.now() - start) / 1000;
+      window.skirmish.setControls(Math.sin(t * 2.3), 1, Math.sin(t * 1.1) > 0.7);
+      slider('up-latency', t >= 8 && t < 10 ? 300 : 75);
+    }, 50);
+    return true;";
+
 /// How long the page plays.
 const PLAY: Duration = Duration::from_secs(20);
 
@@ -20,33 +39,25 @@ async fn a_page_recorded_under_the_conditioner_replays_natively_frame_for_frame(
     let srv = web_server(test_config())?;
     let driver = start_driver()?;
     let client = browser(&driver).await?;
-    let query = "name=recorded&up-latency=75&up-jitter=20&up-loss=4\
-                 &down-latency=75&down-jitter=20&down-loss=4";
-    client.goto(&page_url(&srv, query)?).await?;
-    joined(&client).await?;
-    // Drive and weave, changing course often; from 8 s to 10 s the
-    // uplink's latency jumps to 300 ms (the panel's slider, as a person
-    // would move it): inputs arrive late, the server repeats old ones and
-    // predictions get corrected.
+    let other = browser(&driver).await?;
+    let conditions = "room=rec&up-latency=75&up-jitter=20&up-loss=4\
+                      &down-latency=75&down-jitter=20&down-loss=4";
     client
-        .execute(
-            "const start = performance.now();
-             const slider = (id, v) => {
-               const input = document.getElementById(id);
-               if (input.value !== String(v)) {
-                 input.value = v;
-                 input.dispatchEvent(new Event('input'));
-               }
-             };
-             window.weave = setInterval(() => {
-               const t = (performance.now() - start) / 1000;
-               window.skirmish.setControls(Math.sin(t * 2.3), 1, Math.sin(t * 1.1) > 0.7);
-               slider('up-latency', t >= 8 && t < 10 ? 300 : 75);
-             }, 50);
-             return true;",
-            vec![],
-        )
+        .goto(&page_url(&srv, &format!("name=recorded&{conditions}"))?)
         .await?;
+    // A second page in the same room without the recorder: a remote to
+    // draw, and the frame cost without recording beside the one with it.
+    other
+        .goto(&page_url(
+            &srv,
+            &format!("name=unrecorded&record=off&{conditions}"),
+        )?)
+        .await?;
+    joined(&client).await?;
+    joined(&other).await?;
+    for page in [&client, &other] {
+        page.execute(WEAVE, vec![]).await?;
+    }
     let started = Instant::now();
     wait_for(
         &client,
@@ -56,6 +67,16 @@ async fn a_page_recorded_under_the_conditioner_replays_natively_frame_for_frame(
     )
     .await?;
     let page = state(&client).await?;
+    let unrecorded = state(&other).await?;
+    other.close().await?;
+    assert!(
+        unrecorded["recording_bytes"].is_null() && unrecorded["frames"].as_u64() > Some(300),
+        "?record=off plays without a recorder: {unrecorded}"
+    );
+    println!(
+        "frame cost (mean ms in App::frame): recorder on {}, off {}",
+        page["frame_cpu_ms"], unrecorded["frame_cpu_ms"]
+    );
     let saved = client
         .execute("return window.skirmish.saveRecording();", vec![])
         .await?;

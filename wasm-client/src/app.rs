@@ -37,6 +37,9 @@ pub struct App {
     last_frame: Option<f64>,
     fps: f64,
     frames: u64,
+    /// Milliseconds spent inside [`App::frame`], summed (the page's frame
+    /// cost; `skirmish.debug().frame_cpu_ms` is the mean).
+    busy_ms: f64,
     status: String,
 }
 
@@ -67,6 +70,7 @@ impl App {
             overlays: Overlays { ghosts: true },
             last_frame: None,
             fps: 0.0,
+            busy_ms: 0.0,
             frames: 0,
             status: String::new(),
         }
@@ -74,10 +78,12 @@ impl App {
 
     /// Runs one animation frame at `now` (ms, `performance.now()`).
     pub fn frame(&mut self, now: f64) {
+        let started = crate::net::now_ms();
         self.count_frame(now);
         self.network(now);
         self.step(now);
         self.draw(now);
+        self.busy_ms += crate::net::now_ms() - started;
     }
 
     /// A key went down or up; whether the game uses it.
@@ -133,6 +139,8 @@ impl App {
         Fields::new()
             .with("status", self.status.as_str())
             .with("frames", self.frames)
+            .with("frame_cpu_ms", self.busy_ms / self.frames.max(1) as f64)
+            .with("recording_bytes", self.recording_info().map(|(n, _)| n))
             .with("player_id", hud.joined.as_ref().map(|(id, _)| id.0))
             .with("room", hud.joined.as_ref().map(|(_, room)| room.as_str()))
             .with("hp", hud.hp)

@@ -23,7 +23,10 @@
 //! Joining sends the joiner `welcome` at once; the roster follows with the
 //! next tick.
 
+mod outbox;
 mod snapshots;
+
+pub use outbox::Outbox;
 
 use std::collections::BTreeMap;
 
@@ -39,87 +42,6 @@ use crate::shared::protocol::{
 use crate::shared::state::PlayerId;
 use crate::shared::state::PlayerState;
 use crate::shared::tick::Tick;
-
-/// What a room call decided to send: distinct frames, and which recipient
-/// gets which, in the order they must be sent.
-#[derive(Clone, Debug, Default)]
-pub struct Outbox {
-    frames: Vec<Frame>,
-    /// Per frame: whether it may travel unreliably (snapshots and pongs:
-    /// the next one makes up for a lost one).
-    droppable: Vec<bool>,
-    deliveries: Vec<(PlayerId, usize)>,
-}
-
-impl Outbox {
-    /// An empty outbox.
-    pub fn new() -> Outbox {
-        Outbox::default()
-    }
-
-    /// Whether nothing is to be sent.
-    pub fn is_empty(&self) -> bool {
-        self.deliveries.is_empty()
-    }
-
-    /// The distinct frames, each encoded once.
-    pub fn frames(&self) -> &[Frame] {
-        &self.frames
-    }
-
-    /// Whether frame `i` may travel unreliably (a datagram): snapshots and
-    /// pongs, which the next one makes up for. Everything else must arrive,
-    /// in order.
-    pub fn droppable(&self, i: usize) -> bool {
-        self.droppable.get(i).copied().unwrap_or(false)
-    }
-
-    /// Every delivery in order: the recipient and an index into
-    /// [`Outbox::frames`].
-    pub fn deliveries(&self) -> &[(PlayerId, usize)] {
-        &self.deliveries
-    }
-
-    /// The frames `id` gets, in order.
-    pub fn to(&self, id: PlayerId) -> impl Iterator<Item = &Frame> {
-        self.deliveries
-            .iter()
-            .filter(move |(to, _)| *to == id)
-            .filter_map(|&(_, i)| self.frames.get(i))
-    }
-
-    /// Takes the frames and the deliveries out, leaving the outbox empty.
-    pub fn take(&mut self) -> (Vec<Frame>, Vec<(PlayerId, usize)>) {
-        self.droppable.clear();
-        (
-            std::mem::take(&mut self.frames),
-            std::mem::take(&mut self.deliveries),
-        )
-    }
-
-    /// Forgets everything (keeping the allocations).
-    pub fn clear(&mut self) {
-        self.frames.clear();
-        self.droppable.clear();
-        self.deliveries.clear();
-    }
-
-    fn push(&mut self, frame: Frame, droppable: bool) -> usize {
-        self.frames.push(frame);
-        self.droppable.push(droppable);
-        self.frames.len() - 1
-    }
-
-    fn send(&mut self, to: PlayerId, frame: Frame, droppable: bool) {
-        let i = self.push(frame, droppable);
-        self.deliveries.push((to, i));
-    }
-
-    fn share(&mut self, to: impl IntoIterator<Item = PlayerId>, frame: Frame, droppable: bool) {
-        let i = self.push(frame, droppable);
-        self.deliveries.extend(to.into_iter().map(|id| (id, i)));
-    }
-}
 
 /// How a room is set up (written as JSON into a room recording's header).
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]

@@ -47,9 +47,9 @@ impl Room {
                 .iter()
                 .filter(|(_, s)| s.encoding == Encoding::Json)
                 .map(|(&id, _)| id);
-            let before = out.deliveries.len();
+            let before = out.deliveries().len();
             out.share(to, Frame::Text(text), true);
-            self.stats.snapshots += (out.deliveries.len() - before) as u64;
+            self.stats.snapshots += (out.deliveries().len() - before) as u64;
         }
         if self.seats.values().any(|s| s.encoding == Encoding::Compact) {
             self.share_binary(tick, out);
