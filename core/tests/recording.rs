@@ -401,3 +401,38 @@ fn a_changed_input_is_caught_and_damage_is_refused() {
         "this is a client recording, not a room recording"
     );
 }
+
+/// LEB128, for hand-made records.
+fn varint(mut v: u64, out: &mut Vec<u8>) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+#[test]
+fn hostile_records_are_refused_or_bounded() {
+    // The recording up to its 200th call: playing, after a welcome.
+    let base = first_calls(compact(), 200, false);
+    // `sent` of more than a frame could be is damage, not an overflow.
+    let mut sent = base.clone();
+    sent.push(9);
+    varint(u64::MAX, &mut sent);
+    let err = replay_client(&sent, ReplayOptions::default()).expect_err("refused");
+    assert!(err.to_string().contains("bytes sent at once"), "{err}");
+    // A frame 500 years after the last one: the session skips at most an
+    // hour of steps, so this returns (with a difference: the hash is made
+    // up) rather than stepping for hours.
+    let mut jump = base;
+    jump.push(8);
+    let years = 500 * 365 * 24 * 3600 * 1_000_000_000u64;
+    varint(years << 1, &mut jump);
+    jump.extend_from_slice(&[0; 8]);
+    jump.push(0);
+    let result = replay_client(&jump, ReplayOptions::default());
+    assert!(
+        matches!(result, Err(ReplayError::Diverged(_))),
+        "{result:?}"
+    );
+}

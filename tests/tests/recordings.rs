@@ -16,7 +16,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
-use skirmish_core::{replay_client, replay_room, Encoding, LinkConditions, ReplayOptions, MAGIC};
+use skirmish_core::{
+    replay_client, replay_room, Encoding, LinkConditions, ReplayOptions, Tick, WireInput, MAGIC,
+};
 use skirmish_tests::bot::{run_bot, BotOptions, BotTransport};
 use skirmish_tests::recordings::{first_parts, read_parts};
 use skirmish_tests::relay::{Impairment, TcpRelay};
@@ -148,6 +150,55 @@ async fn a_bot_through_the_relay_and_its_room_record_and_replay() -> Result<()> 
         std::fs::write(stored().join("room-combat.skrec"), &bytes)?;
         println!("re-recorded bot-relay.skrec and room-combat.skrec");
     }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+/// The value of an unlabelled metric line in `/metrics`.
+async fn metric(addr: std::net::SocketAddr, name: &str) -> Result<u64> {
+    let text = skirmish_tests::http_get(addr, "/metrics").await?;
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name} ")))
+        .and_then(|v| v.trim().parse().ok())
+        .with_context(|| format!("no {name} in /metrics"))
+}
+
+/// Past `--record-max-bytes` a room stops recording, counted; what it wrote
+/// up to then still replays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_room_past_its_bound_stops_recording_and_is_counted() -> Result<()> {
+    let dir = std::env::temp_dir().join(format!("skirmish-bound-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let srv = server(config_with(|c| {
+        c.rooms.record.dir = Some(dir.clone());
+        c.rooms.record.max_bytes = 2000;
+    }))?;
+    let mut client = skirmish_tests::Client::join(srv.addr, "filler", Some("small")).await?;
+    // An input per snapshot fills the recording; wait for the counter.
+    let deadline = tokio::time::Instant::now() + skirmish_tests::DEADLINE;
+    let mut tick = 0;
+    while metric(srv.addr, "skirmish_recordings_stopped_total").await? == 0 {
+        anyhow::ensure!(tokio::time::Instant::now() < deadline, "never stopped");
+        tick += 1;
+        let input = WireInput {
+            tick: Tick(tick),
+            turn: 0.5,
+            throttle: 1.0,
+            fire: false,
+            view_tick: None,
+        };
+        client.inputs(vec![input]).await?;
+        client.snapshot().await?;
+    }
+    let written = metric(srv.addr, "skirmish_recorded_bytes_total").await?;
+    assert!(written > 0 && written <= 2000, "{written}");
+    srv.shutdown().await?;
+    let file = first_parts(&dir)?
+        .into_iter()
+        .next()
+        .context("no recording")?;
+    let summary = replay_any(&file)?;
+    println!("{summary}");
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
 }

@@ -124,6 +124,13 @@ impl ClientRecorder {
         if self.full {
             return;
         }
+        // Grow by doubling, but never much past the limit: a page's memory
+        // never shrinks, so the bound is on what is allocated too.
+        let len = self.w.bytes.len();
+        if self.w.bytes.capacity() - len < 1024 {
+            let more = len.clamp(4096, self.limit.saturating_sub(len).max(4096));
+            self.w.bytes.reserve_exact(more);
+        }
         write(&mut self.w, &mut self.times);
         self.full = self.w.bytes.len() >= self.limit;
     }
@@ -408,7 +415,14 @@ impl<'a> Calls<'a> {
                 };
                 Call::Advance { now, hash, own }
             }
-            SENT => Call::Sent(r.varint()?),
+            SENT => {
+                // A shell sends frames, not gigabytes at once.
+                let bytes = r.varint()?;
+                if bytes > u64::from(u32::MAX) {
+                    return Err(r.damaged(format!("{bytes} bytes sent at once")));
+                }
+                Call::Sent(bytes)
+            }
             other => {
                 return Err(FormatError::Damaged {
                     offset: r.offset() - 1,

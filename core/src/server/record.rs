@@ -7,7 +7,10 @@
 use std::time::Duration;
 
 use crate::server::room::{Outbox, RoomConfig, Seating};
-use crate::shared::protocol::{decode_client, encode, ClientMessage, Encoding, Frame, WireInput};
+use crate::shared::protocol::{
+    check_inputs, decode_client, encode, ClientMessage, Encoding, Frame,
+};
+use crate::shared::protocol::{WireInput, MAX_INPUTS_PER_MESSAGE};
 use crate::shared::record::{FormatError, Kind, Reader, StateHash, Writer};
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
@@ -219,11 +222,11 @@ impl RoomCalls<'_> {
                     )),
                 };
                 let count = r.varint()?;
-                // Each input takes at least 10 bytes: a count past what is
-                // left is damage, not an allocation.
+                // No more than a message may carry: a count past it is
+                // damage, not an allocation.
                 let count = usize::try_from(count)
                     .ok()
-                    .filter(|&c| c <= 1 << 16)
+                    .filter(|&c| c <= MAX_INPUTS_PER_MESSAGE)
                     .ok_or_else(|| r.damaged(format!("{count} inputs in one message")))?;
                 let mut inputs = Vec::with_capacity(count.min(64));
                 for _ in 0..count {
@@ -239,6 +242,10 @@ impl RoomCalls<'_> {
                         view_tick,
                     });
                 }
+                // The server only ever handed the room inputs that passed
+                // these checks: anything else is damage.
+                check_inputs(&inputs)
+                    .map_err(|e| r.damaged(format!("inputs the server refuses: {e}")))?;
                 RoomCall::Message(
                     id,
                     ClientMessage::Input {

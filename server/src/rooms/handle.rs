@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use skirmish_core::{ClientMessage, ErrorCode, Frame, Outbox, PlayerId, ProtocolError, Received};
 use skirmish_core::{Room, Seating};
 
-use super::recording::RecordFile;
+use super::recording::RecordSink;
 use super::ticker::TickHealth;
 use super::{Outbound, SendError};
 use crate::limits::Permit;
@@ -38,7 +38,7 @@ pub(super) struct Shared {
     /// What the world's clock counters were at the last report.
     reported: Reported,
     /// `--record`: where the room's recording goes.
-    pub(super) record: Option<RecordFile>,
+    pub(super) record: Option<RecordSink>,
 }
 
 /// A session's way into its room.
@@ -187,19 +187,19 @@ impl RoomHandle {
         shared.room.is_empty()
     }
 
-    /// `--record`: writes what the room recorded since the last tick; on a
-    /// failure (or past its bound) the room stops recording.
+    /// `--record`: hands what the room recorded since the last tick to its
+    /// writer; once that stops (bound, write error, disk behind), the room
+    /// stops recording.
     fn save_recording(&self, shared: &mut Shared) {
         let Shared { room, record, .. } = shared;
-        let (Some(file), Some(recorder)) = (record.as_mut(), room.recorder()) else {
+        let (Some(sink), Some(recorder)) = (record.as_mut(), room.recorder()) else {
             return;
         };
-        recorder.take(file.buffer());
-        let bytes = file.buffer().len();
-        match file.flush() {
-            Ok(()) => self.inner.metrics.recorded(bytes),
+        recorder.take(&mut sink.next);
+        match sink.send() {
+            Ok(()) => {}
             Err(why) => {
-                tracing::warn!(room = %self.inner.name, file = %file.path().display(), "recording stopped: {why}");
+                tracing::warn!(room = %self.inner.name, "recording stopped: {why}");
                 self.inner.metrics.recording_stopped();
                 *record = None;
                 room.stop_recording();

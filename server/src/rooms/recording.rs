@@ -8,15 +8,116 @@
 //! the bound is per room: past `--record-max-bytes` the room stops
 //! recording, says so in the log, and is counted.
 //!
-//! The bytes of each tick are written once per tick under the room's lock:
-//! one `write` of a few kilobytes to the page cache.
+//! The room hands each tick's bytes to a writer thread of its own through a
+//! bounded channel ([`RecordSink`]), so a slow disk never holds the room's
+//! lock or its tick: if the disk falls [`BACKLOG`] ticks behind, the room
+//! stops recording (counted), as it does at its bound or on a write error.
 
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::config::RecordSettings;
+use crate::metrics::Metrics;
+
+/// Ticks of recording that may wait for the disk (about 3 s).
+pub(super) const BACKLOG: usize = 64;
+
+/// A room's side of its recording: each tick's bytes go to the writer
+/// thread; why it stopped, once it did.
+#[derive(Debug)]
+pub(super) struct RecordSink {
+    tx: SyncSender<Vec<u8>>,
+    /// Set by the writer thread when it stops.
+    stopped: Arc<Mutex<Option<String>>>,
+    /// The bytes of the next tick, taken from the room.
+    pub(super) next: Vec<u8>,
+}
+
+impl RecordSink {
+    /// Starts the writer thread of room `number` called `room`; the files
+    /// are made there, not under the caller's locks.
+    ///
+    /// # Errors
+    /// The thread cannot be started.
+    pub(super) fn start(
+        settings: &RecordSettings,
+        dir: &Path,
+        number: u64,
+        room: &str,
+        metrics: Arc<Metrics>,
+    ) -> std::io::Result<RecordSink> {
+        let (tx, rx) = sync_channel(BACKLOG);
+        let stopped = Arc::new(Mutex::new(None));
+        let (settings, dir, room_name) = (settings.clone(), dir.to_path_buf(), room.to_string());
+        let why = stopped.clone();
+        std::thread::Builder::new()
+            .name(format!("record-{number}"))
+            .spawn(move || {
+                let reason = write_all(&settings, &dir, number, &room_name, &rx, &metrics);
+                *why.lock().unwrap_or_else(PoisonError::into_inner) = Some(reason);
+            })?;
+        Ok(RecordSink {
+            tx,
+            stopped,
+            next: Vec::new(),
+        })
+    }
+
+    /// Hands over the bytes in [`RecordSink::next`].
+    ///
+    /// # Errors
+    /// Recording stopped: the bound, a write error, or the disk behind.
+    pub(super) fn send(&mut self) -> Result<(), String> {
+        if let Some(why) = self
+            .stopped
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+        {
+            return Err(why);
+        }
+        if self.next.is_empty() {
+            return Ok(());
+        }
+        let chunk = std::mem::take(&mut self.next);
+        match self.tx.try_send(chunk) {
+            Ok(()) => Ok(()),
+            Err(TrySendError::Full(_)) => {
+                Err(format!("the disk is {BACKLOG} ticks behind the room"))
+            }
+            Err(TrySendError::Disconnected(_)) => Err("the writer stopped".to_string()),
+        }
+    }
+}
+
+/// The writer thread: files made, chunks written until the room is gone
+/// (the channel closes) or something stops it; why it ended.
+fn write_all(
+    settings: &RecordSettings,
+    dir: &Path,
+    number: u64,
+    room: &str,
+    rx: &Receiver<Vec<u8>>,
+    metrics: &Metrics,
+) -> String {
+    let mut file = match RecordFile::create(settings, dir, number, room) {
+        Ok(file) => file,
+        Err(e) => return format!("cannot create a file in {}: {e}", dir.display()),
+    };
+    tracing::info!(room, file = %file.path().display(), "recording");
+    while let Ok(chunk) = rx.recv() {
+        file.buffer().extend_from_slice(&chunk);
+        if let Err(why) = file.flush() {
+            return why;
+        }
+        metrics.recorded(chunk.len());
+    }
+    "the room closed".to_string()
+}
 
 /// One room's recording files.
 #[derive(Debug)]

@@ -13,7 +13,7 @@ use skirmish_core::{place, Placement, Room, RoomConfig, Seating};
 use tokio::time::Instant;
 
 use super::handle::RoomHandle;
-use super::recording::RecordFile;
+use super::recording::RecordSink;
 use super::ticker::{self, TickHealth};
 use super::{Outbound, RoomInfo};
 use crate::config::RoomSettings;
@@ -235,13 +235,18 @@ impl Rooms {
             ..RoomConfig::default()
         };
         let record = self.settings.record.dir.as_deref().and_then(|dir| {
-            RecordFile::create(&self.settings.record, dir, number, &name)
-                .inspect(|f| tracing::info!(room = %name, file = %f.path().display(), "recording"))
-                .inspect_err(|e| {
-                    tracing::warn!(room = %name, dir = %dir.display(), "cannot record: {e}");
-                    self.metrics.recording_stopped();
-                })
-                .ok()
+            RecordSink::start(
+                &self.settings.record,
+                dir,
+                number,
+                &name,
+                self.metrics.clone(),
+            )
+            .inspect_err(|e| {
+                tracing::warn!(room = %name, "cannot start recording: {e}");
+                self.metrics.recording_stopped();
+            })
+            .ok()
         });
         let room = match record {
             Some(_) => Room::recorded(config),

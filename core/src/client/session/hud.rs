@@ -139,8 +139,8 @@ impl Rates {
         let since = *self.since.get_or_insert(now);
         let span = now.saturating_sub(since).as_secs_f64();
         if span >= 1.0 {
-            self.down = (stats.bytes_received - self.down_at) as f64 / span;
-            self.up = (stats.bytes_sent - self.up_at) as f64 / span;
+            self.down = stats.bytes_received.saturating_sub(self.down_at) as f64 / span;
+            self.up = stats.bytes_sent.saturating_sub(self.up_at) as f64 / span;
             self.since = Some(now);
             self.down_at = stats.bytes_received;
             self.up_at = stats.bytes_sent;
@@ -152,7 +152,7 @@ impl ClientSession {
     /// The shell sent `bytes` to the server (for the up rate).
     pub fn sent(&mut self, bytes: usize) {
         self.record(&crate::client::record::Call::Sent(bytes as u64));
-        self.stats.bytes_sent += bytes as u64;
+        self.stats.bytes_sent = self.stats.bytes_sent.saturating_add(bytes as u64);
     }
 
     /// The numbers for the HUD.

@@ -25,6 +25,8 @@ use crate::shared::tick::Tick;
 /// How long after the last sign of loss input messages are resent.
 pub const LOSS_MEMORY: Duration = Duration::from_secs(10);
 
+/// Steps skipped in one frame at most: an hour at 50 ms.
+const MAX_SKIPPED_STEPS: u32 = 72_000;
 impl ClientSession {
     /// Whether this session's inputs name server ticks (the server spoke
     /// protocol 2 in `welcome`).
@@ -45,7 +47,16 @@ impl ClientSession {
         if scheduled {
             self.pacing.frame(elapsed.min(max));
             let period = self.period.max(Duration::from_millis(1));
+            // At most an hour of steps is skipped in one frame; a longer gap
+            // (a tab hidden for hours, or a hostile recording's clock) is
+            // dropped, so no frame's work is unbounded.
+            let mut budget = MAX_SKIPPED_STEPS;
             while self.accumulator > max + period {
+                if budget == 0 {
+                    self.accumulator = max + period;
+                    break;
+                }
+                budget -= 1;
                 self.accumulator -= period;
                 self.pacing.stepped(cadence, period);
                 if matches!(self.state, State::Playing(..)) {
