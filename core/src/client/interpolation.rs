@@ -28,7 +28,7 @@ use crate::shared::state::PlayerState;
 use crate::shared::tick::Tick;
 
 /// How remote players are drawn.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct InterpolationConfig {
     /// Whether to interpolate at all; when off, remotes are drawn at their
     /// newest sample (the HUD toggle that shows what interpolation does).

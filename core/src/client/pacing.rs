@@ -38,7 +38,7 @@ use crate::shared::tick::Tick;
 use crate::shared::timing::InputTiming;
 
 /// How the pacing controller behaves.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PacingConfig {
     /// The share of inputs allowed to arrive late (0.0025: 0.25 %, half the
     /// 0.5 % budget of late and repeated inputs: the other half is for

@@ -15,6 +15,10 @@ use crate::shared::record::{FormatError, Kind, Reader, StateHash, TimeCoder, Wri
 use crate::shared::sim::Pose;
 use crate::shared::tick::Tick;
 
+mod config;
+
+use self::config::{read_config, write_config};
+
 const CONTROLS: u8 = 1;
 const TOGGLES: u8 = 2;
 const DELIVERY: u8 = 3;
@@ -87,13 +91,12 @@ impl std::fmt::Debug for ClientRecorder {
 
 impl ClientRecorder {
     /// A recorder of a session set up with `config`, keeping at most about
-    /// `limit` bytes (it stops, whole records only, once past it); and the
-    /// configuration as the replay will read it, for the session to use.
-    pub fn new(config: SessionConfig, limit: usize) -> (ClientRecorder, SessionConfig) {
-        let json = serde_json::to_string(&config).unwrap_or_default();
-        let config = serde_json::from_str(&json).unwrap_or(config);
-        let w = Writer::with_header(Kind::Client, &json);
-        let recorder = ClientRecorder {
+    /// `limit` bytes (it stops, whole records only, once past it).
+    pub fn new(config: &SessionConfig, limit: usize) -> ClientRecorder {
+        let mut header = Writer::default();
+        write_config(&mut header, config);
+        let w = Writer::with_header(Kind::Client, &header.bytes);
+        ClientRecorder {
             full: w.bytes.len() >= limit,
             w,
             times: TimeCoder::default(),
@@ -101,8 +104,7 @@ impl ClientRecorder {
             events: StateHash::default(),
             chain: StateHash::default(),
             last: 0,
-        };
-        (recorder, config)
+        }
     }
 
     /// The recording so far.
@@ -334,9 +336,10 @@ pub struct Calls<'a> {
 /// configuration.
 pub fn open_client(bytes: &[u8]) -> Result<(SessionConfig, Calls<'_>), FormatError> {
     let (header, r) = Reader::open(bytes, Kind::Client)?;
-    let config = serde_json::from_str(&header.config).map_err(|e| FormatError::Damaged {
+    let mut at = Reader::fields(&header.config);
+    let config = read_config(&mut at).map_err(|e| FormatError::Damaged {
         offset: 0,
-        what: format!("the session configuration does not read: {e}"),
+        what: format!("the session configuration in the header: {e}"),
     })?;
     Ok((
         config,

@@ -208,12 +208,8 @@ impl ClientSession {
 
     /// A session that records every call into it from the start, keeping at
     /// most about `limit` bytes (see [`ClientSession::recording`]).
-    ///
-    /// The session runs with `config` as the recording's header writes it
-    /// (JSON), read back: a number that JSON cannot carry exactly is
-    /// rounded the same way here and in the replay.
     pub fn recorded(config: SessionConfig, limit: usize) -> ClientSession {
-        let (recorder, config) = ClientRecorder::new(config, limit);
+        let recorder = ClientRecorder::new(&config, limit);
         ClientSession {
             recorder: Some(Box::new(recorder)),
             ..ClientSession::new(config)

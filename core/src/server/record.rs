@@ -49,7 +49,7 @@ impl RoomRecorder {
     pub fn new(config: RoomConfig) -> (RoomRecorder, RoomConfig) {
         let json = serde_json::to_string(&config).unwrap_or_default();
         let config = serde_json::from_str(&json).unwrap_or(config);
-        let w = Writer::with_header(Kind::Room, &json);
+        let w = Writer::with_header(Kind::Room, json.as_bytes());
         let recorder = RoomRecorder {
             total: w.bytes.len() as u64,
             w,
@@ -174,7 +174,7 @@ pub struct RoomCalls<'a> {
 /// Not a room recording, another version, or a damaged header.
 pub fn open_room(bytes: &[u8]) -> Result<(RoomConfig, RoomCalls<'_>), FormatError> {
     let (header, r) = Reader::open(bytes, Kind::Room)?;
-    let config = serde_json::from_str(&header.config).map_err(|e| FormatError::Damaged {
+    let config = serde_json::from_slice(&header.config).map_err(|e| FormatError::Damaged {
         offset: 0,
         what: format!("the room configuration does not read: {e}"),
     })?;

@@ -96,8 +96,9 @@ pub struct Header {
     pub kind: Kind,
     /// The build that made it.
     pub build: String,
-    /// The configuration the recorded side started with, as JSON.
-    pub config: String,
+    /// The configuration the recorded side started with (a client's in
+    /// binary, a room's as JSON).
+    pub config: Vec<u8>,
 }
 
 /// Appends the fields of a recording to a buffer.
@@ -109,14 +110,14 @@ pub struct Writer {
 
 impl Writer {
     /// A writer holding the header of a `kind` recording with `config`.
-    pub fn with_header(kind: Kind, config: &str) -> Writer {
+    pub fn with_header(kind: Kind, config: &[u8]) -> Writer {
         let mut w = Writer::default();
         w.bytes.extend_from_slice(MAGIC);
         w.bytes.push(kind.byte());
         w.bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
         w.varint(u64::from(PROTOCOL_VERSION));
         w.text(BUILD);
-        w.text(config);
+        w.blob(config);
         w
     }
 
@@ -210,7 +211,7 @@ impl<'a> Reader<'a> {
                 expected: kind.name(),
             });
         }
-        let config = r.text()?.to_string();
+        let config = r.blob()?.to_vec();
         Ok((
             Header {
                 kind,
@@ -219,6 +220,11 @@ impl<'a> Reader<'a> {
             },
             r,
         ))
+    }
+
+    /// A reader of bare fields (no header): a header's configuration.
+    pub fn fields(bytes: &'a [u8]) -> Reader<'a> {
+        Reader { bytes, at: 0 }
     }
 
     /// Where the next read starts.
@@ -416,7 +422,7 @@ mod tests {
 
     #[test]
     fn fields_round_trip() {
-        let mut w = Writer::with_header(Kind::Client, "{}");
+        let mut w = Writer::with_header(Kind::Client, b"{}");
         w.varint(u64::MAX);
         w.signed(-5);
         w.f32(-0.0);
@@ -426,7 +432,7 @@ mod tests {
         times.write(&mut w, Duration::from_millis(20));
         times.write(&mut w, Duration::from_millis(10));
         let (header, mut r) = Reader::open(&w.bytes, Kind::Client).expect("header");
-        assert_eq!(header.config, "{}");
+        assert_eq!(header.config, b"{}");
         assert_eq!(header.build, BUILD);
         assert_eq!(r.varint(), Ok(u64::MAX));
         assert_eq!(r.signed(), Ok(-5));
@@ -442,7 +448,7 @@ mod tests {
 
     #[test]
     fn another_kind_or_version_is_refused_by_name() {
-        let w = Writer::with_header(Kind::Room, "{}");
+        let w = Writer::with_header(Kind::Room, b"{}");
         let err = Reader::open(&w.bytes, Kind::Client)
             .map(|_| ())
             .unwrap_err();
@@ -463,7 +469,7 @@ mod tests {
 
     #[test]
     fn an_overlong_integer_is_damage() {
-        let mut w = Writer::with_header(Kind::Client, "");
+        let mut w = Writer::with_header(Kind::Client, b"");
         w.bytes.extend_from_slice(&[0xff; 11]);
         let (_, mut r) = Reader::open(&w.bytes, Kind::Client).expect("header");
         assert!(matches!(r.varint(), Err(FormatError::Damaged { .. })));

@@ -38,8 +38,8 @@ impl Default for Toggles {
     }
 }
 
-/// How a session is set up (written as JSON into a recording's header).
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+/// How a session is set up.
+#[derive(Clone, Debug, PartialEq)]
 pub struct SessionConfig {
     /// Display name sent in `hello`.
     pub name: String,

@@ -1,0 +1,192 @@
+//! A [`SessionConfig`] in a client recording's header, in binary: every
+//! number travels as its bits, so the replay starts from exactly the
+//! recorded configuration (and the page carries no JSON codec for it). The
+//! layout is in `docs/RECORDING.md`.
+
+use std::time::Duration;
+
+use crate::client::conditioner::LinkConditions;
+use crate::client::interpolation::InterpolationConfig;
+use crate::client::pacing::PacingConfig;
+use crate::client::session::SessionConfig;
+use crate::client::smoothing::SmoothingConfig;
+use crate::shared::protocol::Encoding;
+use crate::shared::record::{FormatError, Reader, Writer};
+
+fn duration(w: &mut Writer, d: Duration) {
+    w.varint(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+}
+
+fn conditions(w: &mut Writer, c: LinkConditions) {
+    for v in [c.latency_ms, c.jitter_ms, c.loss, c.duplicate] {
+        w.f32(v);
+    }
+}
+
+/// Writes `config`.
+pub(super) fn write_config(w: &mut Writer, c: &SessionConfig) {
+    w.text(&c.name);
+    match &c.room {
+        Some(room) => {
+            w.u8(1);
+            w.text(room);
+        }
+        None => w.u8(0),
+    }
+    let smoothing = &c.smoothing;
+    w.u8(u8::from(smoothing.enabled));
+    for v in [
+        smoothing.snap_distance,
+        smoothing.snap_angle,
+        smoothing.half_life,
+        smoothing.budget,
+        smoothing.dead_zone,
+        smoothing.dead_zone_angle,
+    ] {
+        w.f32(v);
+    }
+    let interpolation = &c.interpolation;
+    w.u8(u8::from(interpolation.enabled));
+    duration(w, interpolation.delay);
+    duration(w, interpolation.max_extrapolation);
+    w.varint(interpolation.capacity as u64);
+    conditions(w, c.up);
+    conditions(w, c.down);
+    w.u64(c.seed);
+    duration(w, c.ping_interval);
+    duration(w, c.max_frame);
+    w.u8(u8::from(c.encoding == Encoding::Compact));
+    w.varint(u64::from(c.protocol));
+    let pacing = &c.pacing;
+    w.f64(pacing.late_target);
+    w.f64(pacing.safety_ms);
+    w.varint(pacing.level_samples as u64);
+    w.varint(pacing.spread_samples as u64);
+    w.f64(pacing.initial_spread_ms);
+    w.f64(pacing.max_dilation);
+    duration(w, pacing.time_constant);
+    duration(w, pacing.integral_time);
+    w.f64(pacing.resync_ms);
+    w.varint(u64::from(c.resends));
+}
+
+fn read_duration(r: &mut Reader<'_>) -> Result<Duration, FormatError> {
+    r.varint().map(Duration::from_nanos)
+}
+
+fn read_conditions(r: &mut Reader<'_>) -> Result<LinkConditions, FormatError> {
+    Ok(LinkConditions {
+        latency_ms: r.f32()?,
+        jitter_ms: r.f32()?,
+        loss: r.f32()?,
+        duplicate: r.f32()?,
+    })
+}
+
+/// A count the session keeps buffers of: bounded, so a damaged header
+/// cannot ask for a huge allocation.
+fn read_count(r: &mut Reader<'_>, what: &str) -> Result<usize, FormatError> {
+    let v = r.varint()?;
+    usize::try_from(v)
+        .ok()
+        .filter(|&n| n <= 1 << 16)
+        .ok_or_else(|| r.damaged(format!("{what} of {v}")))
+}
+
+fn read_u32(r: &mut Reader<'_>, what: &str) -> Result<u32, FormatError> {
+    let v = r.varint()?;
+    u32::try_from(v).map_err(|_| r.damaged(format!("{what} of {v}")))
+}
+
+/// Reads what [`write_config`] wrote.
+///
+/// # Errors
+/// The bytes end or hold nonsense.
+pub(super) fn read_config(r: &mut Reader<'_>) -> Result<SessionConfig, FormatError> {
+    let name = r.text()?.to_string();
+    let room = match r.u8()? {
+        0 => None,
+        _ => Some(r.text()?.to_string()),
+    };
+    let smoothing = SmoothingConfig {
+        enabled: r.u8()? != 0,
+        snap_distance: r.f32()?,
+        snap_angle: r.f32()?,
+        half_life: r.f32()?,
+        budget: r.f32()?,
+        dead_zone: r.f32()?,
+        dead_zone_angle: r.f32()?,
+    };
+    let interpolation = InterpolationConfig {
+        enabled: r.u8()? != 0,
+        delay: read_duration(r)?,
+        max_extrapolation: read_duration(r)?,
+        capacity: read_count(r, "an interpolation capacity")?,
+    };
+    let up = read_conditions(r)?;
+    let down = read_conditions(r)?;
+    let seed = r.u64()?;
+    let ping_interval = read_duration(r)?;
+    let max_frame = read_duration(r)?;
+    let encoding = if r.u8()? == 0 {
+        Encoding::Json
+    } else {
+        Encoding::Compact
+    };
+    let protocol = read_u32(r, "a protocol")?;
+    let pacing = PacingConfig {
+        late_target: r.f64()?,
+        safety_ms: r.f64()?,
+        level_samples: read_count(r, "level samples")?,
+        spread_samples: read_count(r, "spread samples")?,
+        initial_spread_ms: r.f64()?,
+        max_dilation: r.f64()?,
+        time_constant: read_duration(r)?,
+        integral_time: read_duration(r)?,
+        resync_ms: r.f64()?,
+    };
+    let resends = read_u32(r, "resends")?;
+    Ok(SessionConfig {
+        name,
+        room,
+        smoothing,
+        interpolation,
+        up,
+        down,
+        seed,
+        ping_interval,
+        max_frame,
+        encoding,
+        protocol,
+        pacing,
+        resends,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_configuration_reads_back_exactly() {
+        let mut config = SessionConfig {
+            name: "ana".to_string(),
+            room: Some("duel".to_string()),
+            seed: u64::MAX - 3,
+            encoding: Encoding::Compact,
+            resends: 2,
+            ..SessionConfig::default()
+        };
+        config.up.latency_ms = 0.1;
+        config.pacing.late_target = 1.0 / 3.0;
+        config.smoothing.half_life = f32::MIN_POSITIVE;
+        let mut w = Writer::default();
+        write_config(&mut w, &config);
+        let mut r = Reader::fields(&w.bytes);
+        assert_eq!(read_config(&mut r), Ok(config));
+        assert!(r.is_empty());
+        for cut in 0..w.bytes.len() {
+            assert!(read_config(&mut Reader::fields(&w.bytes[..cut])).is_err());
+        }
+    }
+}
