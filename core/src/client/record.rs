@@ -29,8 +29,8 @@ const DISCONNECTED: u8 = 7;
 const ADVANCE: u8 = 8;
 const SENT: u8 = 9;
 
-/// The memory a page's recorder may use by default: 16 MiB, about 50
-/// minutes of a 16-player room (see `docs/RECORDING.md`).
+/// The memory a page's recorder may use by default: 16 MiB, 48 minutes of
+/// a 16-player room (`docs/BENCHMARKS.md`, "Recording").
 pub const DEFAULT_RECORDING_LIMIT: usize = 16 << 20;
 
 /// One call into a session, as recorded.
