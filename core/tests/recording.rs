@@ -3,6 +3,9 @@
 //! caught at the frame it affects; damaged, foreign and other-version files
 //! are refused with a reason, and arbitrary bytes never panic the replay.
 
+// proptest and the harness run natively only (as in fuzz.rs).
+#![cfg(not(target_arch = "wasm32"))]
+
 use std::collections::VecDeque;
 use std::time::Duration;
 
