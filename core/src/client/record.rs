@@ -17,7 +17,7 @@ use crate::shared::tick::Tick;
 
 mod config;
 
-use self::config::{read_config, write_config};
+use self::config::{conditions, read_conditions, read_config, write_config};
 
 const CONTROLS: u8 = 1;
 const TOGGLES: u8 = 2;
@@ -255,12 +255,6 @@ fn event_hash(h: &mut StateHash, event: &SessionEvent) {
     }
 }
 
-fn conditions(w: &mut Writer, c: LinkConditions) {
-    for v in [c.latency_ms, c.jitter_ms, c.loss, c.duplicate] {
-        w.f32(v);
-    }
-}
-
 fn write_call(w: &mut Writer, times: &mut TimeCoder, call: &Call<'_>) {
     match call {
         Call::Controls(c) => {
@@ -351,101 +345,86 @@ pub fn open_client(bytes: &[u8]) -> Result<(SessionConfig, Calls<'_>), FormatErr
     ))
 }
 
-fn read_conditions(r: &mut Reader<'_>) -> Result<LinkConditions, FormatError> {
-    Ok(LinkConditions {
-        latency_ms: r.f32()?,
-        jitter_ms: r.f32()?,
-        loss: r.f32()?,
-        duplicate: r.f32()?,
-    })
-}
-
-impl<'a> Calls<'a> {
-    fn read(&mut self) -> Result<Call<'a>, FormatError> {
-        let r = &mut self.r;
-        let tag = r.u8()?;
-        Ok(match tag {
-            CONTROLS => Call::Controls(Controls {
-                turn: r.f32()?,
-                throttle: r.f32()?,
-                fire: r.u8()? != 0,
-            }),
-            TOGGLES => {
-                let bits = r.u8()?;
-                Call::Toggles(Toggles {
-                    prediction: bits & 1 != 0,
-                    reconciliation: bits & 2 != 0,
-                    smoothing: bits & 4 != 0,
-                    interpolation: bits & 8 != 0,
-                })
-            }
-            DELIVERY => Call::Delivery(if r.u8()? == 0 {
-                Delivery::Datagrams
-            } else {
-                Delivery::Stream
-            }),
-            CONDITIONS => Call::Conditions(read_conditions(r)?, read_conditions(r)?),
-            TEXT | BINARY => {
-                let at = self.times.read(r)?;
-                let start = r.offset();
-                let bytes = r.blob()?;
-                if tag == TEXT && std::str::from_utf8(bytes).is_err() {
-                    return Err(FormatError::Damaged {
-                        offset: start,
-                        what: "a text frame that is not UTF-8".to_string(),
-                    });
-                }
-                if tag == TEXT {
-                    Call::Text(bytes, at)
-                } else {
-                    Call::Binary(bytes, at)
-                }
-            }
-            DISCONNECTED => Call::Disconnected(r.text()?),
-            ADVANCE => {
-                let now = self.times.read(r)?;
-                let hash = r.u64()?;
-                let own = match r.u8()? {
-                    0 => None,
-                    1 => {
-                        let (x, y, rotation) = (r.f32()?, r.f32()?, r.f32()?);
-                        Some(Pose {
-                            position: glam::Vec2::new(x, y),
-                            rotation,
-                        })
-                    }
-                    other => return Err(r.damaged(format!("an own-pose flag of {other}"))),
-                };
-                Call::Advance { now, hash, own }
-            }
-            SENT => {
-                // A shell sends frames, not gigabytes at once.
-                let bytes = r.varint()?;
-                if bytes > u64::from(u32::MAX) {
-                    return Err(r.damaged(format!("{bytes} bytes sent at once")));
-                }
-                Call::Sent(bytes)
-            }
-            other => {
+/// Reads one client record.
+fn read_call<'a>(r: &mut Reader<'a>, times: &mut TimeCoder) -> Result<Call<'a>, FormatError> {
+    let tag = r.u8()?;
+    Ok(match tag {
+        CONTROLS => Call::Controls(Controls {
+            turn: r.f32()?,
+            throttle: r.f32()?,
+            fire: r.u8()? != 0,
+        }),
+        TOGGLES => {
+            let bits = r.u8()?;
+            Call::Toggles(Toggles {
+                prediction: bits & 1 != 0,
+                reconciliation: bits & 2 != 0,
+                smoothing: bits & 4 != 0,
+                interpolation: bits & 8 != 0,
+            })
+        }
+        DELIVERY => Call::Delivery(if r.u8()? == 0 {
+            Delivery::Datagrams
+        } else {
+            Delivery::Stream
+        }),
+        CONDITIONS => Call::Conditions(read_conditions(r)?, read_conditions(r)?),
+        TEXT | BINARY => {
+            let at = times.read(r)?;
+            let start = r.offset();
+            let bytes = r.blob()?;
+            if tag == TEXT && std::str::from_utf8(bytes).is_err() {
                 return Err(FormatError::Damaged {
-                    offset: r.offset() - 1,
-                    what: format!("an unknown record tag {other}"),
-                })
+                    offset: start,
+                    what: "a text frame that is not UTF-8".to_string(),
+                });
             }
-        })
-    }
+            if tag == TEXT {
+                Call::Text(bytes, at)
+            } else {
+                Call::Binary(bytes, at)
+            }
+        }
+        DISCONNECTED => Call::Disconnected(r.text()?),
+        ADVANCE => {
+            let now = times.read(r)?;
+            let hash = r.u64()?;
+            let own = match r.u8()? {
+                0 => None,
+                1 => {
+                    let (x, y, rotation) = (r.f32()?, r.f32()?, r.f32()?);
+                    Some(Pose {
+                        position: glam::Vec2::new(x, y),
+                        rotation,
+                    })
+                }
+                other => return Err(r.damaged(format!("an own-pose flag of {other}"))),
+            };
+            Call::Advance { now, hash, own }
+        }
+        SENT => {
+            // A shell sends frames, not gigabytes at once.
+            let bytes = r.varint()?;
+            if bytes > u64::from(u32::MAX) {
+                return Err(r.damaged(format!("{bytes} bytes sent at once")));
+            }
+            Call::Sent(bytes)
+        }
+        other => {
+            return Err(FormatError::Damaged {
+                offset: r.offset() - 1,
+                what: format!("an unknown record tag {other}"),
+            })
+        }
+    })
 }
 
 impl<'a> Iterator for Calls<'a> {
     type Item = Result<(usize, Call<'a>), FormatError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.failed || self.r.is_empty() {
-            return None;
-        }
-        let at = self.r.offset();
-        let call = self.read();
-        self.failed = call.is_err();
-        Some(call.map(|c| (at, c)))
+        let times = &mut self.times;
+        self.r
+            .next_record(&mut self.failed, |r| read_call(r, times))
     }
 }

@@ -192,101 +192,92 @@ fn since(r: &mut Reader<'_>) -> Result<Duration, FormatError> {
     r.varint().map(Duration::from_nanos)
 }
 
-impl RoomCalls<'_> {
-    fn read(&mut self) -> Result<RoomCall, FormatError> {
-        let r = &mut self.r;
-        let tag = r.u8()?;
-        Ok(match tag {
-            JOIN => {
-                let id = id(r)?;
-                let name = r.text()?.to_string();
-                let encoding = if r.u8()? == 0 {
-                    Encoding::Json
-                } else {
-                    Encoding::Compact
-                };
-                let protocol = r.varint()?;
-                let protocol =
-                    u32::try_from(protocol).map_err(|_| r.damaged("a protocol past u32"))?;
-                RoomCall::Join(id, name, Seating { encoding, protocol })
+/// Reads one room record.
+fn read_call(r: &mut Reader<'_>) -> Result<RoomCall, FormatError> {
+    let tag = r.u8()?;
+    Ok(match tag {
+        JOIN => {
+            let id = id(r)?;
+            let name = r.text()?.to_string();
+            let encoding = if r.u8()? == 0 {
+                Encoding::Json
+            } else {
+                Encoding::Compact
+            };
+            let protocol = r.varint()?;
+            let protocol = u32::try_from(protocol).map_err(|_| r.damaged("a protocol past u32"))?;
+            RoomCall::Join(id, name, Seating { encoding, protocol })
+        }
+        LEAVE => RoomCall::Leave(id(r)?),
+        INPUT => {
+            let id = id(r)?;
+            let since = since(r)?;
+            let ack = r.varint()?;
+            let snapshot_ack = match ack {
+                0 => None,
+                n => Some(Tick(
+                    u32::try_from(n - 1).map_err(|_| r.damaged("an ack past u32"))?,
+                )),
+            };
+            let count = r.varint()?;
+            // No more than a message may carry: a count past it is
+            // damage, not an allocation.
+            let count = usize::try_from(count)
+                .ok()
+                .filter(|&c| c <= MAX_INPUTS_PER_MESSAGE)
+                .ok_or_else(|| r.damaged(format!("{count} inputs in one message")))?;
+            let mut inputs = Vec::with_capacity(count.min(64));
+            for _ in 0..count {
+                let tick = r.varint()?;
+                let tick = Tick(u32::try_from(tick).map_err(|_| r.damaged("a tick past u32"))?);
+                let (turn, throttle, flags) = (r.f32()?, r.f32()?, r.u8()?);
+                let view_tick = if flags & 2 != 0 { Some(r.f64()?) } else { None };
+                inputs.push(WireInput {
+                    tick,
+                    turn,
+                    throttle,
+                    fire: flags & 1 != 0,
+                    view_tick,
+                });
             }
-            LEAVE => RoomCall::Leave(id(r)?),
-            INPUT => {
-                let id = id(r)?;
-                let since = since(r)?;
-                let ack = r.varint()?;
-                let snapshot_ack = match ack {
-                    0 => None,
-                    n => Some(Tick(
-                        u32::try_from(n - 1).map_err(|_| r.damaged("an ack past u32"))?,
-                    )),
-                };
-                let count = r.varint()?;
-                // No more than a message may carry: a count past it is
-                // damage, not an allocation.
-                let count = usize::try_from(count)
-                    .ok()
-                    .filter(|&c| c <= MAX_INPUTS_PER_MESSAGE)
-                    .ok_or_else(|| r.damaged(format!("{count} inputs in one message")))?;
-                let mut inputs = Vec::with_capacity(count.min(64));
-                for _ in 0..count {
-                    let tick = r.varint()?;
-                    let tick = Tick(u32::try_from(tick).map_err(|_| r.damaged("a tick past u32"))?);
-                    let (turn, throttle, flags) = (r.f32()?, r.f32()?, r.u8()?);
-                    let view_tick = if flags & 2 != 0 { Some(r.f64()?) } else { None };
-                    inputs.push(WireInput {
-                        tick,
-                        turn,
-                        throttle,
-                        fire: flags & 1 != 0,
-                        view_tick,
-                    });
-                }
-                // The server only ever handed the room inputs that passed
-                // these checks: anything else is damage.
-                check_inputs(&inputs)
-                    .map_err(|e| r.damaged(format!("inputs the server refuses: {e}")))?;
-                RoomCall::Message(
-                    id,
-                    ClientMessage::Input {
-                        inputs,
-                        snapshot_ack,
-                    },
-                    since,
-                )
-            }
-            MESSAGE => {
-                let id = id(r)?;
-                let since = since(r)?;
-                let at = r.offset();
-                let text = r.text()?;
-                let message = decode_client(text).map_err(|e| FormatError::Damaged {
-                    offset: at,
-                    what: format!("a message that does not decode: {e}"),
-                })?;
-                RoomCall::Message(id, message, since)
-            }
-            TICK => RoomCall::Tick(r.u64()?),
-            other => {
-                return Err(FormatError::Damaged {
-                    offset: r.offset() - 1,
-                    what: format!("an unknown record tag {other}"),
-                })
-            }
-        })
-    }
+            // The server only ever handed the room inputs that passed
+            // these checks: anything else is damage.
+            check_inputs(&inputs)
+                .map_err(|e| r.damaged(format!("inputs the server refuses: {e}")))?;
+            RoomCall::Message(
+                id,
+                ClientMessage::Input {
+                    inputs,
+                    snapshot_ack,
+                },
+                since,
+            )
+        }
+        MESSAGE => {
+            let id = id(r)?;
+            let since = since(r)?;
+            let at = r.offset();
+            let text = r.text()?;
+            let message = decode_client(text).map_err(|e| FormatError::Damaged {
+                offset: at,
+                what: format!("a message that does not decode: {e}"),
+            })?;
+            RoomCall::Message(id, message, since)
+        }
+        TICK => RoomCall::Tick(r.u64()?),
+        other => {
+            return Err(FormatError::Damaged {
+                offset: r.offset() - 1,
+                what: format!("an unknown record tag {other}"),
+            })
+        }
+    })
 }
 
 impl Iterator for RoomCalls<'_> {
     type Item = Result<(usize, RoomCall), FormatError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.failed || self.r.is_empty() {
-            return None;
-        }
-        let at = self.r.offset();
-        let call = self.read();
-        self.failed = call.is_err();
-        Some(call.map(|c| (at, c)))
+        self.r.next_record(&mut self.failed, read_call)
     }
 }

@@ -227,6 +227,22 @@ impl<'a> Reader<'a> {
         Reader { bytes, at: 0 }
     }
 
+    /// The next record, read by `read`, with the offset it starts at;
+    /// `None` at the end or once a read failed (`failed` remembers it).
+    pub fn next_record<T>(
+        &mut self,
+        failed: &mut bool,
+        read: impl FnOnce(&mut Reader<'a>) -> Result<T, FormatError>,
+    ) -> Option<Result<(usize, T), FormatError>> {
+        if *failed || self.is_empty() {
+            return None;
+        }
+        let at = self.at;
+        let record = read(self);
+        *failed = record.is_err();
+        Some(record.map(|r| (at, r)))
+    }
+
     /// Where the next read starts.
     pub fn offset(&self) -> usize {
         self.at

@@ -17,7 +17,8 @@ fn duration(w: &mut Writer, d: Duration) {
     w.varint(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
 }
 
-fn conditions(w: &mut Writer, c: LinkConditions) {
+/// Writes one direction's conditions (also the `set_conditions` record).
+pub(super) fn conditions(w: &mut Writer, c: LinkConditions) {
     for v in [c.latency_ms, c.jitter_ms, c.loss, c.duplicate] {
         w.f32(v);
     }
@@ -74,7 +75,11 @@ fn read_duration(r: &mut Reader<'_>) -> Result<Duration, FormatError> {
     r.varint().map(Duration::from_nanos)
 }
 
-fn read_conditions(r: &mut Reader<'_>) -> Result<LinkConditions, FormatError> {
+/// Reads what [`conditions`] wrote.
+///
+/// # Errors
+/// At the end.
+pub(super) fn read_conditions(r: &mut Reader<'_>) -> Result<LinkConditions, FormatError> {
     Ok(LinkConditions {
         latency_ms: r.f32()?,
         jitter_ms: r.f32()?,
