@@ -65,7 +65,9 @@ pub use client::smoothing::{
 pub use client::timeline::RemoteTimeline;
 pub use server::interest::{InterestConfig, KEPT_FRAMES};
 pub use server::record::{open_room, RoomCall, RoomCalls, RoomRecorder};
-pub use server::replay::{replay_room, RoomDivergence, RoomReplayError, RoomSummary};
+pub use server::replay::{
+    replay_room, replay_room_for, RoomDivergence, RoomReplayError, RoomSummary,
+};
 pub use server::room::{place, Outbox, Placement, Room, RoomConfig, RoomStats, Seating};
 pub use server::world::{
     InputMode, JoinError, Received, ServerPlayer, World, WorldStats, CATCH_UP_ABOVE,

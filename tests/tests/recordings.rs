@@ -17,10 +17,11 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use skirmish_core::{
-    replay_client, replay_room, Encoding, LinkConditions, ReplayOptions, Tick, WireInput, MAGIC,
+    replay_client, replay_room, Call, Encoding, LinkConditions, ReplayOptions, Tick, WireInput,
+    MAGIC,
 };
 use skirmish_tests::bot::{run_bot, BotOptions, BotTransport};
-use skirmish_tests::recordings::{first_parts, read_parts};
+use skirmish_tests::recordings::{first_parts, read_parts, side_by_side};
 use skirmish_tests::relay::{Impairment, TcpRelay};
 use skirmish_tests::script::{Script, Shooter};
 use skirmish_tests::{config_with, next_source, server};
@@ -145,6 +146,24 @@ async fn a_bot_through_the_relay_and_its_room_record_and_replay() -> Result<()> 
     let s = replay_room(&bytes).map_err(|e| anyhow!("{e}"))?;
     assert!(s.combat_events > 0, "the shooter hit: {s:?}");
     assert_eq!(s.joins, 2, "{s:?}");
+    // Side by side: every frame the bot received is one the room sent it,
+    // in order (a WebSocket loses none); one changed byte shows.
+    let client = std::fs::read(&recorded)?;
+    let beside = side_by_side(&client, &bytes)?;
+    assert!(beside.received > 100, "{beside:?}");
+    assert_eq!(beside.first_unmatched, None, "{beside:?}");
+    assert_eq!(beside.matched, beside.received, "{beside:?}");
+    let mut changed = client.clone();
+    let (_, calls) = skirmish_core::open_client(&client)?;
+    let calls: Vec<(usize, Call<'_>)> = calls.collect::<Result<_, _>>()?;
+    let frames: Vec<usize> = (0..calls.len() - 1)
+        .filter(|&k| matches!(calls[k].1, Call::Text(..) | Call::Binary(..)))
+        .collect();
+    // The last byte of a frame in the middle.
+    let k = frames[frames.len() / 2];
+    changed[calls[k + 1].0 - 1] ^= 0x20;
+    let beside = side_by_side(&changed, &bytes)?;
+    assert!(beside.first_unmatched.is_some(), "{beside:?}");
     if std::env::var_os("SKIRMISH_RERECORD").is_some() {
         std::fs::copy(&recorded, stored().join("bot-relay.skrec"))?;
         std::fs::write(stored().join("room-combat.skrec"), &bytes)?;

@@ -25,9 +25,10 @@ commands:
           against the real server, written into docs/BENCHMARKS.md
           (`--quick` for short runs, `--soak SECONDS` for the memory run;
           default 300; `--quality` for docs/QUALITY.md alone)
-  replay FILE [--until FRAME] [--svg OUT]
+  replay FILE [--until FRAME] [--svg OUT] [--with-room ROOM]
           replay a client recording natively and check it frame by frame;
-          prints a summary and writes a timeline (SVG) beside the file
+          prints a summary and writes a timeline (SVG) beside the file;
+          with the server's recording of its room, checks the two agree
   replay-room FILE
           replay a server room's recording (`--record DIR`) tick by tick
   setup   only install what is missing";

@@ -77,7 +77,26 @@ fn describe(offset: usize, call: &RoomCall) -> String {
 /// A damaged, foreign or other-version file, or the first tick that
 /// differs.
 pub fn replay_room(bytes: &[u8]) -> Result<RoomSummary, RoomReplayError> {
+    replay(bytes, None).map(|(summary, _)| summary)
+}
+
+/// Replays a room recording like [`replay_room`], and keeps every frame
+/// the room sent to the players who joined as `name`, in order: what a
+/// client's recording of the same session should have received.
+///
+/// # Errors
+/// As [`replay_room`].
+pub fn replay_room_for(
+    bytes: &[u8],
+    name: &str,
+) -> Result<(RoomSummary, Vec<Frame>), RoomReplayError> {
+    replay(bytes, Some(name))
+}
+
+fn replay(bytes: &[u8], name: Option<&str>) -> Result<(RoomSummary, Vec<Frame>), RoomReplayError> {
     let (config, calls) = open_room(bytes)?;
+    let mut kept = Vec::new();
+    let mut theirs = std::collections::BTreeSet::new();
     let mut summary = RoomSummary {
         name: config.name.clone(),
         ..RoomSummary::default()
@@ -89,9 +108,12 @@ pub fn replay_room(bytes: &[u8]) -> Result<RoomSummary, RoomReplayError> {
     for item in calls {
         let (offset, call) = item?;
         match &call {
-            RoomCall::Join(id, name, seating) => {
+            RoomCall::Join(id, joiner, seating) => {
                 summary.joins += 1;
-                let _ = room.join(*id, name, *seating, &mut out);
+                if name == Some(joiner.as_str()) {
+                    theirs.insert(*id);
+                }
+                let _ = room.join(*id, joiner, *seating, &mut out);
             }
             RoomCall::Leave(id) => {
                 summary.leaves += 1;
@@ -125,7 +147,10 @@ pub fn replay_room(bytes: &[u8]) -> Result<RoomSummary, RoomReplayError> {
             }
             recent.push_back(describe(offset, &call));
         }
-        for &(_, i) in out.deliveries() {
+        for &(to, i) in out.deliveries() {
+            if theirs.contains(&to) {
+                kept.extend(out.frames().get(i).cloned());
+            }
             summary.frames_sent += 1;
             summary.bytes_sent += match out.frames().get(i) {
                 Some(Frame::Text(t)) => t.len() as u64,
@@ -141,5 +166,5 @@ pub fn replay_room(bytes: &[u8]) -> Result<RoomSummary, RoomReplayError> {
         }
     }
     summary.combat_events = room.stats().combat_events;
-    Ok(summary)
+    Ok((summary, kept))
 }

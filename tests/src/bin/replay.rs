@@ -6,7 +6,7 @@
 //! frame, the calls that led to it and both states are printed), 2 when the
 //! file cannot be read as a recording of this build (the reason is printed).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -15,7 +15,7 @@ use skirmish_core::{
     replay_client, replay_room, Pose, ReplayError, ReplayOptions, RoomReplayError,
 };
 use skirmish_tests::plot::timeline;
-use skirmish_tests::recordings::read_parts;
+use skirmish_tests::recordings::{read_parts, side_by_side};
 
 /// Replays a Skirmish recording natively, bit for bit.
 #[derive(Debug, Parser)]
@@ -32,6 +32,11 @@ struct Args {
     /// Where the timeline goes (default: the file with `.svg`).
     #[arg(long)]
     svg: Option<PathBuf>,
+    /// The server's recording of the client's room (its first part): after
+    /// the replay, check that every frame the client received was sent to
+    /// it, in order, by that room.
+    #[arg(long, value_name = "ROOM")]
+    with_room: Option<PathBuf>,
 }
 
 /// `println!` that ends quietly when stdout is closed (`| head`).
@@ -105,7 +110,10 @@ fn client(args: &Args, bytes: &[u8]) -> ExitCode {
                 Ok(()) => say!("timeline: {}", svg.display()),
                 Err(e) => eprintln!("cannot write the timeline {}: {e}", svg.display()),
             }
-            ExitCode::SUCCESS
+            match &args.with_room {
+                Some(room) => beside(bytes, room),
+                None => ExitCode::SUCCESS,
+            }
         }
         Err(ReplayError::Diverged(d)) => {
             say!(
@@ -132,6 +140,39 @@ fn client(args: &Args, bytes: &[u8]) -> ExitCode {
         }
         Err(ReplayError::Format(e)) => {
             eprintln!("cannot replay {}: {e}", args.file.display());
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `--with-room`: the client's frames against what its room sent it.
+fn beside(client: &[u8], room: &Path) -> ExitCode {
+    let checked = read_parts(room).and_then(|room_bytes| side_by_side(client, &room_bytes));
+    match checked {
+        Ok(s) => match &s.first_unmatched {
+            None => {
+                say!(
+                    "side by side with {}: all {} frames {:?} received were sent to it by the room, in order (the room sent {})",
+                    room.display(),
+                    s.received,
+                    s.name,
+                    s.sent
+                );
+                ExitCode::SUCCESS
+            }
+            Some((at, head)) => {
+                say!(
+                    "side by side with {}: frame {} that {:?} received (byte {at}: {head}) was never sent to it by the room, in that order; {} before it matched",
+                    room.display(),
+                    s.matched + 1,
+                    s.name,
+                    s.matched
+                );
+                ExitCode::from(1)
+            }
+        },
+        Err(e) => {
+            eprintln!("cannot set {} beside the client: {e:#}", room.display());
             ExitCode::from(2)
         }
     }
