@@ -66,7 +66,7 @@ pub use client::timeline::RemoteTimeline;
 pub use server::interest::{InterestConfig, KEPT_FRAMES};
 pub use server::record::{open_room, RoomCall, RoomCalls, RoomRecorder};
 pub use server::replay::{
-    replay_room, replay_room_for, RoomDivergence, RoomReplayError, RoomSummary,
+    replay_room, replay_room_for, RoomDivergence, RoomReplayError, RoomSummary, SentFrames,
 };
 pub use server::room::{place, Outbox, Placement, Room, RoomConfig, RoomStats, Seating};
 pub use server::world::{

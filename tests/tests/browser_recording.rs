@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context, Result};
 use browser_support::{browser, joined, page_url, root, start_driver, state, wait_for, web_server};
 use skirmish_core::{open_client, replay_client, Call, ReplayError, ReplayOptions};
-use skirmish_tests::test_config;
+use skirmish_tests::config_with;
+use skirmish_tests::recordings::{first_parts, read_parts, side_by_side};
 
 /// Drive and weave, changing course often; from 8 s to 10 s the uplink's
 /// latency jumps to 300 ms (the panel's slider, as a person would move it):
@@ -36,7 +37,11 @@ const PLAY: Duration = Duration::from_secs(20);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_recorded_under_the_conditioner_replays_natively_frame_for_frame() -> Result<()> {
-    let srv = web_server(test_config())?;
+    // The server records the room too: the page's frames are checked
+    // against what the room sent it.
+    let rooms = std::env::temp_dir().join(format!("skirmish-browser-rooms-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&rooms);
+    let srv = web_server(config_with(|c| c.rooms.record.dir = Some(rooms.clone())))?;
     let driver = start_driver()?;
     let client = browser(&driver).await?;
     let other = browser(&driver).await?;
@@ -120,10 +125,19 @@ async fn a_page_recorded_under_the_conditioner_replays_natively_frame_for_frame(
         "the conditioner's 150 ms RTT: {s:?}"
     );
 
-    // One byte of a snapshot in the middle changed: the replay stops at a
-    // frame the snapshot reached, naming it.
-    let (offset, next) = middle_snapshot(&bytes)?;
-    let mut changed = bytes.clone();
+    a_changed_snapshot_is_named(&bytes)?;
+    srv.shutdown().await?;
+
+    beside_the_room(&bytes, &rooms)?;
+    let _ = std::fs::remove_dir_all(&rooms);
+    Ok(())
+}
+
+/// One byte of a snapshot in the middle changed: the replay stops at a
+/// frame the snapshot reached, naming it.
+fn a_changed_snapshot_is_named(bytes: &[u8]) -> Result<()> {
+    let (offset, next) = middle_snapshot(bytes)?;
+    let mut changed = bytes.to_vec();
     changed[next - 1] ^= 0x5a;
     match replay_client(&changed, ReplayOptions::default()) {
         Err(ReplayError::Diverged(d)) => {
@@ -135,7 +149,22 @@ async fn a_page_recorded_under_the_conditioner_replays_natively_frame_for_frame(
         }
         other => bail!("a changed snapshot went unnoticed: {other:?}"),
     }
-    srv.shutdown().await
+    Ok(())
+}
+
+/// Side by side with the server's recording of the room: every frame the
+/// page received (over WebTransport, where datagrams may overtake the
+/// stream) was sent to it by the room.
+fn beside_the_room(bytes: &[u8], rooms: &std::path::Path) -> Result<()> {
+    let room = first_parts(rooms)?
+        .into_iter()
+        .next()
+        .context("the server wrote no room recording")?;
+    let beside = side_by_side(bytes, &read_parts(&room)?)?;
+    println!("side by side: {beside:?}");
+    assert_eq!(beside.first_unmatched, None, "{beside:?}");
+    assert!(beside.matched > 300, "{beside:?}");
+    Ok(())
 }
 
 /// Where a binary frame in the middle of a recording starts, and where the

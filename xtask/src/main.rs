@@ -397,7 +397,19 @@ fn replay(args: &[String], room: bool) -> Result {
         })
         .collect();
     all.extend(args.iter().map(String::as_str));
-    sh(&cargo, &all, &[])
+    println!("$ {cargo} {}", all.join(" "));
+    let status = Command::new(&cargo)
+        .args(&all)
+        .current_dir(root())
+        .status()
+        .map_err(|e| format!("could not start `{cargo}`: {e}"))?;
+    // The replay's own exit status (1: a difference, 2: an unreadable
+    // file) is the answer; it has said why.
+    match status.code() {
+        Some(0) => Ok(()),
+        Some(code) => std::process::exit(code),
+        None => Err(format!("the replay was stopped ({status})")),
+    }
 }
 
 fn run(server_args: &[String]) -> Result {

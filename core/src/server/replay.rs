@@ -2,12 +2,13 @@
 //! tick, the hash of everything the room sent: the first tick that differs
 //! stops the replay with the calls that led to it.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 use crate::server::record::{open_room, RoomCall};
 use crate::server::room::{Outbox, Room};
 use crate::shared::protocol::Frame;
 use crate::shared::record::FormatError;
+use crate::shared::state::PlayerId;
 
 /// What a room replay went through.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -80,23 +81,26 @@ pub fn replay_room(bytes: &[u8]) -> Result<RoomSummary, RoomReplayError> {
     replay(bytes, None).map(|(summary, _)| summary)
 }
 
+/// The frames a room sent to each player, in order.
+pub type SentFrames = BTreeMap<PlayerId, Vec<Frame>>;
+
 /// Replays a room recording like [`replay_room`], and keeps every frame
-/// the room sent to the players who joined as `name`, in order: what a
-/// client's recording of the same session should have received.
+/// the room sent to each player who joined as `name`, in order: what a
+/// client's recording of the same session should have received (its
+/// `welcome` says which player it was).
 ///
 /// # Errors
 /// As [`replay_room`].
 pub fn replay_room_for(
     bytes: &[u8],
     name: &str,
-) -> Result<(RoomSummary, Vec<Frame>), RoomReplayError> {
+) -> Result<(RoomSummary, SentFrames), RoomReplayError> {
     replay(bytes, Some(name))
 }
 
-fn replay(bytes: &[u8], name: Option<&str>) -> Result<(RoomSummary, Vec<Frame>), RoomReplayError> {
+fn replay(bytes: &[u8], name: Option<&str>) -> Result<(RoomSummary, SentFrames), RoomReplayError> {
     let (config, calls) = open_room(bytes)?;
-    let mut kept = Vec::new();
-    let mut theirs = std::collections::BTreeSet::new();
+    let mut kept = SentFrames::new();
     let mut summary = RoomSummary {
         name: config.name.clone(),
         ..RoomSummary::default()
@@ -111,7 +115,7 @@ fn replay(bytes: &[u8], name: Option<&str>) -> Result<(RoomSummary, Vec<Frame>),
             RoomCall::Join(id, joiner, seating) => {
                 summary.joins += 1;
                 if name == Some(joiner.as_str()) {
-                    theirs.insert(*id);
+                    kept.entry(*id).or_default();
                 }
                 let _ = room.join(*id, joiner, *seating, &mut out);
             }
@@ -148,8 +152,8 @@ fn replay(bytes: &[u8], name: Option<&str>) -> Result<(RoomSummary, Vec<Frame>),
             recent.push_back(describe(offset, &call));
         }
         for &(to, i) in out.deliveries() {
-            if theirs.contains(&to) {
-                kept.extend(out.frames().get(i).cloned());
+            if let (Some(frames), Some(frame)) = (kept.get_mut(&to), out.frames().get(i)) {
+                frames.push(frame.clone());
             }
             summary.frames_sent += 1;
             summary.bytes_sent += match out.frames().get(i) {

@@ -2,8 +2,12 @@
 //! client's) or tick by tick (a room's, `--room`). `cargo xtask replay FILE`
 //! and `cargo xtask replay-room FILE` run it in release.
 //!
+//! With `--with-room ROOM` (the server's recording of the client's room),
+//! also checks that every frame the client received was sent to it by that
+//! room.
+//!
 //! Exit status: 0 when every frame matches, 1 at the first difference (the
-//! frame, the calls that led to it and both states are printed), 2 when the
+//! frame, the calls that led to it and both states are printed), 2 when a
 //! file cannot be read as a recording of this build (the reason is printed).
 
 use std::path::{Path, PathBuf};
@@ -35,7 +39,7 @@ struct Args {
     /// The server's recording of the client's room (its first part): after
     /// the replay, check that every frame the client received was sent to
     /// it, in order, by that room.
-    #[arg(long, value_name = "ROOM")]
+    #[arg(long, value_name = "ROOM", conflicts_with = "room")]
     with_room: Option<PathBuf>,
 }
 
@@ -147,33 +151,49 @@ fn client(args: &Args, bytes: &[u8]) -> ExitCode {
 
 /// `--with-room`: the client's frames against what its room sent it.
 fn beside(client: &[u8], room: &Path) -> ExitCode {
-    let checked = read_parts(room).and_then(|room_bytes| side_by_side(client, &room_bytes));
-    match checked {
-        Ok(s) => match &s.first_unmatched {
-            None => {
-                say!(
-                    "side by side with {}: all {} frames {:?} received were sent to it by the room, in order (the room sent {})",
-                    room.display(),
-                    s.received,
-                    s.name,
-                    s.sent
-                );
-                ExitCode::SUCCESS
-            }
-            Some((at, head)) => {
-                say!(
-                    "side by side with {}: frame {} that {:?} received (byte {at}: {head}) was never sent to it by the room, in that order; {} before it matched",
-                    room.display(),
-                    s.matched + 1,
-                    s.name,
-                    s.matched
-                );
-                ExitCode::from(1)
-            }
-        },
+    let room_bytes = match read_parts(room) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("cannot read {}: {e:#}", room.display());
+            return ExitCode::from(2);
+        }
+    };
+    // The room's own verdict first: a room that does not replay is a
+    // difference (1) or an unreadable file (2), as with `--room`.
+    match replay_room(&room_bytes) {
+        Ok(_) => {}
+        Err(RoomReplayError::Diverged(d)) => {
+            say!(
+                "{}: tick {} differs from the recording (replay it with --room for the details)",
+                room.display(),
+                d.tick
+            );
+            return ExitCode::from(1);
+        }
+        Err(RoomReplayError::Format(e)) => {
+            eprintln!("cannot replay {}: {e}", room.display());
+            return ExitCode::from(2);
+        }
+    }
+    let s = match side_by_side(client, &room_bytes) {
+        Ok(s) => s,
         Err(e) => {
             eprintln!("cannot set {} beside the client: {e:#}", room.display());
-            ExitCode::from(2)
+            return ExitCode::from(2);
+        }
+    };
+    let counts = format!(
+        "{} connection(s) checked, {} elsewhere; {} frames received, {} sent, {} matched; {} error frames from the session itself and {} frames after the room's recording ended not compared",
+        s.connections, s.elsewhere, s.received, s.sent, s.matched, s.errors, s.past_the_end
+    );
+    match &s.first_unmatched {
+        None => {
+            say!("side by side with {}: every frame {:?} received was sent to it by the room ({counts})", room.display(), s.name);
+            ExitCode::SUCCESS
+        }
+        Some((at, head)) => {
+            say!("side by side with {}: a frame {:?} received (byte {at}: {head}) was never sent to it by the room ({counts})", room.display(), s.name);
+            ExitCode::from(1)
         }
     }
 }
