@@ -74,8 +74,6 @@ pub struct ClientRecorder {
     events: StateHash,
     /// The running hash over every `advance` so far.
     chain: StateHash,
-    /// The hash after the last `advance`.
-    last: u64,
 }
 
 impl std::fmt::Debug for ClientRecorder {
@@ -84,7 +82,7 @@ impl std::fmt::Debug for ClientRecorder {
             .field("bytes", &self.w.bytes.len())
             .field("limit", &self.limit)
             .field("full", &self.full)
-            .field("last_hash", &format_args!("{:016x}", self.last))
+            .field("last_hash", &format_args!("{:016x}", self.chain.0))
             .finish_non_exhaustive()
     }
 }
@@ -103,7 +101,6 @@ impl ClientRecorder {
             limit,
             events: StateHash::default(),
             chain: StateHash::default(),
-            last: 0,
         }
     }
 
@@ -114,7 +111,7 @@ impl ClientRecorder {
 
     /// The running hash after the last `advance` (what the replay checks).
     pub fn last_hash(&self) -> u64 {
-        self.last
+        self.chain.0
     }
 
     /// Whether the limit was reached and the recording stopped.
@@ -150,14 +147,13 @@ impl ClientRecorder {
     /// Records `advance(now)` with what the session shows after it.
     pub(crate) fn advance(&mut self, now: Duration, view: &View) {
         let hash = frame_hash(&mut self.chain, &mut self.events, view);
-        self.last = hash;
         let own = view.own.map(|o| o.predicted);
         self.record(|w, times| write_call(w, times, &Call::Advance { now, hash, own }));
     }
 }
 
 /// Folds one frame's view and events into the chain; the new chain value.
-pub(crate) fn frame_hash(chain: &mut StateHash, events: &mut StateHash, view: &View) -> u64 {
+fn frame_hash(chain: &mut StateHash, events: &mut StateHash, view: &View) -> u64 {
     let mut h = *chain;
     h.word(events.0);
     *events = StateHash::default();

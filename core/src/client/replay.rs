@@ -44,9 +44,10 @@ pub struct ReplaySummary {
     pub received: u64,
     /// The recording's span, from the first to the last frame.
     pub span: Duration,
-    /// Corrections smoothed.
+    /// Corrections, as the HUD counts them (summed over connections).
     pub corrections: u64,
-    /// Corrections snapped.
+    /// Snaps, as the HUD counts them: corrections too large to smooth and
+    /// offsets that outlived their budget.
     pub snaps: u64,
     /// The largest correction.
     pub largest_correction: f32,
@@ -144,6 +145,50 @@ fn describe(offset: usize, call: &Call<'_>) -> String {
     format!("byte {offset}: {what}")
 }
 
+/// What the replay adds up as it goes.
+#[derive(Debug, Default)]
+struct Tally {
+    /// The own player's corrections and snaps as last read (a new
+    /// connection's player counts from zero again).
+    counted: (u64, u64),
+    /// The largest correction since the last sample.
+    correction: f32,
+    /// Round-trip samples.
+    rtts: Vec<Duration>,
+}
+
+impl Tally {
+    /// After a frame: corrections and snaps as the HUD counts them.
+    fn frame(&mut self, session: &ClientSession, summary: &mut ReplaySummary) {
+        let Some(stats) = session.local().map(|l| *l.stats()) else {
+            return;
+        };
+        let now = (stats.corrections, stats.snaps);
+        let base = if now.0 < self.counted.0 || now.1 < self.counted.1 {
+            (0, 0)
+        } else {
+            self.counted
+        };
+        summary.corrections += now.0 - base.0;
+        summary.snaps += now.1 - base.1;
+        self.counted = now;
+    }
+
+    fn event(&mut self, event: &SessionEvent, summary: &mut ReplaySummary) {
+        match event {
+            SessionEvent::Reconciled { report, .. }
+                if report.outcome != CorrectionOutcome::Placed =>
+            {
+                self.correction = self.correction.max(report.error);
+                summary.largest_correction = summary.largest_correction.max(report.error);
+            }
+            SessionEvent::Pong { rtt } => self.rtts.push(*rtt),
+            SessionEvent::Disconnected { .. } => summary.disconnections += 1,
+            _ => {}
+        }
+    }
+}
+
 /// Replays a client recording; see the module docs.
 ///
 /// # Errors
@@ -153,11 +198,11 @@ pub fn replay_client(bytes: &[u8], options: ReplayOptions) -> Result<ClientRepla
     let (config, calls) = open_client(bytes)?;
     let mut session = ClientSession::recorded(config, 0);
     let mut out = ClientReplay::default();
-    let mut since_frame: VecDeque<String> = VecDeque::new();
-    let mut rtts: Vec<Duration> = Vec::new();
+    // The calls since the last frame, described only if the next differs.
+    let mut since_frame: VecDeque<(usize, Call<'_>)> = VecDeque::new();
+    let mut tally = Tally::default();
     let mut first: Option<Duration> = None;
     let mut next_sample = Duration::ZERO;
-    let mut correction = 0.0f32;
     let (mut low, mut high) = (f64::INFINITY, f64::NEG_INFINITY);
     for item in calls {
         let (offset, call) = item?;
@@ -183,26 +228,27 @@ pub fn replay_client(bytes: &[u8], options: ReplayOptions) -> Result<ClientRepla
                 let _ = session.advance(now);
                 out.summary.frames += 1;
                 let replayed = session.recording().map_or(0, ClientRecorder::last_hash);
-                let mine = session.view().own.map(|o| o.predicted);
                 if replayed != hash {
-                    since_frame.push_back(describe(offset, &call));
+                    since_frame.push_back((offset, call.clone()));
+                    let mine = session.view().own.map(|o| o.predicted);
                     return Err(ReplayError::Diverged(Box::new(Divergence {
                         frame: out.summary.frames,
                         now,
-                        calls: since_frame.into(),
+                        calls: since_frame.iter().map(|(at, c)| describe(*at, c)).collect(),
                         recorded: (hash, own),
                         replayed: (replayed, mine),
                         state: format!("{session:#?}"),
                     })));
                 }
                 since_frame.clear();
+                tally.frame(&session, &mut out.summary);
                 let start = *first.get_or_insert(now);
                 out.summary.span = now.saturating_sub(start);
                 if now >= next_sample {
                     let hud = session.hud();
                     out.samples.push(Sample {
                         at: now.saturating_sub(start),
-                        correction: std::mem::take(&mut correction),
+                        correction: std::mem::take(&mut tally.correction),
                         rtt_ms: hud.rtt.map(|d| d.as_secs_f64() * 1000.0),
                         slack_ms: hud.pacing.slack_ms,
                         dilation_pct: hud.pacing.dilation_pct,
@@ -222,32 +268,17 @@ pub fn replay_client(bytes: &[u8], options: ReplayOptions) -> Result<ClientRepla
             if since_frame.len() >= 16 {
                 since_frame.pop_front();
             }
-            since_frame.push_back(describe(offset, &call));
+            since_frame.push_back((offset, call));
         }
         for event in session.events() {
-            match event {
-                SessionEvent::Reconciled { report, .. } => {
-                    match report.outcome {
-                        CorrectionOutcome::Smoothed => out.summary.corrections += 1,
-                        CorrectionOutcome::Snapped => out.summary.snaps += 1,
-                        _ => {}
-                    }
-                    if report.outcome != CorrectionOutcome::Placed {
-                        correction = correction.max(report.error);
-                        out.summary.largest_correction =
-                            out.summary.largest_correction.max(report.error);
-                    }
-                }
-                SessionEvent::Pong { rtt } => rtts.push(rtt),
-                SessionEvent::Disconnected { .. } => out.summary.disconnections += 1,
-                _ => {}
-            }
+            tally.event(&event, &mut out.summary);
         }
     }
     out.summary.late_inputs = session.hud().pacing.late;
     if low <= high {
         out.summary.dilation_pct = (low, high);
     }
+    let rtts = &mut tally.rtts;
     rtts.sort_unstable();
     out.summary.rtt = rtts.last().map(|&max| (rtts[rtts.len() / 2], max));
     Ok(out)

@@ -39,8 +39,6 @@ pub enum RoomCall {
 pub struct RoomRecorder {
     w: Writer,
     sent: StateHash,
-    /// Bytes written since the recorder was made (taken out or not).
-    total: u64,
 }
 
 impl RoomRecorder {
@@ -51,7 +49,6 @@ impl RoomRecorder {
         let config = serde_json::from_str(&json).unwrap_or(config);
         let w = Writer::with_header(Kind::Room, json.as_bytes());
         let recorder = RoomRecorder {
-            total: w.bytes.len() as u64,
             w,
             sent: StateHash::default(),
         };
@@ -63,50 +60,33 @@ impl RoomRecorder {
         into.append(&mut self.w.bytes);
     }
 
-    /// Bytes recorded since the start.
-    pub fn total(&self) -> u64 {
-        self.total
-    }
-
     /// The running hash of what the room sent.
     pub fn sent_hash(&self) -> u64 {
         self.sent.0
     }
 
-    fn write(&mut self, write: impl FnOnce(&mut Writer)) {
-        let before = self.w.bytes.len();
-        write(&mut self.w);
-        self.total += (self.w.bytes.len() - before) as u64;
-    }
-
     pub(crate) fn join(&mut self, id: PlayerId, name: &str, seating: Seating) {
-        self.write(|w| {
-            w.u8(JOIN);
-            w.varint(u64::from(id.0));
-            w.text(name);
-            w.u8(u8::from(seating.encoding == Encoding::Compact));
-            w.varint(u64::from(seating.protocol));
-        });
+        let w = &mut self.w;
+        w.u8(JOIN);
+        w.varint(u64::from(id.0));
+        w.text(name);
+        w.u8(u8::from(seating.encoding == Encoding::Compact));
+        w.varint(u64::from(seating.protocol));
     }
 
     pub(crate) fn leave(&mut self, id: PlayerId) {
-        self.write(|w| {
-            w.u8(LEAVE);
-            w.varint(u64::from(id.0));
-        });
+        self.w.u8(LEAVE);
+        self.w.varint(u64::from(id.0));
     }
 
     pub(crate) fn message(&mut self, id: PlayerId, message: &ClientMessage, since: Duration) {
-        self.write(|w| write_message(w, id, message, since));
+        write_message(&mut self.w, id, message, since);
     }
 
     /// A tick, with the hash of everything sent up to and with it.
     pub(crate) fn tick(&mut self) {
-        let hash = self.sent.0;
-        self.write(|w| {
-            w.u8(TICK);
-            w.u64(hash);
-        });
+        self.w.u8(TICK);
+        self.w.u64(self.sent.0);
     }
 
     /// Folds what the last call added to `out` (from frame `frames` and

@@ -93,8 +93,6 @@ pub enum FormatError {
 /// A recording's header.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Header {
-    /// Which side made it.
-    pub kind: Kind,
     /// The build that made it.
     pub build: String,
     /// The configuration the recorded side started with (a client's in
@@ -213,14 +211,7 @@ impl<'a> Reader<'a> {
             });
         }
         let config = r.blob()?.to_vec();
-        Ok((
-            Header {
-                kind,
-                build,
-                config,
-            },
-            r,
-        ))
+        Ok((Header { build, config }, r))
     }
 
     /// A reader of bare fields (no header): a header's configuration.

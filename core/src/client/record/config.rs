@@ -98,6 +98,27 @@ fn read_count(r: &mut Reader<'_>, what: &str) -> Result<usize, FormatError> {
         .ok_or_else(|| r.damaged(format!("{what} of {v}")))
 }
 
+/// A magnitude of the configuration (a time, a distance, a share): finite
+/// and not negative, or the header is damaged (the session would use it
+/// as a bound).
+fn magnitude(r: &mut Reader<'_>, v: f64, what: &str) -> Result<f64, FormatError> {
+    if v.is_finite() && v >= 0.0 {
+        Ok(v)
+    } else {
+        Err(r.damaged(format!("{what} of {v}")))
+    }
+}
+
+fn read_f64(r: &mut Reader<'_>, what: &str) -> Result<f64, FormatError> {
+    let v = r.f64()?;
+    magnitude(r, v, what)
+}
+
+fn read_f32(r: &mut Reader<'_>, what: &str) -> Result<f32, FormatError> {
+    let v = r.f32()?;
+    magnitude(r, f64::from(v), what).map(|_| v)
+}
+
 fn read_u32(r: &mut Reader<'_>, what: &str) -> Result<u32, FormatError> {
     let v = r.varint()?;
     u32::try_from(v).map_err(|_| r.damaged(format!("{what} of {v}")))
@@ -115,12 +136,12 @@ pub(super) fn read_config(r: &mut Reader<'_>) -> Result<SessionConfig, FormatErr
     };
     let smoothing = SmoothingConfig {
         enabled: r.u8()? != 0,
-        snap_distance: r.f32()?,
-        snap_angle: r.f32()?,
-        half_life: r.f32()?,
-        budget: r.f32()?,
-        dead_zone: r.f32()?,
-        dead_zone_angle: r.f32()?,
+        snap_distance: read_f32(r, "a snap distance")?,
+        snap_angle: read_f32(r, "a snap angle")?,
+        half_life: read_f32(r, "a half-life")?,
+        budget: read_f32(r, "a correction budget")?,
+        dead_zone: read_f32(r, "a dead zone")?,
+        dead_zone_angle: read_f32(r, "a dead-zone angle")?,
     };
     let interpolation = InterpolationConfig {
         enabled: r.u8()? != 0,
@@ -140,15 +161,15 @@ pub(super) fn read_config(r: &mut Reader<'_>) -> Result<SessionConfig, FormatErr
     };
     let protocol = read_u32(r, "a protocol")?;
     let pacing = PacingConfig {
-        late_target: r.f64()?,
-        safety_ms: r.f64()?,
+        late_target: read_f64(r, "a late target")?,
+        safety_ms: read_f64(r, "a safety margin")?,
         level_samples: read_count(r, "level samples")?,
         spread_samples: read_count(r, "spread samples")?,
-        initial_spread_ms: r.f64()?,
-        max_dilation: r.f64()?,
+        initial_spread_ms: read_f64(r, "an initial spread")?,
+        max_dilation: read_f64(r, "a largest dilation")?,
         time_constant: read_duration(r)?,
         integral_time: read_duration(r)?,
-        resync_ms: r.f64()?,
+        resync_ms: read_f64(r, "a resync threshold")?,
     };
     let resends = read_u32(r, "resends")?;
     Ok(SessionConfig {
@@ -188,10 +209,16 @@ mod tests {
         let mut w = Writer::default();
         write_config(&mut w, &config);
         let mut r = Reader::fields(&w.bytes);
-        assert_eq!(read_config(&mut r), Ok(config));
+        assert_eq!(read_config(&mut r), Ok(config.clone()));
         assert!(r.is_empty());
         for cut in 0..w.bytes.len() {
             assert!(read_config(&mut Reader::fields(&w.bytes[..cut])).is_err());
         }
+        // A negative bound (found by fuzzing: the pacing clamps with it).
+        config.pacing.max_dilation = -0.1;
+        let mut w = Writer::default();
+        write_config(&mut w, &config);
+        let err = read_config(&mut Reader::fields(&w.bytes));
+        assert!(matches!(err, Err(FormatError::Damaged { .. })), "{err:?}");
     }
 }

@@ -27,6 +27,7 @@ pub const LOSS_MEMORY: Duration = Duration::from_secs(10);
 
 /// Steps skipped in one frame at most: an hour at 50 ms.
 const MAX_SKIPPED_STEPS: u32 = 72_000;
+
 impl ClientSession {
     /// Whether this session's inputs name server ticks (the server spoke
     /// protocol 2 in `welcome`).
