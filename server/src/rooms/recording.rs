@@ -110,8 +110,7 @@ fn write_all(
     };
     tracing::info!(room, file = %file.path().display(), "recording");
     while let Ok(chunk) = rx.recv() {
-        file.buffer().extend_from_slice(&chunk);
-        if let Err(why) = file.flush() {
+        if let Err(why) = file.write(&chunk) {
             return why;
         }
         metrics.recorded(chunk.len());
@@ -130,8 +129,6 @@ pub(super) struct RecordFile {
     total: u64,
     part_limit: u64,
     total_limit: u64,
-    /// Reused for each tick's bytes.
-    buffer: Vec<u8>,
 }
 
 /// A file name from a room's name: letters, digits, `-` and `_` kept, the
@@ -176,7 +173,6 @@ impl RecordFile {
             total: 0,
             part_limit: settings.part_bytes.max(1),
             total_limit: settings.max_bytes,
-            buffer: Vec::new(),
         })
     }
 
@@ -185,20 +181,15 @@ impl RecordFile {
         &self.first
     }
 
-    /// The buffer to take this tick's bytes into.
-    pub(super) fn buffer(&mut self) -> &mut Vec<u8> {
-        &mut self.buffer
-    }
-
-    /// Writes what the buffer holds, in a new part if this one is full.
+    /// Writes one tick's bytes, in a new part if this one is full.
     ///
     /// # Errors
     /// A write failed, or the room's bound is reached: recording stops.
-    pub(super) fn flush(&mut self) -> Result<(), String> {
-        if self.buffer.is_empty() {
+    pub(super) fn write(&mut self, chunk: &[u8]) -> Result<(), String> {
+        if chunk.is_empty() {
             return Ok(());
         }
-        let len = self.buffer.len() as u64;
+        let len = chunk.len() as u64;
         if self.total + len > self.total_limit {
             return Err(format!(
                 "the room's recording reached --record-max-bytes ({} bytes)",
@@ -213,9 +204,8 @@ impl RecordFile {
             self.in_part = 0;
         }
         self.file
-            .write_all(&self.buffer)
+            .write_all(chunk)
             .map_err(|e| format!("cannot write: {e}"))?;
-        self.buffer.clear();
         self.in_part += len;
         self.total += len;
         Ok(())
@@ -242,11 +232,9 @@ mod tests {
             .unwrap_or_default();
         assert!(name.starts_with("3-a_b_c-"), "{name}");
         for chunk in [&b"0123456"[..], b"789", b"abcdefgh"] {
-            file.buffer().extend_from_slice(chunk);
-            file.flush().expect("written");
+            file.write(chunk).expect("written");
         }
-        file.buffer().extend_from_slice(b"too much");
-        assert!(file.flush().is_err());
+        assert!(file.write(b"too much").is_err());
         let first = std::fs::read(file.path()).expect("part 0");
         let mut second = file.path().as_os_str().to_owned();
         second.push(".1");
