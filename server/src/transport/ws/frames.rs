@@ -3,8 +3,11 @@
 //! out, unmasked in place, with no copy for an unfragmented message (which
 //! is every input). It enforces what a server must: frames are masked, no
 //! reserved bit is set, control frames are whole and short, fragments
-//! continue only a started message, and nothing is over the size limit.
-//! It never panics, whatever arrives.
+//! continue only a started message, a close frame has an allowed status and
+//! a UTF-8 reason, and nothing is over the size limit. Text is not checked
+//! for UTF-8 here: the session's decoder refuses it (`bad_message`). It
+//! never panics, whatever arrives, and agrees with tungstenite's reader
+//! (`frames/differential.rs`, which lists the differences on purpose).
 //!
 //! And the other way: [`header`] writes the (unmasked) header of a server
 //! frame.
@@ -215,14 +218,15 @@ impl FrameReader {
 }
 
 /// The status of a client's close frame: none in an empty one; a body of
-/// one byte, or a status no endpoint may send (RFC 6455, 7.4), breaks the
-/// protocol.
+/// one byte, a status no endpoint may send (RFC 6455, 7.4) or a reason that
+/// is not UTF-8 (7.1.6) breaks the protocol.
 fn close_status(body: &[u8]) -> Result<Option<u16>, Broken> {
     match *body {
         [] => Ok(None),
-        [high, low, ..] => {
+        [high, low, ref reason @ ..] => {
             let status = u16::from_be_bytes([high, low]);
             match status {
+                _ if std::str::from_utf8(reason).is_err() => Err(Broken::Protocol),
                 1000..=1003 | 1007..=1014 | 3000..=4999 => Ok(Some(status)),
                 _ => Err(Broken::Protocol),
             }
@@ -262,5 +266,7 @@ pub fn header(opcode: Opcode, length: usize, out: &mut [u8; 10]) -> usize {
     }
 }
 
+#[cfg(test)]
+mod differential;
 #[cfg(test)]
 mod tests;

@@ -107,10 +107,16 @@ fn broken_rules_end_the_connection_with_their_status() {
         f.extend(b"hi");
         f
     };
-    let cases: [(&str, Vec<u8>, Broken); 10] = [
+    let cases: [(&str, Vec<u8>, Broken); 11] = [
         (
             "close with a one-byte body",
             frame(true, 0x8, &[3], [0; 4]),
+            Broken::Protocol,
+        ),
+        (
+            // RFC 6455, 7.1.6; `differential.rs` checks any reason.
+            "close with a reason that is not UTF-8",
+            frame(true, 0x8, &[0x03, 0xe8, b'o', 0xc3], [1, 2, 3, 4]),
             Broken::Protocol,
         ),
         (
