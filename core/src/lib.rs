@@ -64,9 +64,9 @@ pub use client::smoothing::{
 };
 pub use client::timeline::RemoteTimeline;
 pub use server::interest::{InterestConfig, KEPT_FRAMES};
-pub use server::record::{open_room, RoomCall, RoomCalls, RoomRecorder};
+pub use server::record::{open_room, RoomCall, RoomCalls, RoomConfigError, RoomEnd, RoomRecorder};
 pub use server::replay::{
-    replay_room, replay_room_for, RoomDivergence, RoomReplayError, RoomSummary, SentFrames,
+    replay_room, replay_room_for, RoomDivergence, RoomReplayError, RoomSummary,
 };
 pub use server::room::{place, Outbox, Placement, Room, RoomConfig, RoomStats, Seating};
 pub use server::world::{
@@ -82,14 +82,14 @@ pub use shared::protocol::{
     MAX_FRAME_BYTES, MAX_INPUTS_PER_MESSAGE, MAX_NAME_CHARS, MAX_ROOM_CHARS, MIN_PROTOCOL_VERSION,
     PROTOCOL_VERSION,
 };
-pub use shared::record::{FormatError, Header, Kind, FORMAT_VERSION, MAGIC};
+pub use shared::record::{FormatError, Header, Kind, FORMAT_VERSION, MAGIC, OLDEST_FORMAT};
 pub use shared::rng::SeededRng;
 pub use shared::sim::{
     angle_delta, replay, sanitize, simulate, substep, substeps, wrap_angle, Pose,
 };
 pub use shared::state::{PlayerId, PlayerState};
 pub use shared::tick::Tick;
-pub use shared::timing::{InputTiming, RewindHistogram, SlackHistogram};
+pub use shared::timing::{InputTiming, LatenessHistogram, RewindHistogram, SlackHistogram};
 pub use shared::uplink::{decode_inputs, encode_client, encode_inputs, INPUT as BINARY_INPUT};
 pub use shared::{compact, delta, determinism, framing, protocol, timing};
 

@@ -396,7 +396,16 @@ fn a_changed_input_is_caught_and_damage_is_refused() {
         }
         other => panic!("expected a divergence, got {other:?}"),
     }
-    let err = replay_room(&bytes[..bytes.len() - 4]).expect_err("cut short");
+    // Cut short inside its last record (a crash, a kill): replayed up to
+    // the last whole tick, saying where it stops.
+    let (last, last_call) = calls.last().expect("records");
+    let whole = ticks_before(calls.len()) - u64::from(matches!(last_call, RoomCall::Tick(_)));
+    let cut = replay_room(&bytes[..bytes.len() - 4]).expect("a file cut short replays");
+    assert_eq!((cut.cut_at, cut.ticks), (Some(*last), whole), "{cut:?}");
+    // Wrong bytes are still damage: an unknown tag where the last record starts.
+    let mut wrong = bytes.to_vec();
+    wrong[*last] = 0xee;
+    let err = replay_room(&wrong).expect_err("an unknown tag");
     assert!(err.to_string().contains("damaged at byte"), "{err}");
     let err = replay_room(compact()).expect_err("a client recording");
     assert_eq!(

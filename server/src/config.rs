@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser};
-use skirmish_core::{InterestConfig, SimConfig, Vec2};
+use skirmish_core::{InterestConfig, SimConfig, Vec2, MAX_FRAME_BYTES};
 
 /// How the server runs.
 #[derive(Clone, Debug, Parser)]
@@ -154,6 +154,19 @@ pub struct RecordSettings {
     /// room stops recording (counted in `skirmish_recordings_stopped_total`).
     #[arg(long = "record-max-bytes", default_value_t = 1 << 30)]
     pub max_bytes: u64,
+    /// Bytes of every room's recording together, written by this process;
+    /// past them no room records (counted in
+    /// `skirmish_recordings_refused_total{reason="total_bytes"}`).
+    #[arg(long = "record-total-bytes", default_value_t = 8 << 30)]
+    pub total_bytes: u64,
+    /// Free bytes the recording's disk keeps: below them no room records
+    /// (`reason="free_space"`).
+    #[arg(long = "record-min-free-bytes", default_value_t = 1 << 30)]
+    pub min_free_bytes: u64,
+    /// Rooms recording at once, each with a writer thread of its own; a
+    /// room opened past them is not recorded (`reason="writers"`).
+    #[arg(long = "record-writers", default_value_t = 64)]
+    pub writers: usize,
 }
 
 impl RoomSettings {
@@ -211,11 +224,37 @@ pub struct Limits {
     /// Seconds one write to a client may take before it counts as a slow consumer.
     #[arg(long, default_value = "2", value_parser = seconds)]
     pub send_timeout: Duration,
-    /// Messages per second one connection may send; more are dropped. A
-    /// protocol-2 client seeing loss sends 3 input messages per tick (60
-    /// per second) besides its pings.
+    /// Messages per second one connection may send, steadily (a token
+    /// bucket, `--message-burst` deep); more are dropped. A protocol-2
+    /// client seeing loss sends 3 input messages per tick (60 per second)
+    /// besides its pings.
     #[arg(long, default_value_t = 100)]
     pub max_messages_per_sec: u32,
+    /// Messages one connection may send at once, after a quiet while;
+    /// default: `--max-messages-per-sec` (a second's worth).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub message_burst: Option<u32>,
+    /// Bytes per second one connection may send, steadily (the messages'
+    /// lengths; a token bucket, `--byte-burst` deep); past them messages are
+    /// dropped as over `--max-messages-per-sec`. A client's inputs take
+    /// at most about 12 KiB a second.
+    #[arg(long, default_value_t = 64 * 1024, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_bytes_per_sec: u64,
+    /// Bytes one connection may send at once, after a quiet while; at least
+    /// the largest message a client may send.
+    #[arg(
+        long,
+        default_value_t = 64 * 1024,
+        value_parser = clap::value_parser!(u64).range(MAX_FRAME_BYTES as u64..)
+    )]
+    pub byte_burst: u64,
+}
+
+impl Limits {
+    /// The message bucket's depth: `--message-burst`, or a second's worth.
+    pub fn message_burst(&self) -> u32 {
+        self.message_burst.unwrap_or(self.max_messages_per_sec)
+    }
 }
 
 impl Default for ServerConfig {
@@ -283,6 +322,41 @@ mod tests {
         assert_eq!(config.threads, 1);
         assert_eq!(config.rooms.record.dir, None);
         assert_eq!(config.rooms.record.part_bytes, 64 << 20);
+        assert_eq!(config.rooms.record.total_bytes, 8 << 30);
+        assert_eq!(config.rooms.record.min_free_bytes, 1 << 30);
+        assert_eq!(config.rooms.record.writers, 64);
+    }
+
+    #[test]
+    fn rate_limits_are_token_buckets_a_second_deep_unless_told() {
+        let parse = |flags: &[&str]| {
+            ServerConfig::try_parse_from(["skirmish-server"].iter().chain(flags)).map(|c| c.limits)
+        };
+        let limits = ServerConfig::default().limits;
+        assert_eq!(limits.max_messages_per_sec, 100);
+        assert_eq!(limits.message_burst, None);
+        assert_eq!(limits.message_burst(), 100);
+        assert_eq!(limits.max_bytes_per_sec, 64 * 1024);
+        assert_eq!(limits.byte_burst, 64 * 1024);
+        let rate_only = parse(&["--max-messages-per-sec", "30"]).expect("valid flags");
+        assert_eq!(rate_only.message_burst(), 30);
+        let all = parse(&[
+            "--max-messages-per-sec",
+            "30",
+            "--message-burst",
+            "5",
+            "--max-bytes-per-sec",
+            "10000",
+            "--byte-burst",
+            "8192",
+        ])
+        .expect("valid flags");
+        assert_eq!(all.message_burst(), 5);
+        assert_eq!((all.max_bytes_per_sec, all.byte_burst), (10_000, 8192));
+        // A byte burst smaller than a message would never let it through.
+        assert!(parse(&["--byte-burst", "8191"]).is_err());
+        assert!(parse(&["--message-burst", "0"]).is_err());
+        assert!(parse(&["--max-bytes-per-sec", "0"]).is_err());
     }
 
     #[test]

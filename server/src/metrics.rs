@@ -55,6 +55,8 @@ labelled! {
         ProtocolError = "protocol_error",
         /// The server shut down.
         Shutdown = "shutdown",
+        /// The client's room failed and was closed.
+        RoomFailed = "room_failed",
     }
 }
 
@@ -74,12 +76,30 @@ labelled! {
         HttpTimeout = "http_timeout",
         /// A WebTransport session asked for a path other than `/wt`.
         WrongPath = "wrong_path",
+        /// A validated WebTransport client's QUIC or HTTP/3 handshake failed
+        /// (or it went away during it).
+        HandshakeFailed = "handshake_failed",
     }
 }
 
-/// Upper bounds of the tick duration histogram, in seconds.
-const TICK_BUCKETS: [f64; 10] = [
-    0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05,
+labelled! {
+    /// Why a room's recording was refused or cut short (`--record`).
+    pub enum RecordingRefusal {
+        /// All recordings together reached `--record-total-bytes`.
+        TotalBytes = "total_bytes",
+        /// The disk's free space fell to `--record-min-free-bytes`.
+        FreeSpace = "free_space",
+        /// `--record-writers` rooms were already recording.
+        Writers = "writers",
+    }
+}
+
+/// Upper bounds of the tick duration histograms, in seconds. They reach
+/// well past the 50 ms tick budget, so an overrun shows at its size rather
+/// than only in `+Inf` (where every quantile reads as the top bound).
+const TICK_BUCKETS: [f64; 15] = [
+    0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1,
+    0.25, 0.5, 1.0,
 ];
 
 /// How many counters and gauges have no labels.
@@ -112,6 +132,16 @@ pub struct Metrics {
     rejected: [AtomicU64; ErrorCode::ALL.len()],
     disconnects: [AtomicU64; DisconnectReason::ALL.len()],
     refused: [AtomicU64; Refusal::ALL.len()],
+    hardening: Hardening,
+}
+
+/// Counters of what the server did to keep one client, room or disk from
+/// hurting the rest.
+#[derive(Debug, Default)]
+struct Hardening {
+    webtransport_retries: AtomicU64,
+    room_failures: AtomicU64,
+    recordings_refused: [AtomicU64; RecordingRefusal::ALL.len()],
 }
 
 fn add(counter: &AtomicU64, n: u64) {
@@ -131,6 +161,26 @@ impl Metrics {
     /// `--record`: a room stopped recording (its bound, or a write failed).
     pub fn recording_stopped(&self) {
         add(&self.recordings_stopped, 1);
+    }
+
+    /// A WebTransport client was asked to prove its address (QUIC Retry).
+    pub fn webtransport_retry(&self) {
+        add(&self.hardening.webtransport_retries, 1);
+    }
+
+    /// A room's tick panicked: the room was closed and its players told.
+    pub fn room_failed(&self) {
+        add(&self.hardening.room_failures, 1);
+    }
+
+    /// How many rooms failed.
+    pub fn room_failures(&self) -> u64 {
+        get(&self.hardening.room_failures)
+    }
+
+    /// A room's recording was refused or cut short for `why`.
+    pub fn recording_refused(&self, why: RecordingRefusal) {
+        add(&self.hardening.recordings_refused[why.index()], 1);
     }
 
     /// A player joined (`+1`) or left (`-1`).
@@ -258,25 +308,25 @@ impl Metrics {
                 get(&self.connections),
             ),
             (
-                "skirmish_bytes_in_total",
+                "skirmish_received_bytes_total",
                 "Bytes received in messages.",
                 "counter",
                 get(&self.bytes_in),
             ),
             (
-                "skirmish_bytes_out_total",
+                "skirmish_sent_bytes_total",
                 "Bytes sent in messages.",
                 "counter",
                 get(&self.bytes_out),
             ),
             (
-                "skirmish_messages_in_total",
+                "skirmish_received_messages_total",
                 "Messages received.",
                 "counter",
                 get(&self.messages_in),
             ),
             (
-                "skirmish_messages_out_total",
+                "skirmish_sent_messages_total",
                 "Messages sent.",
                 "counter",
                 get(&self.messages_out),
@@ -355,8 +405,41 @@ impl Metrics {
             "Time writing one tick's frames to the room's sockets took.",
             (&self.sends, &self.send_micros_sum, &self.send_buckets),
         );
+        self.render_hardening(&mut out);
         self.timing.render(&mut out);
         out
+    }
+
+    fn render_hardening(&self, out: &mut String) {
+        let h = &self.hardening;
+        for (name, help, value) in [
+            (
+                "skirmish_webtransport_retries_total",
+                "QUIC Retries sent: WebTransport handshakes from addresses not yet validated.",
+                &h.webtransport_retries,
+            ),
+            (
+                "skirmish_room_failures_total",
+                "Rooms whose tick panicked; each was closed and its players told.",
+                &h.room_failures,
+            ),
+        ] {
+            let _ = writeln!(
+                out,
+                "# HELP {name} {help}\n# TYPE {name} counter\n{name} {}",
+                get(value)
+            );
+        }
+        labelled_family(
+            out,
+            "skirmish_recordings_refused_total",
+            "Room recordings refused or cut short by a server-wide recording budget, by reason.",
+            "reason",
+            RecordingRefusal::ALL
+                .iter()
+                .map(|r| r.as_str())
+                .zip(&h.recordings_refused),
+        );
     }
 }
 
@@ -425,6 +508,136 @@ mod tests {
         assert!(text.contains("skirmish_tick_duration_seconds_bucket{le=\"0.0005\"} 1\n"));
         assert!(text.contains("skirmish_tick_duration_seconds_bucket{le=\"0.00025\"} 0\n"));
         assert!(text.contains("skirmish_tick_duration_seconds_count 1\n"));
+    }
+
+    #[test]
+    fn an_overrun_tick_shows_at_its_size_not_only_in_inf() {
+        let budget = f64::from(skirmish_core::SimConfig::default().tick_ms) / 1000.0;
+        assert!(
+            TICK_BUCKETS.iter().filter(|b| **b > budget).count() >= 4,
+            "buckets past the {budget} s budget: {TICK_BUCKETS:?}"
+        );
+        assert!(TICK_BUCKETS.windows(2).all(|w| w[0] < w[1]));
+        let m = Metrics::default();
+        m.tick(Duration::from_millis(80));
+        m.tick(Duration::from_secs(2));
+        m.tick_sent(Duration::from_millis(300));
+        let text = m.render();
+        for (line, n) in [
+            ("skirmish_tick_duration_seconds_bucket{le=\"0.05\"}", 0),
+            ("skirmish_tick_duration_seconds_bucket{le=\"0.075\"}", 0),
+            ("skirmish_tick_duration_seconds_bucket{le=\"0.1\"}", 1),
+            ("skirmish_tick_duration_seconds_bucket{le=\"1\"}", 1),
+            ("skirmish_tick_duration_seconds_bucket{le=\"+Inf\"}", 2),
+            ("skirmish_tick_duration_seconds_sum", 2),
+            ("skirmish_tick_send_seconds_bucket{le=\"0.25\"}", 0),
+            ("skirmish_tick_send_seconds_bucket{le=\"0.5\"}", 1),
+        ] {
+            let want = if line.ends_with("_sum") {
+                format!("{line} 2.08\n")
+            } else {
+                format!("{line} {n}\n")
+            };
+            assert!(text.contains(&want), "{want}in\n{text}");
+        }
+    }
+
+    #[test]
+    fn traffic_counters_are_named_received_and_sent() {
+        let m = Metrics::default();
+        m.received(10);
+        m.sent(7);
+        m.sent_many(2, 5);
+        let text = m.render();
+        for line in [
+            "skirmish_received_bytes_total 10\n",
+            "skirmish_received_messages_total 1\n",
+            "skirmish_sent_bytes_total 12\n",
+            "skirmish_sent_messages_total 3\n",
+        ] {
+            assert!(text.contains(line), "{line}in\n{text}");
+        }
+        for old in ["_in_total", "_out_total"] {
+            assert!(!text.contains(old), "{old} in\n{text}");
+        }
+    }
+
+    /// Prometheus' conventions, checked over the whole exposition after a
+    /// late input (the value a histogram of signed slack made negative):
+    /// counters end in `_total`, histograms in a base unit have ascending
+    /// non-negative bounds ending in `+Inf` equal to `_count`, and no
+    /// sample of a counter or histogram is negative.
+    #[test]
+    fn every_family_follows_prometheus_conventions() {
+        let m = Metrics::default();
+        let mut stats = skirmish_core::WorldStats {
+            late_inputs: 1,
+            ..skirmish_core::WorldStats::default()
+        };
+        stats.slack.record(35);
+        stats.lateness.record(60);
+        m.timing.add(&stats, &mut Reported::default());
+        m.tick(Duration::from_millis(3));
+        let text = m.render();
+        let mut kinds = Vec::new();
+        for line in text.lines() {
+            if let Some(rest) = line.strip_prefix("# TYPE ") {
+                let (name, kind) = rest.split_once(' ').expect("# TYPE name kind");
+                kinds.push((name.to_string(), kind.to_string()));
+            }
+        }
+        assert!(kinds.len() >= 20, "{kinds:?}");
+        let samples = |name: &str| -> Vec<(String, f64)> {
+            text.lines()
+                .filter(|l| !l.starts_with('#'))
+                .filter_map(|l| l.split_once(' '))
+                .filter(|(series, _)| {
+                    series.strip_prefix(name).is_some_and(|rest| {
+                        rest.is_empty()
+                            || rest.starts_with('{')
+                            || ["_bucket", "_sum", "_count"]
+                                .iter()
+                                .any(|s| rest.starts_with(s))
+                    })
+                })
+                .map(|(series, value)| (series.to_string(), value.parse().expect("a number")))
+                .collect()
+        };
+        for (name, kind) in &kinds {
+            let found = samples(name);
+            assert!(!found.is_empty(), "{name} has no samples");
+            match kind.as_str() {
+                "gauge" => {}
+                "counter" => assert!(name.ends_with("_total"), "counter {name}"),
+                "histogram" => {
+                    assert!(
+                        name.ends_with("_seconds") || name.ends_with("_bytes"),
+                        "histogram {name} in a base unit"
+                    );
+                    let bounds: Vec<(f64, f64)> = found
+                        .iter()
+                        .filter_map(|(series, v)| {
+                            let le = series.split_once("le=\"")?.1.split_once('"')?.0;
+                            Some((le.parse().expect("a bound"), *v))
+                        })
+                        .collect();
+                    assert!(bounds.windows(2).all(|w| w[0].0 < w[1].0), "{name}");
+                    assert!(bounds.windows(2).all(|w| w[0].1 <= w[1].1), "{name}");
+                    assert!(bounds.first().is_some_and(|b| b.0 >= 0.0), "{name}");
+                    let (inf, total) = (
+                        bounds.last().expect("+Inf"),
+                        samples(&format!("{name}_count")),
+                    );
+                    assert!(inf.0.is_infinite() && inf.1 == total[0].1, "{name}");
+                }
+                other => panic!("{name}: unexpected type {other}"),
+            }
+            if kind != "gauge" {
+                assert!(found.iter().all(|(_, v)| *v >= 0.0), "{name}: {found:?}");
+            }
+        }
+        assert!(text.contains("skirmish_input_lateness_seconds_count 1\n"));
+        assert!(text.contains("skirmish_input_slack_seconds_sum 0.035\n"));
     }
 
     #[test]

@@ -14,6 +14,9 @@ use crate::config::ServerConfig;
 use crate::http::{accept, Routes};
 use crate::transport::wt::{self, WebTransport};
 
+/// How long shutdown waits for recordings to be written and synced.
+pub const RECORDING_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// A server running in the background.
 #[derive(Debug)]
 pub struct RunningServer {
@@ -28,7 +31,9 @@ pub struct RunningServer {
 
 impl RunningServer {
     /// Stops accepting, tells every client why and waits (at most a few
-    /// seconds) for every session to close.
+    /// seconds) for every session to close; then closes every room, its
+    /// recording ending with an end record, and waits (at most
+    /// [`RECORDING_GRACE`]) for the recordings to reach the disk.
     ///
     /// # Errors
     /// The server task failed.
@@ -36,6 +41,7 @@ impl RunningServer {
         self.state.shutdown.signal();
         self.task.await?;
         self.state.shutdown.drained().await;
+        self.state.rooms.close_all(RECORDING_GRACE).await;
         if let Some(wt) = &self.webtransport {
             wt.stopped().await;
         }

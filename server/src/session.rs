@@ -88,7 +88,7 @@ pub async fn serve<T: Transport>(state: &AppState, transport: T, address: IpAddr
     let _counted = Connected::new(state);
     let mut session = Session {
         state,
-        gate: Gate::new(state.config.limits.max_messages_per_sec),
+        gate: Gate::for_limits(&state.config.limits),
         transport,
     };
     let reason = session.run(address).await;
@@ -164,7 +164,7 @@ impl<T: Transport> Session<'_, T> {
         let (text, payload) = match self.transport.next().await {
             Raw::Data { text, payload } => (text, payload),
             Raw::Control => {
-                return match self.gate.admit() {
+                return match self.gate.admit(0) {
                     Admit::Read => Read::Nothing,
                     admit => limited(self.state, admit),
                 }
@@ -172,7 +172,7 @@ impl<T: Transport> Session<'_, T> {
             Raw::Ended(reason) => return Read::Ended(reason),
         };
         self.state.metrics.received(payload.len());
-        match self.gate.admit() {
+        match self.gate.admit(payload.len()) {
             Admit::Read => match decode_client_frame(text, payload) {
                 Ok(message) => Read::Message(message),
                 Err(e) => Read::Refused(e),
@@ -312,8 +312,8 @@ impl<T: Transport> Session<'_, T> {
 /// What `hello` asked for: a name, a room, an encoding, a protocol.
 type Hello = (String, Option<String>, Encoding, u32);
 
-/// The answer to a message over the rate limit: refused (told once per
-/// window) or dropped and counted.
+/// The answer to a message over a rate limit (messages or bytes): refused
+/// (told at most once a second) or dropped and counted.
 fn limited(state: &AppState, admit: Admit) -> Read {
     match admit {
         Admit::Refuse(e) => Read::Refused(e),
@@ -336,6 +336,14 @@ fn shutting_down() -> Ending {
 fn kicked(code: ErrorCode) -> Ending {
     match code {
         ErrorCode::SlowConsumer => (DisconnectReason::SlowConsumer, None),
+        ErrorCode::ShuttingDown => shutting_down(),
+        ErrorCode::RoomFailed => (
+            DisconnectReason::RoomFailed,
+            Some((
+                code,
+                "the room failed and was closed; say hello again".into(),
+            )),
+        ),
         code => (
             DisconnectReason::Closed,
             Some((code, "disconnected by the room".into())),

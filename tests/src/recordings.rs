@@ -1,13 +1,14 @@
 //! Reading recordings from disk: a client recording is one file; a room's
 //! may be split in parts (`FILE`, `FILE.1`, `FILE.2`, …, see the server's
-//! `--record`), read here in order as one.
+//! `--record`), read here in order as one. And [`side_by_side`]: a
+//! client's recording checked against its room's, streaming (memory
+//! bounded whatever their length).
 
+use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
 
-use std::collections::VecDeque;
-
 use anyhow::{Context, Result};
-use skirmish_core::{Call, Frame, ServerMessage};
+use skirmish_core::{Call, Calls, Frame, PlayerId, RoomCall, ServerMessage};
 
 /// The bytes of `path` and of the parts that continue it.
 ///
@@ -77,60 +78,75 @@ pub struct SideBySide {
 /// stream), or be lost.
 const WINDOW: usize = 64;
 
-/// One connection's received frames: (byte offset, text?, bytes).
-type Received<'a> = Vec<(usize, bool, &'a [u8])>;
-
 /// Checks that every frame a client's recording received was sent to it by
 /// the room in the server's recording: each connection is matched with the
 /// player its `welcome` names; frames a datagram transport lost may be
 /// missing and datagrams may come up to 64 frames out of order, but no
 /// frame may differ.
 ///
+/// It streams: a first pass over the client's recording notes where each
+/// connection starts and which player it was; then the room is replayed
+/// once, and each frame it sends such a player is matched at once against
+/// that connection's received frames, read from where they lie. At most
+/// [`WINDOW`] sent frames per player in the room are held at a time, and a
+/// few words per connection, however long the recordings.
+///
 /// # Errors
 /// The recordings do not read, the room's does not replay, or no
 /// connection of the client joined that room.
 pub fn side_by_side(client: &[u8], room: &[u8]) -> Result<SideBySide> {
     let (config, calls) = skirmish_core::open_client(client)?;
-    let mut connections: Vec<Received<'_>> = vec![Vec::new()];
-    for call in calls {
-        match call? {
-            (at, Call::Text(bytes, _)) => connections
-                .last_mut()
-                .into_iter()
-                .for_each(|c| c.push((at, true, bytes))),
-            (at, Call::Binary(bytes, _)) => connections
-                .last_mut()
-                .into_iter()
-                .for_each(|c| c.push((at, false, bytes))),
-            (_, Call::Disconnected(_)) => connections.push(Vec::new()),
-            _ => {}
+    let (claims, with_frames) = connections(calls)?;
+    let name = config.name;
+    let mut claims = claims;
+    let mut watching: BTreeMap<PlayerId, Matcher<'_>> = BTreeMap::new();
+    let mut done: BTreeMap<usize, Tally> = BTreeMap::new();
+    skirmish_core::replay_room_for(room, |call, out| {
+        if let RoomCall::Join(id, joiner, _) = call {
+            if *joiner == name {
+                if let Some((index, start)) = claims.remove(id) {
+                    watching.insert(*id, Matcher::new(index, start));
+                }
+            }
         }
+        for &(to, i) in out.deliveries() {
+            if let (Some(m), Some(frame)) = (watching.get_mut(&to), out.frames().get(i)) {
+                m.sent(frame);
+            }
+        }
+        // Nothing more is sent to a player who left: its connection is
+        // judged now, and its window let go.
+        if let RoomCall::Leave(id) = call {
+            if let Some(m) = watching.remove(id) {
+                done.insert(m.index, m.finish());
+            }
+        }
+    })
+    .map_err(|e| anyhow::anyhow!("the room's recording: {e}"))?;
+    for m in std::mem::take(&mut watching).into_values() {
+        done.insert(m.index, m.finish());
     }
-    let (_, mut sent) = skirmish_core::replay_room_for(room, &config.name)
-        .map_err(|e| anyhow::anyhow!("the room's recording: {e}"))?;
     let mut out = SideBySide {
-        name: config.name,
+        name,
         ..SideBySide::default()
     };
-    for received in connections.iter().filter(|c| !c.is_empty()) {
-        let player = received.iter().find_map(|(_, text, bytes)| {
-            let text = std::str::from_utf8(bytes).ok().filter(|_| *text)?;
-            match skirmish_core::decode_server(text) {
-                Ok(ServerMessage::Welcome { player_id, .. }) => Some(player_id),
-                _ => None,
-            }
-        });
-        let Some(frames) = player.and_then(|p| sent.remove(&p)) else {
-            out.elsewhere += 1;
-            continue;
-        };
+    // In the client's order, up to the first connection with a frame the
+    // room never sent.
+    let mut seen = with_frames;
+    for (index, tally) in done {
         out.connections += 1;
-        out.sent += frames.len();
-        compare(received, &frames, &mut out);
-        if out.first_unmatched.is_some() {
+        out.received += tally.received;
+        out.sent += tally.sent;
+        out.matched += tally.matched;
+        out.errors += tally.errors;
+        out.past_the_end += tally.past_the_end;
+        if tally.first_unmatched.is_some() {
+            out.first_unmatched = tally.first_unmatched;
+            seen = index + 1;
             break;
         }
     }
+    out.elsewhere = seen.saturating_sub(out.connections);
     anyhow::ensure!(
         out.connections > 0,
         "no connection of {:?} joined this room ({} elsewhere)",
@@ -140,39 +156,158 @@ pub fn side_by_side(client: &[u8], room: &[u8]) -> Result<SideBySide> {
     Ok(out)
 }
 
-/// Matches one connection's received frames against what the room sent.
-fn compare(received: &Received<'_>, frames: &[Frame], out: &mut SideBySide) {
-    let mut next = frames.iter();
-    let mut pool: VecDeque<&Frame> = VecDeque::new();
-    for &(at, text, bytes) in received {
-        let is_error = text
-            && std::str::from_utf8(bytes)
-                .ok()
-                .and_then(|t| skirmish_core::decode_server(t).ok())
-                .is_some_and(|m| matches!(m, ServerMessage::Error { .. }));
-        if is_error {
-            out.errors += 1;
-            continue;
+/// Where each connection that received frames starts (its index among
+/// them and the calls from its start), by the player its `welcome` named
+/// (the first connection to name a player has it); and how many received
+/// frames.
+type Claims<'a> = BTreeMap<PlayerId, (usize, Calls<'a>)>;
+
+/// The first pass over a client's recording: see [`Claims`].
+fn connections(mut calls: Calls<'_>) -> Result<(Claims<'_>, usize)> {
+    let mut claims = Claims::new();
+    let mut with_frames = 0;
+    loop {
+        let start = calls.clone();
+        let (mut received, mut player) = (false, None);
+        let mut ended = true;
+        for call in calls.by_ref() {
+            match call? {
+                (_, Call::Text(bytes, _)) => {
+                    received = true;
+                    if player.is_none() {
+                        player = welcome(bytes);
+                    }
+                }
+                (_, Call::Binary(..)) => received = true,
+                (_, Call::Disconnected(_)) => {
+                    ended = false;
+                    break;
+                }
+                _ => {}
+            }
         }
-        out.received += 1;
-        pool.extend(next.by_ref().take(WINDOW.saturating_sub(pool.len())));
-        if pool.is_empty() {
-            out.past_the_end += 1;
-            continue;
+        if received {
+            if let Some(p) = player {
+                claims.entry(p).or_insert((with_frames, start));
+            }
+            with_frames += 1;
         }
-        let same = |f: &&Frame| match f {
+        if ended {
+            return Ok((claims, with_frames));
+        }
+    }
+}
+
+/// The player a `welcome` names.
+fn welcome(text: &[u8]) -> Option<PlayerId> {
+    let text = std::str::from_utf8(text).ok()?;
+    match skirmish_core::decode_server(text) {
+        Ok(ServerMessage::Welcome { player_id, .. }) => Some(player_id),
+        _ => None,
+    }
+}
+
+/// One connection's counts.
+#[derive(Debug, Default)]
+struct Tally {
+    received: usize,
+    sent: usize,
+    matched: usize,
+    errors: usize,
+    past_the_end: usize,
+    first_unmatched: Option<(usize, String)>,
+}
+
+/// One connection matched against what the room sends its player, as the
+/// room sends it: each received frame is looked for among the next
+/// [`WINDOW`] frames sent, so one is judged once that many wait (or the
+/// room sends no more).
+struct Matcher<'a> {
+    index: usize,
+    /// The connection's calls not yet read.
+    received: Calls<'a>,
+    /// Sent and not yet matched, oldest first: at most [`WINDOW`].
+    pool: VecDeque<Frame>,
+    /// No more received frames are judged: the connection ended, or one
+    /// was never sent.
+    over: bool,
+    tally: Tally,
+}
+
+impl<'a> Matcher<'a> {
+    fn new(index: usize, received: Calls<'a>) -> Matcher<'a> {
+        Matcher {
+            index,
+            received,
+            pool: VecDeque::with_capacity(WINDOW),
+            over: false,
+            tally: Tally::default(),
+        }
+    }
+
+    /// The room sent the player `frame`.
+    fn sent(&mut self, frame: &Frame) {
+        self.tally.sent += 1;
+        if self.over {
+            return;
+        }
+        self.pool.push_back(frame.clone());
+        while self.pool.len() >= WINDOW && !self.over {
+            self.judge_next();
+        }
+    }
+
+    /// The room sends no more: the rest of the connection is judged.
+    fn finish(mut self) -> Tally {
+        while !self.over {
+            self.judge_next();
+        }
+        self.tally
+    }
+
+    /// Judges the connection's next received frame (counting the `error`
+    /// frames before it, which a session sends itself).
+    fn judge_next(&mut self) {
+        let (at, text, bytes) = loop {
+            match self.received.next() {
+                Some(Ok((at, Call::Text(bytes, _)))) => {
+                    let is_error = std::str::from_utf8(bytes)
+                        .ok()
+                        .and_then(|t| skirmish_core::decode_server(t).ok())
+                        .is_some_and(|m| matches!(m, ServerMessage::Error { .. }));
+                    if !is_error {
+                        break (at, true, bytes);
+                    }
+                    self.tally.errors += 1;
+                }
+                Some(Ok((at, Call::Binary(bytes, _)))) => break (at, false, bytes),
+                Some(Ok((_, Call::Disconnected(_))) | Err(_)) | None => {
+                    self.over = true;
+                    self.pool.clear();
+                    return;
+                }
+                Some(Ok(_)) => {}
+            }
+        };
+        self.tally.received += 1;
+        if self.pool.is_empty() {
+            self.tally.past_the_end += 1;
+            return;
+        }
+        let same = |f: &Frame| match f {
             Frame::Text(t) => text && t.as_bytes() == bytes,
             Frame::Binary(b) => !text && b.as_slice() == bytes,
         };
-        if let Some(i) = pool.iter().position(same) {
-            pool.remove(i);
+        if let Some(i) = self.pool.iter().position(same) {
+            self.pool.remove(i);
             // What was sent well before the match is lost, not late.
-            pool.drain(..i.saturating_sub(WINDOW / 4));
-            out.matched += 1;
+            self.pool.drain(..i.saturating_sub(WINDOW / 4));
+            self.tally.matched += 1;
         } else {
             let head = String::from_utf8_lossy(&bytes[..bytes.len().min(60)]).into_owned();
-            out.first_unmatched = Some((at, head));
-            return;
+            self.tally.first_unmatched = Some((at, head));
+            self.over = true;
+            self.pool.clear();
         }
     }
 }

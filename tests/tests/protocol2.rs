@@ -95,8 +95,13 @@ async fn inputs_that_name_server_ticks_are_simulated_then_and_timed() -> Result 
     let rooms = http_get(addr, "/rooms").await?;
     assert!(rooms.contains("\"late_inputs\":1"), "{rooms}");
     let text = http_get(addr, "/metrics").await?;
+    // Three inputs in time, one late: slack and lateness apart.
     assert!(
-        text.contains("skirmish_input_slack_seconds_count 4"),
+        text.contains("skirmish_input_slack_seconds_count 3\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("skirmish_input_lateness_seconds_count 1\n"),
         "{text}"
     );
     srv.shutdown().await

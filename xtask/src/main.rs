@@ -72,6 +72,10 @@ const BINARYEN: &str = "132.0.0";
 /// A well-known protobuf type that Debian's `libprotobuf-dev` installs.
 const PROTOBUF_INCLUDE: &str = "/usr/include/google/protobuf/descriptor.proto";
 
+/// Debian's Prometheus (2.42), which the dashboard test starts to evaluate
+/// every panel's query.
+const PROMETHEUS: &str = "/usr/bin/prometheus";
+
 /// Where project-local tools are installed.
 fn tools_dir() -> PathBuf {
     root().join("target").join("tools")
@@ -175,8 +179,13 @@ fn setup() -> Result {
     if !on_path("protoc") || !Path::new(PROTOBUF_INCLUDE).is_file() {
         debs.extend(["protobuf-compiler", "libprotobuf-dev"]);
     }
+    // The dashboard test (tests/tests/dashboard.rs) runs Debian's Prometheus
+    // binary itself; the service the package may start is not used.
+    if !Path::new(PROMETHEUS).is_file() {
+        debs.push("prometheus");
+    }
     if debs.is_empty() {
-        println!("setup: chromium, chromedriver, node and protoc present");
+        println!("setup: chromium, chromedriver, node, protoc and prometheus present");
     } else {
         println!(
             "setup: installing {} from Debian's packages (apt-get, about a minute)",

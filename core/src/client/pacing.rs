@@ -52,7 +52,8 @@ pub struct PacingConfig {
     pub spread_samples: usize,
     /// The spread assumed before enough samples are in, in ms.
     pub initial_spread_ms: f64,
-    /// The largest change of step rate, either way (0.1: ±10 %).
+    /// The largest change of step rate, either way (0.1: ±10 %); at most
+    /// [`PacingConfig::DILATION_LIMIT`].
     pub max_dilation: f64,
     /// How quickly an offset error is closed: the dilation is the error
     /// divided by this (100 ms of error over 1 s: 10 %).
@@ -76,6 +77,22 @@ impl Default for PacingConfig {
             time_constant: Duration::from_secs(1),
             integral_time: Duration::from_secs(10),
             resync_ms: 500.0,
+        }
+    }
+}
+
+impl PacingConfig {
+    /// The largest [`PacingConfig::max_dilation`] the controller uses: a
+    /// step period stays within two thirds and twice the cadence, never
+    /// zero or negative (a larger or non-finite bound is taken as this).
+    pub const DILATION_LIMIT: f64 = 0.5;
+
+    /// [`PacingConfig::max_dilation`] within `0..=DILATION_LIMIT`.
+    fn dilation_bound(&self) -> f64 {
+        if self.max_dilation.is_nan() {
+            0.0
+        } else {
+            self.max_dilation.clamp(0.0, PacingConfig::DILATION_LIMIT)
         }
     }
 }
@@ -332,7 +349,7 @@ impl Pacing {
             let scale = if error > 0.0 { 3.0 } else { 1.0 };
             let tau = self.config.time_constant.as_secs_f64() * 1000.0 / scale;
             let ti = self.config.integral_time.as_secs_f64() * 1000.0;
-            let max = self.config.max_dilation;
+            let max = self.config.dilation_bound();
             // The integral only holds a small steady error (a clock that
             // runs fast or slow); a large error is the proportional term's,
             // so a latency step leaves no wound-up integral behind.
@@ -340,7 +357,10 @@ impl Pacing {
                 self.integral =
                     (self.integral + error / tau * self.tick_ms / ti.max(1.0)).clamp(-max, max);
             }
-            self.dilation = (error / tau.max(1.0) + self.integral).clamp(-max, max);
+            let dilation = (error / tau.max(1.0) + self.integral).clamp(-max, max);
+            // A NaN (an error of infinities, from an absurd configuration)
+            // would make no period at all: run at the cadence instead.
+            self.dilation = if dilation.is_nan() { 0.0 } else { dilation };
         }
         cadence.div_f64(1.0 + self.dilation)
     }
@@ -473,6 +493,41 @@ mod tests {
         let mut p = Pacing::new(PacingConfig::default(), TICK);
         run(&mut p, 1000, |i| if i < 500 { 40.0 } else { 1040.0 });
         assert_eq!(p.resyncs(), 1);
+    }
+
+    /// A bound of 1 or more divided by zero (a panic) and one of 10^30
+    /// gave a period of nothing (a frame that never ends): the controller
+    /// takes any bound as at most [`PacingConfig::DILATION_LIMIT`].
+    #[test]
+    fn an_absurd_dilation_bound_keeps_the_period_within_limits() {
+        for bound in [1.0, 1e30, f64::INFINITY, f64::NAN, -1.0] {
+            let config = PacingConfig {
+                max_dilation: bound,
+                time_constant: Duration::from_millis(1),
+                ..PacingConfig::default()
+            };
+            let mut p = Pacing::new(config, TICK);
+            // Steady, then 400 ms later (within the resync threshold:
+            // dilation closes it), then steady again; the period checked
+            // every ten steps.
+            for chunk in 0..120 {
+                let arrival = if (30..60).contains(&chunk) {
+                    440.0
+                } else {
+                    40.0
+                };
+                run(&mut p, 10, |_| arrival);
+                let period = p.step_period(TICK);
+                assert!(
+                    period >= TICK.mul_f64(2.0 / 3.0) && period <= TICK * 2,
+                    "{bound}: {period:?}"
+                );
+                assert!(
+                    p.dilation().abs() <= PacingConfig::DILATION_LIMIT,
+                    "{bound}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -326,10 +326,16 @@ pub struct Calls<'a> {
 /// configuration.
 pub fn open_client(bytes: &[u8]) -> Result<(SessionConfig, Calls<'_>), FormatError> {
     let (header, r) = Reader::open(bytes, Kind::Client)?;
+    // The configuration is the header's last field: its bytes end where
+    // the records start.
+    let start = r.offset() - header.config.len();
     let mut at = Reader::fields(&header.config);
-    let config = read_config(&mut at).map_err(|e| FormatError::Damaged {
-        offset: 0,
-        what: format!("the session configuration in the header: {e}"),
+    let config = read_config(&mut at).map_err(|e| match e {
+        FormatError::Damaged { offset, what } => FormatError::Damaged {
+            offset: start + offset,
+            what: format!("the session configuration in the header: {what}"),
+        },
+        other => other,
     })?;
     Ok((
         config,

@@ -4,6 +4,12 @@
 //!
 //! Besides the verdict it gathers what a person wants to see of the
 //! session: a [`ReplaySummary`] and a timeline of [`Sample`]s.
+//!
+//! A recording is untrusted: its header is read back within the bounds a
+//! session runs with in bounded time (`record/config.rs`), and the session
+//! itself never runs more than [`ClientSession::MAX_STEPS_PER_FRAME`]
+//! steps in a frame, so a replay takes time in proportion to the file's
+//! records, never to the times they name.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -59,6 +65,11 @@ pub struct ReplaySummary {
     pub rtt: Option<(Duration, Duration)>,
     /// Disconnections.
     pub disconnections: u64,
+    /// Fixed steps that made an input (or found the pending buffer full).
+    pub steps: u64,
+    /// The most of those in one frame: never more than
+    /// [`ClientSession::MAX_STEPS_PER_FRAME`], whatever the file says.
+    pub most_steps: u64,
 }
 
 /// One point of the timeline.
@@ -145,6 +156,13 @@ fn describe(offset: usize, call: &Call<'_>) -> String {
     format!("byte {offset}: {what}")
 }
 
+/// The fixed steps `session` has run that made an input or were refused
+/// one.
+fn steps_of(session: &ClientSession) -> u64 {
+    let stats = session.hud().stats;
+    stats.inputs + stats.inputs_refused
+}
+
 /// What the replay adds up as it goes.
 #[derive(Debug, Default)]
 struct Tally {
@@ -225,7 +243,11 @@ pub fn replay_client(bytes: &[u8], options: ReplayOptions) -> Result<ClientRepla
             Call::Disconnected(reason) => session.disconnected(reason),
             Call::Sent(n) => session.sent(usize::try_from(n).unwrap_or(usize::MAX)),
             Call::Advance { now, hash, own } => {
+                let before = steps_of(&session);
                 let _ = session.advance(now);
+                let ran = steps_of(&session).saturating_sub(before);
+                out.summary.steps += ran;
+                out.summary.most_steps = out.summary.most_steps.max(ran);
                 out.summary.frames += 1;
                 let replayed = session.recording().map_or(0, ClientRecorder::last_hash);
                 if replayed != hash {

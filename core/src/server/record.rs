@@ -7,8 +7,10 @@
 use std::time::Duration;
 
 use crate::server::room::{Outbox, RoomConfig, Seating};
+use crate::shared::config::ConfigError;
 use crate::shared::protocol::{
-    check_inputs, decode_client, encode, ClientMessage, Encoding, Frame,
+    check_inputs, check_room_name, decode_client, encode, ClientMessage, Encoding, Frame,
+    MAX_ROOM_CHARS,
 };
 use crate::shared::protocol::{WireInput, MAX_INPUTS_PER_MESSAGE};
 use crate::shared::record::{FormatError, Kind, Reader, StateHash, Writer};
@@ -20,6 +22,20 @@ const LEAVE: u8 = 2;
 const INPUT: u8 = 3;
 const MESSAGE: u8 = 4;
 const TICK: u8 = 5;
+const END: u8 = 6;
+
+/// How a recorded room ended, as its last record says (format 2 on).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RoomEnd {
+    /// It closed after being empty.
+    Emptied,
+    /// The server shut down and told its players.
+    ShutDown,
+    /// A tick failed (a panic, with its message): the room was closed and
+    /// its players told; what was recorded up to the failing tick is all
+    /// there is.
+    Failed(String),
+}
 
 /// One call into a room, as recorded.
 #[derive(Clone, Debug, PartialEq)]
@@ -32,6 +48,8 @@ pub enum RoomCall {
     Message(PlayerId, ClientMessage, Duration),
     /// `tick()`, with the hash of what the room sent up to it.
     Tick(u64),
+    /// The room ended; nothing follows.
+    End(RoomEnd),
 }
 
 /// Records a room's calls; the shell takes the bytes out as it goes.
@@ -87,6 +105,21 @@ impl RoomRecorder {
     pub(crate) fn tick(&mut self) {
         self.w.u8(TICK);
         self.w.u64(self.sent.0);
+    }
+
+    /// The last record: how the room ended.
+    pub fn end(&mut self, how: &RoomEnd) {
+        self.w.u8(END);
+        match how {
+            RoomEnd::Emptied => self.w.u8(0),
+            RoomEnd::ShutDown => self.w.u8(1),
+            RoomEnd::Failed(why) => {
+                self.w.u8(2);
+                // A panic message is the server's own text; bounded anyway.
+                let cut = why.char_indices().nth(512).map_or(why.len(), |(i, _)| i);
+                self.w.text(&why[..cut]);
+            }
+        }
     }
 
     /// Folds what the last call added to `out` (from frame `frames` and
@@ -154,11 +187,111 @@ pub struct RoomCalls<'a> {
 /// Not a room recording, another version, or a damaged header.
 pub fn open_room(bytes: &[u8]) -> Result<(RoomConfig, RoomCalls<'_>), FormatError> {
     let (header, r) = Reader::open(bytes, Kind::Room)?;
-    let config = serde_json::from_slice(&header.config).map_err(|e| FormatError::Damaged {
+    let config: RoomConfig =
+        serde_json::from_slice(&header.config).map_err(|e| FormatError::Damaged {
+            offset: 0,
+            what: format!("the room configuration does not read: {e}"),
+        })?;
+    config.validate().map_err(|e| FormatError::Damaged {
         offset: 0,
-        what: format!("the room configuration does not read: {e}"),
+        what: format!("the room configuration: {e}"),
     })?;
     Ok((config, RoomCalls { r, failed: false }))
+}
+
+/// The most seats a room may have: past the 800 players the benchmarks
+/// run (`docs/BENCHMARKS.md`; 400 to 800 is what a room affords at
+/// 20 Hz). A tick's work grows with the square of the players.
+const MOST_SEATS: usize = 1024;
+
+/// The most poses a player's history may keep (`history_ms` over the
+/// cadence): a minute at 50 ms.
+const MOST_HISTORY_TICKS: u32 = 1200;
+
+/// The largest side of an arena, as the server's `--arena` allows.
+const LARGEST_ARENA: f32 = 1_000_000.0;
+
+/// The interest grid's cells across the arena's larger side at most: the
+/// radius (the cell's size) is at least that side over this. The grid is
+/// built every tick and a viewer's lookup may cover all of it.
+const MOST_GRID_CELLS: f32 = 64.0;
+
+/// Why a [`RoomConfig`] cannot be used.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum RoomConfigError {
+    /// The room's name is not one a client could ask for.
+    #[error("the name {0:?} is not 1 to {MAX_ROOM_CHARS} printable characters")]
+    Name(String),
+    /// The movement constants do not validate.
+    #[error("the movement constants: {0}")]
+    Sim(#[from] ConfigError),
+    /// A number is outside what a room can run with.
+    #[error("{what} of {value} (must be {range})")]
+    OutOfRange {
+        /// Which number.
+        what: &'static str,
+        /// Its value.
+        value: String,
+        /// What it must be.
+        range: String,
+    },
+}
+
+impl RoomConfig {
+    /// Checks that a room can run with this configuration, each call in
+    /// bounded time and memory, as one read from an untrusted file (a
+    /// recording's header) must: the movement constants as
+    /// [`SimConfig::validate`](crate::SimConfig::validate) checks them
+    /// (a cadence of 1 to 1000 ms) in an arena of at most 10^6 units a
+    /// side; combat rules with a usable range and at most 1200 poses of
+    /// history (a minute at 50 ms); at most 1024 seats; an interest radius
+    /// of at least 1/64 of the arena's larger side (a grid of at most
+    /// 64 x 64 cells) and a finite margin.
+    ///
+    /// # Errors
+    /// The first problem found.
+    pub fn validate(&self) -> Result<(), RoomConfigError> {
+        let out = |what, value: String, range: String| {
+            Err(RoomConfigError::OutOfRange { what, value, range })
+        };
+        if check_room_name(&self.name).is_err() {
+            return Err(RoomConfigError::Name(self.name.chars().take(40).collect()));
+        }
+        if self.capacity > MOST_SEATS {
+            let range = format!("at most {MOST_SEATS} seats");
+            return out("a capacity", self.capacity.to_string(), range);
+        }
+        self.sim.validate()?;
+        let arena = self.sim.arena;
+        if arena.max_element() > LARGEST_ARENA {
+            let range = format!("at most {LARGEST_ARENA} units a side");
+            return out("an arena", arena.to_string(), range);
+        }
+        if !self.rules.is_valid() {
+            let range = "finite and not negative".to_string();
+            return out("a shot range", self.rules.range.to_string(), range);
+        }
+        let poses = self.rules.history_ms / self.sim.tick_ms;
+        if poses > MOST_HISTORY_TICKS {
+            let value = format!("{} ms ({poses} ticks)", self.rules.history_ms);
+            return out(
+                "a pose history",
+                value,
+                format!("at most {MOST_HISTORY_TICKS} ticks"),
+            );
+        }
+        let interest = &self.interest;
+        let least = arena.max_element() / MOST_GRID_CELLS;
+        if let Some(radius) = interest.radius.filter(|r| !(r.is_finite() && *r >= least)) {
+            let range = format!("at least {least} in this arena, 1/64 of its larger side");
+            return out("an interest radius", radius.to_string(), range);
+        }
+        if !(interest.margin.is_finite() && interest.margin >= 0.0) {
+            let range = "finite and not negative".to_string();
+            return out("an interest margin", interest.margin.to_string(), range);
+        }
+        Ok(())
+    }
 }
 
 fn id(r: &mut Reader<'_>) -> Result<PlayerId, FormatError> {
@@ -245,6 +378,12 @@ fn read_call(r: &mut Reader<'_>) -> Result<RoomCall, FormatError> {
             RoomCall::Message(id, message, since)
         }
         TICK => RoomCall::Tick(r.u64()?),
+        END => RoomCall::End(match r.u8()? {
+            0 => RoomEnd::Emptied,
+            1 => RoomEnd::ShutDown,
+            2 => RoomEnd::Failed(r.text()?.to_string()),
+            other => return Err(r.damaged(format!("an unknown room ending {other}"))),
+        }),
         other => {
             return Err(FormatError::Damaged {
                 offset: r.offset() - 1,
@@ -252,6 +391,13 @@ fn read_call(r: &mut Reader<'_>) -> Result<RoomCall, FormatError> {
             })
         }
     })
+}
+
+impl RoomCalls<'_> {
+    /// Where the next record starts.
+    pub fn offset(&self) -> usize {
+        self.r.offset()
+    }
 }
 
 impl Iterator for RoomCalls<'_> {

@@ -1,14 +1,19 @@
 //! Replays a room recording into a fresh [`Room`] and checks, at every
 //! tick, the hash of everything the room sent: the first tick that differs
 //! stops the replay with the calls that led to it.
+//!
+//! A recording is untrusted: [`open_room`] refuses a configuration a room
+//! cannot run with in bounded time and memory
+//! ([`RoomConfig::validate`](crate::RoomConfig::validate)), and the replay
+//! keeps nothing of what the room sent (a watcher of [`replay_room_for`]
+//! sees it as it goes), so memory stays bounded however long the file.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
-use crate::server::record::{open_room, RoomCall};
+use crate::server::record::{open_room, RoomCall, RoomEnd};
 use crate::server::room::{Outbox, Room};
 use crate::shared::protocol::Frame;
 use crate::shared::record::FormatError;
-use crate::shared::state::PlayerId;
 
 /// What a room replay went through.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -31,6 +36,13 @@ pub struct RoomSummary {
     pub bytes_sent: u64,
     /// Combat events.
     pub combat_events: u64,
+    /// How the room ended, if the recording says (format 2 on; a file cut
+    /// by a crash or an older file does not).
+    pub ended: Option<RoomEnd>,
+    /// Where the file stops inside a record (a crash or a kill cut it): the
+    /// byte that record starts at. The replay ends there, after the whole
+    /// ticks before it.
+    pub cut_at: Option<usize>,
 }
 
 /// Where a room replay stopped matching.
@@ -78,29 +90,23 @@ fn describe(offset: usize, call: &RoomCall) -> String {
 /// A damaged, foreign or other-version file, or the first tick that
 /// differs.
 pub fn replay_room(bytes: &[u8]) -> Result<RoomSummary, RoomReplayError> {
-    replay(bytes, None).map(|(summary, _)| summary)
+    replay_room_for(bytes, |_, _| {})
 }
 
-/// The frames a room sent to each player, in order.
-pub type SentFrames = BTreeMap<PlayerId, Vec<Frame>>;
-
-/// Replays a room recording like [`replay_room`], and keeps every frame
-/// the room sent to each player who joined as `name`, in order: what a
-/// client's recording of the same session should have received (its
-/// `welcome` says which player it was).
+/// Replays a room recording like [`replay_room`], handing `watch` every
+/// call as it is replayed with what it made the room send (the frames and
+/// their recipients, as the room's shell would have them). The watcher
+/// keeps what it needs, say a window of the frames sent to a client whose
+/// recording it compares; the replay keeps nothing, so its memory stays
+/// bounded however long the recording.
 ///
 /// # Errors
 /// As [`replay_room`].
 pub fn replay_room_for(
     bytes: &[u8],
-    name: &str,
-) -> Result<(RoomSummary, SentFrames), RoomReplayError> {
-    replay(bytes, Some(name))
-}
-
-fn replay(bytes: &[u8], name: Option<&str>) -> Result<(RoomSummary, SentFrames), RoomReplayError> {
-    let (config, calls) = open_room(bytes)?;
-    let mut kept = SentFrames::new();
+    mut watch: impl FnMut(&RoomCall, &Outbox),
+) -> Result<RoomSummary, RoomReplayError> {
+    let (config, mut calls) = open_room(bytes)?;
     let mut summary = RoomSummary {
         name: config.name.clone(),
         ..RoomSummary::default()
@@ -109,14 +115,24 @@ fn replay(bytes: &[u8], name: Option<&str>) -> Result<(RoomSummary, SentFrames),
     let mut out = Outbox::new();
     let mut recent: VecDeque<String> = VecDeque::new();
     let mut scratch = Vec::new();
-    for item in calls {
-        let (offset, call) = item?;
+    let mut next_record = calls.offset();
+    // Not a `for`: the position after each record is read between items.
+    #[allow(clippy::while_let_on_iterator)]
+    while let Some(item) = calls.next() {
+        let (offset, call) = match item {
+            Ok(record) => {
+                next_record = calls.offset();
+                record
+            }
+            Err(e) if e.is_cut_short() => {
+                summary.cut_at = Some(next_record);
+                break;
+            }
+            Err(e) => return Err(e.into()),
+        };
         match &call {
             RoomCall::Join(id, joiner, seating) => {
                 summary.joins += 1;
-                if name == Some(joiner.as_str()) {
-                    kept.entry(*id).or_default();
-                }
                 let _ = room.join(*id, joiner, *seating, &mut out);
             }
             RoomCall::Leave(id) => {
@@ -144,6 +160,10 @@ fn replay(bytes: &[u8], name: Option<&str>) -> Result<(RoomSummary, SentFrames),
                 recent.clear();
                 summary.most_players = summary.most_players.max(room.len());
             }
+            RoomCall::End(how) => {
+                summary.ended = Some(how.clone());
+                break;
+            }
         }
         if !matches!(call, RoomCall::Tick(_)) {
             if recent.len() >= 16 {
@@ -151,10 +171,8 @@ fn replay(bytes: &[u8], name: Option<&str>) -> Result<(RoomSummary, SentFrames),
             }
             recent.push_back(describe(offset, &call));
         }
-        for &(to, i) in out.deliveries() {
-            if let (Some(frames), Some(frame)) = (kept.get_mut(&to), out.frames().get(i)) {
-                frames.push(frame.clone());
-            }
+        watch(&call, &out);
+        for &(_, i) in out.deliveries() {
             summary.frames_sent += 1;
             summary.bytes_sent += match out.frames().get(i) {
                 Some(Frame::Text(t)) => t.len() as u64,
@@ -170,5 +188,5 @@ fn replay(bytes: &[u8], name: Option<&str>) -> Result<(RoomSummary, SentFrames),
         }
     }
     summary.combat_events = room.stats().combat_events;
-    Ok((summary, kept))
+    Ok(summary)
 }

@@ -54,7 +54,7 @@ use crate::shared::sim::{resolve_collisions, Pose};
 use crate::shared::state::PlayerId;
 use crate::shared::state::PlayerState;
 use crate::shared::tick::Tick;
-use crate::shared::timing::{InputTiming, RewindHistogram, SlackHistogram};
+use crate::shared::timing::{InputTiming, LatenessHistogram, RewindHistogram, SlackHistogram};
 
 pub use queue::{Received, CATCH_UP_ABOVE, GAP_WAIT_TICKS, MAX_INPUTS_PER_TICK, MAX_QUEUED_INPUTS};
 pub use schedule::MAX_AHEAD_TICKS;
@@ -79,8 +79,11 @@ pub struct WorldStats {
     /// Protocol 2: ticks simulated with a player's previous input because
     /// its own was missing.
     pub repeated_inputs: u64,
-    /// Protocol 2: how early inputs arrived (first arrivals and late ones).
+    /// Protocol 2: how early inputs in time arrived (first arrivals; 0
+    /// when their tick itself ran behind).
     pub slack: SlackHistogram,
+    /// Protocol 2: how late late inputs arrived (first arrivals, dropped).
+    pub lateness: LatenessHistogram,
     /// Inputs that fired.
     pub shots: u64,
     /// Shots whose view was older than `max_rewind_ms` allows (judged at
@@ -265,7 +268,7 @@ impl World {
                 queue: VecDeque::with_capacity(MAX_QUEUED_INPUTS),
                 waited: 0,
                 history: VecDeque::with_capacity(self.history_len()),
-                schedule: (mode == InputMode::Scheduled).then(Schedule::default),
+                schedule: (mode == InputMode::Scheduled).then(|| Schedule::joined_at(self.tick)),
             },
         );
         Ok(self

@@ -294,6 +294,9 @@ error_codes! {
     HelloTimeout = "hello_timeout",
     /// The server is shutting down.
     ShuttingDown = "shutting_down",
+    /// The client's room failed (a bug in the server) and was closed; a new
+    /// `hello` joins another room.
+    RoomFailed = "room_failed",
 }
 
 impl fmt::Display for ErrorCode {
@@ -639,7 +642,7 @@ mod tests {
             let back: ErrorCode = serde_json::from_str(&encode(&code)).unwrap();
             assert_eq!(back, code);
         }
-        assert_eq!(ErrorCode::ALL.len(), 17);
+        assert_eq!(ErrorCode::ALL.len(), 18);
     }
 }
 

@@ -22,7 +22,11 @@ use crate::shared::protocol::PROTOCOL_VERSION;
 pub const MAGIC: &[u8; 5] = b"SKREC";
 
 /// The version of the record layout; bumped by any change to it.
-pub const FORMAT_VERSION: u16 = 1;
+pub const FORMAT_VERSION: u16 = 2;
+
+/// The oldest layout this build still reads: format 1 is format 2 without
+/// a room's end record.
+pub const OLDEST_FORMAT: u16 = 1;
 
 /// The build that wrote a recording: the crate's version.
 pub const BUILD: &str = concat!("skirmish-core ", env!("CARGO_PKG_VERSION"));
@@ -69,7 +73,7 @@ pub enum FormatError {
     /// Written by a build with another format or protocol.
     #[error(
         "recorded by {build} with format {format} and protocol {protocol}; \
-         this build reads format {FORMAT_VERSION} and protocol {PROTOCOL_VERSION} \
+         this build reads formats {OLDEST_FORMAT} to {FORMAT_VERSION} and protocol {PROTOCOL_VERSION} \
          only (replay it with the build that made it)"
     )]
     Version {
@@ -174,6 +178,18 @@ pub struct Reader<'a> {
     at: usize,
 }
 
+/// What a [`FormatError::Damaged`] says when the bytes stop inside a record:
+/// a file cut short (a crash, a kill), not one with wrong bytes.
+pub const CUT_SHORT: &str = "the recording ends inside a record";
+
+impl FormatError {
+    /// Whether the bytes stopped inside a record (see [`CUT_SHORT`]): what
+    /// came before it is whole.
+    pub fn is_cut_short(&self) -> bool {
+        matches!(self, FormatError::Damaged { what, .. } if what == CUT_SHORT)
+    }
+}
+
 impl<'a> Reader<'a> {
     /// Reads the header of a `kind` recording and returns it with a reader
     /// at the first record.
@@ -197,7 +213,7 @@ impl<'a> Reader<'a> {
         let protocol = r.varint()?;
         let build = r.text()?.to_string();
         let protocol = u32::try_from(protocol).unwrap_or(u32::MAX);
-        if format != FORMAT_VERSION || protocol != PROTOCOL_VERSION {
+        if !(OLDEST_FORMAT..=FORMAT_VERSION).contains(&format) || protocol != PROTOCOL_VERSION {
             return Err(FormatError::Version {
                 format,
                 protocol,
@@ -261,7 +277,7 @@ impl<'a> Reader<'a> {
         let v = *self
             .bytes
             .get(self.at)
-            .ok_or_else(|| self.damaged("the recording ends inside a record"))?;
+            .ok_or_else(|| self.damaged(CUT_SHORT))?;
         self.at += 1;
         Ok(v)
     }
@@ -351,7 +367,7 @@ impl<'a> Reader<'a> {
             .at
             .checked_add(n)
             .filter(|&end| end <= self.bytes.len())
-            .ok_or_else(|| self.damaged("the recording ends inside a record"))?;
+            .ok_or_else(|| self.damaged(CUT_SHORT))?;
         let b = &self.bytes[self.at..end];
         self.at = end;
         Ok(b)

@@ -1,6 +1,6 @@
 //! How early a client's inputs reach the server (protocol 2): the feedback
-//! the server sends every client with its snapshots, and the histogram the
-//! server keeps of it.
+//! the server sends every client with its snapshots, and the histograms the
+//! server keeps of it (slack of the inputs in time, lateness of the late).
 //!
 //! In protocol 2 an input names the server tick it is for. Its **slack** is
 //! how long before that tick is simulated it arrived: positive when early,
@@ -52,8 +52,13 @@ pub fn slack_to_wire(ms: f64) -> i16 {
 }
 
 /// Upper bounds of the slack histogram's buckets, in milliseconds (the last
-/// bucket takes everything above the last bound).
-pub const SLACK_BOUNDS_MS: [i32; 10] = [-100, -50, -25, 0, 10, 25, 50, 100, 200, 500];
+/// bucket takes everything above the last bound). It counts inputs in time
+/// only, so never a negative slack: late inputs go to the lateness histogram.
+pub const SLACK_BOUNDS_MS: [i32; 10] = [5, 10, 25, 50, 75, 100, 150, 200, 500, 1000];
+
+/// Upper bounds of the lateness histogram's buckets, in milliseconds: how
+/// long after its tick a late input arrived.
+pub const LATENESS_BOUNDS_MS: [i32; 9] = [5, 10, 25, 50, 100, 250, 500, 1000, 2500];
 
 /// Upper bounds of the rewind-depth histogram's buckets, in milliseconds.
 pub const REWIND_BOUNDS_MS: [i32; 8] = [50, 100, 200, 300, 400, 500, 700, 1000];
@@ -75,6 +80,14 @@ impl Buckets for Slack {
     const BOUNDS: &'static [i32] = &SLACK_BOUNDS_MS;
 }
 
+/// How late late inputs arrived, [`LATENESS_BOUNDS_MS`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Lateness;
+
+impl Buckets for Lateness {
+    const BOUNDS: &'static [i32] = &LATENESS_BOUNDS_MS;
+}
+
 /// Lag-compensation rewinds, [`REWIND_BOUNDS_MS`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Rewind;
@@ -94,8 +107,10 @@ pub struct MsHistogram<B> {
     buckets: std::marker::PhantomData<B>,
 }
 
-/// How early inputs arrived.
+/// How early inputs in time arrived.
 pub type SlackHistogram = MsHistogram<Slack>;
+/// How late late inputs arrived.
+pub type LatenessHistogram = MsHistogram<Lateness>;
 /// How far back shots were judged.
 pub type RewindHistogram = MsHistogram<Rewind>;
 
@@ -150,9 +165,17 @@ mod tests {
         assert_eq!(slack_to_wire(f64::NAN), 0);
     }
 
+    /// Bounds on both sides of zero: the histogram itself takes any sign.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    struct Signed;
+
+    impl Buckets for Signed {
+        const BOUNDS: &'static [i32] = &[-100, -50, -25, 0, 10, 25, 50, 100, 200, 500];
+    }
+
     #[test]
     fn histogram_buckets_by_upper_bound() {
-        let mut h = SlackHistogram::default();
+        let mut h = MsHistogram::<Signed>::default();
         for ms in [-200, -100, 0, 1, 30, 10_000] {
             h.record(ms);
         }

@@ -104,6 +104,7 @@ fn status(refusal: Refusal) -> &'static str {
     match refusal {
         Refusal::TooManyFromAddress => "429 Too Many Requests",
         Refusal::WrongPath => "404 Not Found",
+        Refusal::HandshakeFailed => "400 Bad Request",
         Refusal::TooManyConnections | Refusal::UpgradeTimeout | Refusal::HttpTimeout => {
             "503 Service Unavailable"
         }

@@ -1,6 +1,11 @@
-//! The input clock's counters (protocol 2) in `/metrics`: input slack and
-//! rewind depth as histograms, late and repeated inputs and clamped rewinds
-//! as counters, summed over every room.
+//! The input clock's counters (protocol 2) in `/metrics`: the slack of
+//! inputs in time, the lateness of late ones and rewind depth as
+//! histograms, late and repeated inputs and clamped rewinds as counters,
+//! summed over every room.
+//!
+//! No histogram observes a negative value, so every `_sum` only grows (a
+//! Prometheus convention `rate` relies on): slack and lateness are two
+//! histograms, not one that goes below zero.
 //!
 //! Each room adds what its world counted since its previous tick
 //! ([`TimingMetrics::add`] with the world's running totals), so the numbers
@@ -10,7 +15,7 @@ use std::fmt::Write as _;
 use std::sync::Mutex;
 
 use skirmish_core::timing::{Buckets, MsHistogram};
-use skirmish_core::{RewindHistogram, SlackHistogram, WorldStats};
+use skirmish_core::{LatenessHistogram, RewindHistogram, SlackHistogram, WorldStats};
 
 /// The clock's counters of every room.
 #[derive(Debug, Default)]
@@ -24,6 +29,7 @@ struct Totals {
     repeated: u64,
     clamped: u64,
     slack: SlackHistogram,
+    lateness: LatenessHistogram,
     rewind: RewindHistogram,
 }
 
@@ -40,6 +46,7 @@ impl TimingMetrics {
             repeated: stats.repeated_inputs,
             clamped: stats.rewind_clamped,
             slack: stats.slack,
+            lateness: stats.lateness,
             rewind: stats.rewind,
         };
         let before = reported.0;
@@ -54,6 +61,7 @@ impl TimingMetrics {
         totals.repeated += now.repeated.saturating_sub(before.repeated);
         totals.clamped += now.clamped.saturating_sub(before.clamped);
         totals.slack.add(&now.slack.since(&before.slack));
+        totals.lateness.add(&now.lateness.since(&before.lateness));
         totals.rewind.add(&now.rewind.since(&before.rewind));
         reported.0 = now;
     }
@@ -103,8 +111,14 @@ impl TimingMetrics {
         histogram(
             out,
             "skirmish_input_slack_seconds",
-            "How long before its tick each protocol-2 input arrived (negative: late).",
+            "How long before its tick each protocol-2 input in time arrived.",
             &t.slack,
+        );
+        histogram(
+            out,
+            "skirmish_input_lateness_seconds",
+            "How long after its tick each late protocol-2 input arrived (it was dropped).",
+            &t.lateness,
         );
         histogram(
             out,
@@ -137,6 +151,11 @@ fn histogram<B: Buckets>(out: &mut String, name: &str, help: &str, h: &MsHistogr
 mod tests {
     use super::*;
 
+    /// The lines of `text` that start with `prefix`.
+    fn lines<'a>(text: &'a str, prefix: &str) -> Vec<&'a str> {
+        text.lines().filter(|l| l.starts_with(prefix)).collect()
+    }
+
     #[test]
     fn rooms_add_only_what_is_new_and_it_renders() {
         let metrics = TimingMetrics::default();
@@ -146,32 +165,77 @@ mod tests {
             repeated_inputs: 3,
             ..WorldStats::default()
         };
-        stats.slack.record(-20);
         stats.slack.record(40);
+        stats.lateness.record(20);
         metrics.add(&stats, &mut reported);
         metrics.add(&stats, &mut reported);
         assert_eq!((metrics.late(), metrics.repeated()), (2, 3));
         stats.late_inputs = 5;
+        stats.slack.record(7);
         metrics.add(&stats, &mut reported);
         assert_eq!(metrics.late(), 5);
         let mut text = String::new();
         metrics.render(&mut text);
         assert!(text.contains("skirmish_late_inputs_total 5\n"), "{text}");
+        assert_eq!(
+            lines(&text, "skirmish_input_slack_seconds"),
+            [
+                "skirmish_input_slack_seconds_bucket{le=\"0.005\"} 0",
+                "skirmish_input_slack_seconds_bucket{le=\"0.01\"} 1",
+                "skirmish_input_slack_seconds_bucket{le=\"0.025\"} 1",
+                "skirmish_input_slack_seconds_bucket{le=\"0.05\"} 2",
+                "skirmish_input_slack_seconds_bucket{le=\"0.075\"} 2",
+                "skirmish_input_slack_seconds_bucket{le=\"0.1\"} 2",
+                "skirmish_input_slack_seconds_bucket{le=\"0.15\"} 2",
+                "skirmish_input_slack_seconds_bucket{le=\"0.2\"} 2",
+                "skirmish_input_slack_seconds_bucket{le=\"0.5\"} 2",
+                "skirmish_input_slack_seconds_bucket{le=\"1\"} 2",
+                "skirmish_input_slack_seconds_bucket{le=\"+Inf\"} 2",
+                "skirmish_input_slack_seconds_sum 0.047",
+                "skirmish_input_slack_seconds_count 2",
+            ]
+        );
         assert!(
-            text.contains("skirmish_input_slack_seconds_bucket{le=\"0\"} 1\n"),
+            text.contains("skirmish_input_lateness_seconds_bucket{le=\"0.025\"} 1\n"),
             "{text}"
         );
         assert!(
-            text.contains("skirmish_input_slack_seconds_bucket{le=\"0.05\"} 2\n"),
+            text.contains("skirmish_input_lateness_seconds_sum 0.02\n"),
             "{text}"
         );
-        assert!(
-            text.contains("skirmish_input_slack_seconds_count 2\n"),
-            "{text}"
-        );
-        assert!(
-            text.contains("skirmish_input_slack_seconds_sum 0.02\n"),
-            "{text}"
-        );
+    }
+
+    #[test]
+    fn late_inputs_are_lateness_not_negative_slack() {
+        // What a room's world counts for one input in time (30 ms early)
+        // and one late (45 ms after its tick): see `core`'s schedule.
+        let mut stats = WorldStats {
+            late_inputs: 1,
+            ..WorldStats::default()
+        };
+        stats.slack.record(30);
+        stats.lateness.record(45);
+        let metrics = TimingMetrics::default();
+        metrics.add(&stats, &mut Reported::default());
+        let mut text = String::new();
+        metrics.render(&mut text);
+        for name in [
+            "skirmish_input_slack_seconds",
+            "skirmish_input_lateness_seconds",
+        ] {
+            assert!(
+                text.contains(&format!("# TYPE {name} histogram\n")),
+                "{text}"
+            );
+            assert!(text.contains(&format!("{name}_count 1\n")), "{text}");
+            // Every bound and the sum are non-negative: `_sum` never falls.
+            for line in lines(&text, name) {
+                assert!(!line.contains("le=\"-") && !line.contains(" -"), "{line}");
+            }
+        }
+        assert!(text.contains("skirmish_input_slack_seconds_sum 0.03\n"));
+        assert!(text.contains("skirmish_input_lateness_seconds_sum 0.045\n"));
+        // As many late inputs counted as lateness observed.
+        assert!(text.contains("skirmish_late_inputs_total 1\n"));
     }
 }

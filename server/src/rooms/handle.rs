@@ -4,12 +4,12 @@
 //! decided goes to each recipient's [`Outbound`] at once.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use skirmish_core::{ClientMessage, ErrorCode, Frame, Outbox, PlayerId, ProtocolError, Received};
-use skirmish_core::{Room, Seating};
+use skirmish_core::{Room, RoomEnd, Seating};
 
 use super::recording::RecordSink;
 use super::ticker::TickHealth;
@@ -55,6 +55,10 @@ pub(super) struct RoomInner {
     pub(super) seats: AtomicUsize,
     /// When ticks finish, for the health pings (see [`TickHealth`]).
     pub(super) health: TickHealth,
+    /// Set once the room has ended (emptied, shut down or failed): its
+    /// task stops, and a session's late calls no longer reach core's
+    /// `Room`, whose state after a failed tick is not to be trusted.
+    closed: AtomicBool,
     metrics: Arc<Metrics>,
 }
 
@@ -81,6 +85,7 @@ impl RoomHandle {
                 }),
                 seats: AtomicUsize::new(0),
                 health,
+                closed: AtomicBool::new(false),
                 metrics,
             }),
         }
@@ -91,9 +96,15 @@ impl RoomHandle {
         &self.inner.name
     }
 
+    /// Whether the room has ended.
+    pub fn is_closed(&self) -> bool {
+        self.inner.closed.load(Ordering::Acquire)
+    }
+
     pub(super) fn lock(&self) -> MutexGuard<'_, Shared> {
-        // A panic inside the room would be a bug in core; the room's state
-        // is still the last consistent one, so carry on rather than cascade.
+        // A panic inside a tick closes the room (see `RoomHandle::end`)
+        // before anything else reads it; the outbounds and the recording
+        // beside it are still whole, so the poison is not passed on.
         self.inner
             .shared
             .lock()
@@ -111,6 +122,12 @@ impl RoomHandle {
         message: &ClientMessage,
     ) -> Result<Received, ProtocolError> {
         let mut shared = self.lock();
+        if self.is_closed() {
+            return Err(ProtocolError::new(
+                ErrorCode::RoomFailed,
+                "the room has closed",
+            ));
+        }
         let Shared {
             room,
             out,
@@ -128,9 +145,13 @@ impl RoomHandle {
         received
     }
 
-    /// Gives `id`'s seat back (nothing if it has none).
+    /// Gives `id`'s seat back (nothing if it has none, or if the room has
+    /// closed and given every seat back already).
     pub fn leave(&self, id: PlayerId) {
-        self.unseat(&mut self.lock(), id);
+        let mut shared = self.lock();
+        if !self.is_closed() {
+            self.unseat(&mut shared, id);
+        }
     }
 
     /// Seats `id` (its `welcome` and `roster` go out through `out`), keeping
@@ -144,6 +165,9 @@ impl RoomHandle {
         seat: Permit,
     ) -> Result<(), ProtocolError> {
         let mut shared = self.lock();
+        if self.is_closed() {
+            return Err(ProtocolError::new(ErrorCode::ServerFull, "the room closed"));
+        }
         let Shared {
             room, out: outbox, ..
         } = &mut *shared;
@@ -170,6 +194,12 @@ impl RoomHandle {
     /// is empty. The room's decision and the writes are timed apart.
     pub(super) fn step(&self) -> bool {
         let mut shared = self.lock();
+        #[cfg(feature = "test-hooks")]
+        assert!(
+            !self.inner.health.take_failure(),
+            "room {} was asked to fail by a test",
+            self.inner.name
+        );
         let started = Instant::now();
         shared.last_tick = Some(started);
         let Shared { room, out, .. } = &mut *shared;
@@ -205,6 +235,54 @@ impl RoomHandle {
                 room.stop_recording();
             }
         }
+    }
+
+    /// Ends the room, `how` it ended: its recording gets what the room
+    /// recorded so far and an end record, and its writer is handed back to
+    /// be joined; every client still seated is told (`room_failed` after a
+    /// failed tick, `shutting_down` at shutdown) and its seat, and the
+    /// opener's room, given back. Nothing here calls into core's `Room`
+    /// but its recorder, so a room whose tick panicked ends cleanly too.
+    /// The caller has taken the room out of the registry.
+    pub(super) fn end(&self, how: &RoomEnd) -> Option<RecordSink> {
+        let mut shared = self.lock();
+        if self.inner.closed.swap(true, Ordering::AcqRel) {
+            return None;
+        }
+        let Shared {
+            room,
+            record,
+            clients,
+            opener,
+            ..
+        } = &mut *shared;
+        let sink = record.take().and_then(|mut sink| {
+            let recorder = room.recorder()?;
+            recorder.end(how);
+            recorder.take(&mut sink.next);
+            match sink.send() {
+                Ok(()) => Some(sink),
+                Err(why) => {
+                    tracing::warn!(room = %self.inner.name, "recording's end lost: {why}");
+                    self.inner.metrics.recording_stopped();
+                    None
+                }
+            }
+        });
+        let code = match how {
+            RoomEnd::Failed(_) => Some(ErrorCode::RoomFailed),
+            RoomEnd::ShutDown => Some(ErrorCode::ShuttingDown),
+            RoomEnd::Emptied => None,
+        };
+        for (_, client) in std::mem::take(clients) {
+            self.inner.metrics.players_changed(false);
+            if let Some(code) = code {
+                client.out.kick(code);
+            }
+        }
+        *opener = None;
+        self.inner.seats.store(0, Ordering::Relaxed);
+        sink
     }
 
     /// Sends each frame of the outbox to each recipient (and empties the

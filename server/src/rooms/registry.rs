@@ -9,11 +9,11 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use skirmish_core::{check_room_name, Encoding, ErrorCode, PlayerId, ProtocolError};
-use skirmish_core::{place, Placement, Room, RoomConfig, Seating};
+use skirmish_core::{place, Placement, Room, RoomConfig, RoomEnd, Seating};
 use tokio::time::Instant;
 
 use super::handle::RoomHandle;
-use super::recording::RecordSink;
+use super::recording::{RecordSink, Recorders};
 use super::ticker::{self, TickHealth};
 use super::{Outbound, RoomInfo};
 use crate::config::RoomSettings;
@@ -28,6 +28,8 @@ pub struct Rooms {
     epoch: Instant,
     metrics: Arc<Metrics>,
     book: Arc<AddressBook>,
+    /// `--record`: the budgets every room's recording shares.
+    recorders: Option<Arc<Recorders>>,
     /// The next player id; ids are unique within the process.
     next_player: AtomicU32,
     inner: Mutex<Registry>,
@@ -61,11 +63,17 @@ impl Rooms {
         metrics: Arc<Metrics>,
         book: Arc<AddressBook>,
     ) -> Arc<Rooms> {
+        let recorders = settings
+            .record
+            .dir
+            .clone()
+            .map(|dir| Recorders::new(settings.record.clone(), dir, metrics.clone()));
         Arc::new(Rooms {
             settings,
             epoch: Instant::now(),
             metrics,
             book,
+            recorders,
             next_player: AtomicU32::new(1),
             inner: Mutex::new(Registry::default()),
         })
@@ -134,6 +142,19 @@ impl Rooms {
             return false;
         };
         handle.inner.health.hold(pause, blocks);
+        true
+    }
+
+    /// Makes `room`'s next tick panic, as a bug in a tick would; `false` if
+    /// no such room is open. For tests of a room that fails alone; release
+    /// builds leave it out.
+    #[cfg(feature = "test-hooks")]
+    pub fn fail_next_tick(&self, room: &str) -> bool {
+        let registry = self.lock();
+        let Some(handle) = registry.rooms.get(room) else {
+            return false;
+        };
+        handle.inner.health.fail_next();
         true
     }
 
@@ -234,25 +255,17 @@ impl Rooms {
             interest: self.settings.interest(),
             ..RoomConfig::default()
         };
-        let record = self.settings.record.dir.as_deref().and_then(|dir| {
-            RecordSink::start(
-                &self.settings.record,
-                dir,
-                number,
-                &name,
-                self.metrics.clone(),
-            )
-            .inspect_err(|e| {
-                tracing::warn!(room = %name, "cannot start recording: {e}");
-                self.metrics.recording_stopped();
-            })
-            .ok()
+        let record = self.recorders.as_ref().and_then(|recorders| {
+            recorders
+                .start(number, &name)
+                .inspect_err(|e| tracing::warn!(room = %name, "not recording: {e}"))
+                .ok()
         });
         let room = match record {
             Some(_) => Room::recorded(config),
             None => Room::new(config),
         };
-        let health = TickHealth::new(self.millis(Instant::now()));
+        let health = TickHealth::new(self.millis(Instant::now()), number);
         let handle = RoomHandle::new(name.clone(), room, opener, health, self.metrics.clone());
         handle.lock().record = record;
         registry.rooms.insert(name, handle.clone());
@@ -265,14 +278,61 @@ impl Rooms {
     /// Closes `room` if no seat is taken; `true` if it closed.
     pub(super) fn close_if_empty(&self, room: &RoomHandle) -> bool {
         let mut registry = self.lock();
-        let mut shared = room.lock();
-        if !shared.room.is_empty() {
+        if !room.lock().room.is_empty() {
             return false;
         }
-        shared.opener = None;
         registry.rooms.remove(room.name());
+        // The writer syncs and ends on its own.
+        drop(room.end(&RoomEnd::Emptied));
         self.metrics.rooms_changed(false);
         tracing::info!(room = %room.name(), "room closed after being empty");
         true
+    }
+
+    /// Closes `room`, whose tick panicked with `why`: its players are told
+    /// (`room_failed`) and their seats given back, its recording ends with
+    /// the failure, and it leaves the registry, so that it neither takes
+    /// joiners nor holds the health pings back. Every other room goes on.
+    pub(super) fn fail(&self, room: &RoomHandle, why: String) {
+        let mut registry = self.lock();
+        if registry
+            .rooms
+            .get(room.name())
+            .is_some_and(|r| Arc::ptr_eq(&r.inner, &room.inner))
+        {
+            registry.rooms.remove(room.name());
+            self.metrics.rooms_changed(false);
+        }
+        drop(registry);
+        tracing::error!(room = %room.name(), "a tick failed; the room is closed: {why}");
+        self.metrics.room_failed();
+        drop(room.end(&RoomEnd::Failed(why)));
+    }
+
+    /// At shutdown, once sessions have said goodbye: closes every room in
+    /// the order it opened, each recording ending with an end record, and
+    /// waits (at most `grace`) for every writer to put its file on disk.
+    pub async fn close_all(&self, grace: Duration) {
+        let rooms = std::mem::take(&mut self.lock().rooms);
+        let mut rooms: Vec<RoomHandle> = rooms.into_values().collect();
+        rooms.sort_by_key(|r| r.inner.health.number());
+        let writers: Vec<_> = rooms
+            .iter()
+            .filter_map(|room| {
+                self.metrics.rooms_changed(false);
+                room.end(&RoomEnd::ShutDown).map(RecordSink::finish)
+            })
+            .collect();
+        if writers.is_empty() {
+            return;
+        }
+        let joined = tokio::task::spawn_blocking(move || {
+            for writer in writers {
+                let _ = writer.join();
+            }
+        });
+        if tokio::time::timeout(grace, joined).await.is_err() {
+            tracing::warn!("recordings still being written at exit after {grace:?}");
+        }
     }
 }

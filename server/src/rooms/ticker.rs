@@ -5,6 +5,8 @@
 //!
 //! Missed ticks are skipped, not bunched.
 
+use std::any::Any;
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,6 +26,8 @@ const PHASES: u64 = 16;
 pub(super) struct TickHealth {
     /// When the room last finished a tick.
     ticked: AtomicU64,
+    /// The room's number, in the order rooms opened.
+    number: u64,
     /// The longest time between two finished ticks since the last look: a
     /// tick that held the thread for long is over by the time anything else
     /// runs on a one-thread runtime, so `ticked` alone would never show it.
@@ -34,19 +38,30 @@ pub(super) struct TickHealth {
     hold: AtomicU64,
     #[cfg(feature = "test-hooks")]
     hold_blocks: std::sync::atomic::AtomicBool,
+    /// Makes the next tick panic: see `Rooms::fail_next_tick`.
+    #[cfg(feature = "test-hooks")]
+    fail: std::sync::atomic::AtomicBool,
 }
 
 impl TickHealth {
-    /// Counters for a room opened at `now` (milliseconds).
-    pub(super) fn new(now: u64) -> TickHealth {
+    /// Counters for room `number` opened at `now` (milliseconds).
+    pub(super) fn new(now: u64, number: u64) -> TickHealth {
         TickHealth {
             ticked: AtomicU64::new(now),
+            number,
             worst_gap: AtomicU64::new(0),
             #[cfg(feature = "test-hooks")]
             hold: AtomicU64::new(0),
             #[cfg(feature = "test-hooks")]
             hold_blocks: std::sync::atomic::AtomicBool::new(false),
+            #[cfg(feature = "test-hooks")]
+            fail: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// The room's number, in the order rooms opened.
+    pub(super) fn number(&self) -> u64 {
+        self.number
     }
 
     /// A tick finished at `at`.
@@ -73,6 +88,18 @@ impl TickHealth {
             .store(pause.as_millis().max(1) as u64, Ordering::Relaxed);
     }
 
+    /// Makes the next tick panic.
+    #[cfg(feature = "test-hooks")]
+    pub(super) fn fail_next(&self) {
+        self.fail.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether a test asked this tick to panic (asked once, fails once).
+    #[cfg(feature = "test-hooks")]
+    pub(super) fn take_failure(&self) -> bool {
+        self.fail.swap(false, Ordering::Relaxed)
+    }
+
     /// Takes the pause a test asked for, if any.
     #[cfg(feature = "test-hooks")]
     async fn held(&self) {
@@ -88,7 +115,9 @@ impl TickHealth {
     }
 }
 
-/// Gives a room its time: one step per tick until it closes.
+/// Gives a room its time: one step per tick until it closes. A tick that
+/// panics fails the room alone: it is caught here and the registry closes
+/// the room (see [`Rooms::fail`]); every other room goes on.
 pub(super) async fn run(rooms: Arc<Rooms>, handle: RoomHandle, number: u64) {
     let cadence = rooms.settings().sim().cadence();
     // Rooms tick at staggered phases (room n at n/16 of the cadence), so
@@ -101,9 +130,18 @@ pub(super) async fn run(rooms: Arc<Rooms>, handle: RoomHandle, number: u64) {
     let mut empty_since = Instant::now();
     loop {
         interval.tick().await;
+        if handle.is_closed() {
+            return;
+        }
         #[cfg(feature = "test-hooks")]
         handle.inner.health.held().await;
-        let empty = handle.step();
+        let empty = match std::panic::catch_unwind(AssertUnwindSafe(|| handle.step())) {
+            Ok(empty) => empty,
+            Err(panic) => {
+                rooms.fail(&handle, panic_message(&*panic));
+                return;
+            }
+        };
         let finished = Instant::now();
         handle.inner.health.finished(rooms.millis(finished));
         if !empty {
@@ -112,4 +150,13 @@ pub(super) async fn run(rooms: Arc<Rooms>, handle: RoomHandle, number: u64) {
             return;
         }
     }
+}
+
+/// What a panic said, when it said it with text.
+fn panic_message(panic: &(dyn Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_string())
 }

@@ -156,6 +156,7 @@ impl Transport for WebSocket {
         let status = match code {
             ErrorCode::ShuttingDown => 1001,
             ErrorCode::ServerFull => 1013,
+            ErrorCode::RoomFailed => 1011,
             _ => 1008,
         };
         self.send_close(status, code.as_str());

@@ -17,6 +17,7 @@
 //! /transport` tells a page where to connect and which hashes to pin.
 
 mod endpoint;
+mod quic;
 mod sender;
 
 use std::sync::Arc;
@@ -24,12 +25,12 @@ use std::sync::Arc;
 use skirmish_core::framing::{StreamMessage, StreamReader};
 use skirmish_core::ErrorCode;
 use tokio::task::JoinHandle;
-use tokio::time::timeout;
+use tokio::time::{timeout_at, Instant};
 use wtransport::endpoint::IncomingSession;
 use wtransport::{Connection, RecvStream};
 
 use crate::app::AppState;
-use crate::metrics::DisconnectReason;
+use crate::metrics::{DisconnectReason, Refusal};
 use crate::session::{self, Raw, Transport};
 use crate::transport::{SlowRule, TRANSPORT_LIMIT};
 pub use endpoint::{start, WebTransport};
@@ -39,7 +40,18 @@ use sender::Sender;
 const READ_BYTES: usize = 4096;
 
 /// One client over WebTransport, from its first packet to its end.
+///
+/// An address that has not proved it receives what is sent to it gets a
+/// QUIC Retry first, and holds nothing: only a validated address is charged
+/// a connection permit, so spoofed or abandoned handshakes cannot fill the
+/// server's cap. From the permit on, one upgrade deadline covers the QUIC
+/// handshake, the HTTP/3 request and its answer, as on TCP.
 async fn session(incoming: IncomingSession, state: Arc<AppState>) {
+    if !incoming.remote_address_validated() {
+        state.metrics.webtransport_retry();
+        incoming.retry();
+        return;
+    }
     let address = incoming.remote_address().ip();
     let permit = match state.book.connect(address) {
         Ok(permit) => permit,
@@ -50,25 +62,35 @@ async fn session(incoming: IncomingSession, state: Arc<AppState>) {
         }
     };
     let limits = &state.config.limits;
-    let request = match timeout(limits.upgrade_timeout, incoming).await {
+    let deadline = Instant::now() + limits.upgrade_timeout;
+    let request = match timeout_at(deadline, incoming).await {
         Ok(Ok(request)) => request,
-        Ok(Err(_)) => return,
+        Ok(Err(_)) => {
+            state.metrics.refused(Refusal::HandshakeFailed);
+            return;
+        }
         Err(_) => {
-            state
-                .metrics
-                .refused(crate::metrics::Refusal::UpgradeTimeout);
+            state.metrics.refused(Refusal::UpgradeTimeout);
             return;
         }
     };
     if request.path() != "/wt" {
-        state.metrics.refused(crate::metrics::Refusal::WrongPath);
-        // Both answers go out over flow control the client governs: the
-        // upgrade deadline bounds them too.
-        let _ = timeout(limits.upgrade_timeout, request.not_found()).await;
+        state.metrics.refused(Refusal::WrongPath);
+        // The answer goes out over flow control the client governs: the
+        // upgrade deadline bounds it too.
+        let _ = timeout_at(deadline, request.not_found()).await;
         return;
     }
-    let Ok(Ok(connection)) = timeout(limits.upgrade_timeout, request.accept()).await else {
-        return;
+    let connection = match timeout_at(deadline, request.accept()).await {
+        Ok(Ok(connection)) => connection,
+        Ok(Err(_)) => {
+            state.metrics.refused(Refusal::HandshakeFailed);
+            return;
+        }
+        Err(_) => {
+            state.metrics.refused(Refusal::UpgradeTimeout);
+            return;
+        }
     };
     let sender = Arc::new(Sender::new(
         connection.clone(),

@@ -9,6 +9,11 @@
 //! Exit status: 0 when every frame matches, 1 at the first difference (the
 //! frame, the calls that led to it and both states are printed), 2 when a
 //! file cannot be read as a recording of this build (the reason is printed).
+//!
+//! A recording is untrusted input: a header outside the bounds a session
+//! or room runs with (`docs/RECORDING.md`) is refused (2), no frame runs
+//! more than `ClientSession::MAX_STEPS_PER_FRAME` steps, and `--with-room`
+//! holds a window of the room's frames, not all of them.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -16,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use skirmish_core::{
-    replay_client, replay_room, Pose, ReplayError, ReplayOptions, RoomReplayError,
+    replay_client, replay_room, Pose, ReplayError, ReplayOptions, RoomEnd, RoomReplayError,
 };
 use skirmish_tests::plot::timeline;
 use skirmish_tests::recordings::{read_parts, side_by_side};
@@ -94,7 +99,8 @@ fn client(args: &Args, bytes: &[u8]) -> ExitCode {
             );
             say!(
                 "frames {}, frames received {}, corrections {} (largest {:.2} units), snaps {}, \
-                 late inputs {}, dilation {:+.1} to {:+.1} %, RTT {rtt}, disconnections {}",
+                 late inputs {}, dilation {:+.1} to {:+.1} %, RTT {rtt}, disconnections {}, \
+                 steps {} (at most {} in a frame)",
                 s.frames,
                 s.received,
                 s.corrections,
@@ -103,7 +109,9 @@ fn client(args: &Args, bytes: &[u8]) -> ExitCode {
                 s.late_inputs,
                 s.dilation_pct.0,
                 s.dilation_pct.1,
-                s.disconnections
+                s.disconnections,
+                s.steps,
+                s.most_steps
             );
             let svg = args
                 .svg
@@ -215,6 +223,22 @@ fn room(args: &Args, bytes: &[u8]) -> ExitCode {
                 "joins {}, leaves {}, messages {}, most players {}, frames sent {} ({} bytes), combat events {}",
                 s.joins, s.leaves, s.messages, s.most_players, s.frames_sent, s.bytes_sent, s.combat_events
             );
+            match (&s.ended, s.cut_at) {
+                (Some(RoomEnd::Emptied), _) => say!("ended: the room closed after being empty"),
+                (Some(RoomEnd::ShutDown), _) => say!("ended: the server shut down"),
+                (Some(RoomEnd::Failed(why)), _) => {
+                    say!("ended: a tick failed and the room was closed: {why}");
+                }
+                (None, Some(at)) => say!(
+                    "cut short: the file stops inside the record at byte {at} \
+                     (a crash or a kill); replayed up to tick {}, the last whole one",
+                    s.ticks
+                ),
+                (None, None) => say!(
+                    "no end record: the room was still open, its recording stopped early \
+                     (a budget), or the file is of format 1"
+                ),
+            }
             ExitCode::SUCCESS
         }
         Err(RoomReplayError::Diverged(d)) => {

@@ -2,6 +2,12 @@
 //! number travels as its bits, so the replay starts from exactly the
 //! recorded configuration (and the page carries no JSON codec for it). The
 //! layout is in `docs/RECORDING.md`.
+//!
+//! A header is untrusted: every field is read back within the range a
+//! session can run with in bounded time and memory (a longest frame of at
+//! most 2 s, a dilation of at most [`PacingConfig::DILATION_LIMIT`],
+//! periods of 1 ms to an hour, bounded sample counts), and anything else
+//! is a [`FormatError::Damaged`] that names the field and its range.
 
 use std::time::Duration;
 
@@ -75,6 +81,43 @@ fn read_duration(r: &mut Reader<'_>) -> Result<Duration, FormatError> {
     r.varint().map(Duration::from_nanos)
 }
 
+/// The longest [`SessionConfig::max_frame`] a recording may ask for (the
+/// page's and the bots' is 250 ms): a hidden tab's frame, 40 steps at the
+/// server's cadence. Whatever it is, the session runs at most
+/// [`ClientSession::MAX_STEPS_PER_FRAME`](crate::ClientSession::MAX_STEPS_PER_FRAME)
+/// steps in a frame.
+const LONGEST_FRAME: Duration = Duration::from_secs(2);
+
+/// The most [`PacingConfig::level_samples`]: every timing report takes
+/// the median of twice as many.
+const MOST_LEVEL_SAMPLES: usize = 1024;
+
+/// The largest margin, spread or resync threshold of the pacing, in ms: a
+/// minute is already nonsense.
+const LONGEST_MS: f64 = 60_000.0;
+
+/// The shortest and longest of the session's periods (the ping interval,
+/// the pacing's time constants).
+const PERIODS: (Duration, Duration) = (Duration::from_millis(1), Duration::from_secs(3600));
+
+/// A duration within `least..=most`, or the header is damaged.
+fn read_duration_within(
+    r: &mut Reader<'_>,
+    what: &str,
+    (least, most): (Duration, Duration),
+) -> Result<Duration, FormatError> {
+    let at = r.offset();
+    let d = read_duration(r)?;
+    if (least..=most).contains(&d) {
+        Ok(d)
+    } else {
+        Err(FormatError::Damaged {
+            offset: at,
+            what: format!("{what} of {d:?} (must be {least:?} to {most:?})"),
+        })
+    }
+}
+
 /// Reads what [`conditions`] wrote.
 ///
 /// # Errors
@@ -88,35 +131,49 @@ pub(super) fn read_conditions(r: &mut Reader<'_>) -> Result<LinkConditions, Form
     })
 }
 
-/// A count the session keeps buffers of: bounded, so a damaged header
-/// cannot ask for a huge allocation.
-fn read_count(r: &mut Reader<'_>, what: &str) -> Result<usize, FormatError> {
+/// A count the session keeps buffers of: at most `most`, so a damaged
+/// header cannot ask for a huge allocation.
+fn read_count(r: &mut Reader<'_>, what: &str, most: usize) -> Result<usize, FormatError> {
+    let at = r.offset();
     let v = r.varint()?;
     usize::try_from(v)
         .ok()
-        .filter(|&n| n <= 1 << 16)
-        .ok_or_else(|| r.damaged(format!("{what} of {v}")))
+        .filter(|&n| n <= most)
+        .ok_or_else(|| FormatError::Damaged {
+            offset: at,
+            what: format!("{what} of {v} (at most {most})"),
+        })
 }
 
-/// A magnitude of the configuration (a time, a distance, a share): finite
-/// and not negative, or the header is damaged (the session would use it
-/// as a bound).
-fn magnitude(r: &mut Reader<'_>, v: f64, what: &str) -> Result<f64, FormatError> {
-    if v.is_finite() && v >= 0.0 {
+/// A magnitude of the configuration (a time, a distance, a share): finite,
+/// not negative and at most `most`, or the header is damaged (the session
+/// would use it as a bound).
+fn magnitude(at: usize, v: f64, what: &str, most: f64) -> Result<f64, FormatError> {
+    if (0.0..=most).contains(&v) {
         Ok(v)
     } else {
-        Err(r.damaged(format!("{what} of {v}")))
+        let bound = if most == f64::MAX {
+            "must be finite and not negative".to_string()
+        } else {
+            format!("must be 0 to {most}")
+        };
+        Err(FormatError::Damaged {
+            offset: at,
+            what: format!("{what} of {v} ({bound})"),
+        })
     }
 }
 
-fn read_f64(r: &mut Reader<'_>, what: &str) -> Result<f64, FormatError> {
+fn read_f64(r: &mut Reader<'_>, what: &str, most: f64) -> Result<f64, FormatError> {
+    let at = r.offset();
     let v = r.f64()?;
-    magnitude(r, v, what)
+    magnitude(at, v, what, most)
 }
 
 fn read_f32(r: &mut Reader<'_>, what: &str) -> Result<f32, FormatError> {
+    let at = r.offset();
     let v = r.f32()?;
-    magnitude(r, f64::from(v), what).map(|_| v)
+    magnitude(at, f64::from(v), what, f64::MAX).map(|_| v)
 }
 
 fn read_u32(r: &mut Reader<'_>, what: &str) -> Result<u32, FormatError> {
@@ -147,13 +204,13 @@ pub(super) fn read_config(r: &mut Reader<'_>) -> Result<SessionConfig, FormatErr
         enabled: r.u8()? != 0,
         delay: read_duration(r)?,
         max_extrapolation: read_duration(r)?,
-        capacity: read_count(r, "an interpolation capacity")?,
+        capacity: read_count(r, "an interpolation capacity", 1 << 16)?,
     };
     let up = read_conditions(r)?;
     let down = read_conditions(r)?;
     let seed = r.u64()?;
-    let ping_interval = read_duration(r)?;
-    let max_frame = read_duration(r)?;
+    let ping_interval = read_duration_within(r, "a ping interval", PERIODS)?;
+    let max_frame = read_duration_within(r, "a longest frame", (Duration::ZERO, LONGEST_FRAME))?;
     let encoding = if r.u8()? == 0 {
         Encoding::Json
     } else {
@@ -161,15 +218,15 @@ pub(super) fn read_config(r: &mut Reader<'_>) -> Result<SessionConfig, FormatErr
     };
     let protocol = read_u32(r, "a protocol")?;
     let pacing = PacingConfig {
-        late_target: read_f64(r, "a late target")?,
-        safety_ms: read_f64(r, "a safety margin")?,
-        level_samples: read_count(r, "level samples")?,
-        spread_samples: read_count(r, "spread samples")?,
-        initial_spread_ms: read_f64(r, "an initial spread")?,
-        max_dilation: read_f64(r, "a largest dilation")?,
-        time_constant: read_duration(r)?,
-        integral_time: read_duration(r)?,
-        resync_ms: read_f64(r, "a resync threshold")?,
+        late_target: read_f64(r, "a late target", 1.0)?,
+        safety_ms: read_f64(r, "a safety margin", LONGEST_MS)?,
+        level_samples: read_count(r, "level samples", MOST_LEVEL_SAMPLES)?,
+        spread_samples: read_count(r, "spread samples", 1 << 16)?,
+        initial_spread_ms: read_f64(r, "an initial spread", LONGEST_MS)?,
+        max_dilation: read_f64(r, "a largest dilation", PacingConfig::DILATION_LIMIT)?,
+        time_constant: read_duration_within(r, "a pacing time constant", PERIODS)?,
+        integral_time: read_duration_within(r, "a pacing integral time", PERIODS)?,
+        resync_ms: read_f64(r, "a resync threshold", LONGEST_MS)?,
     };
     let resends = read_u32(r, "resends")?;
     Ok(SessionConfig {
@@ -220,5 +277,31 @@ mod tests {
         write_config(&mut w, &config);
         let err = read_config(&mut Reader::fields(&w.bytes));
         assert!(matches!(err, Err(FormatError::Damaged { .. })), "{err:?}");
+    }
+
+    #[test]
+    fn fields_beyond_their_bounds_are_named() {
+        let refused = |change: fn(&mut SessionConfig)| {
+            let mut config = SessionConfig::default();
+            change(&mut config);
+            let mut w = Writer::default();
+            write_config(&mut w, &config);
+            match read_config(&mut Reader::fields(&w.bytes)) {
+                Err(FormatError::Damaged { what, .. }) => what,
+                other => panic!("expected damage, got {other:?}"),
+            }
+        };
+        let what = refused(|c| c.max_frame = Duration::from_secs(3));
+        assert_eq!(what, "a longest frame of 3s (must be 0ns to 2s)");
+        let what = refused(|c| c.pacing.max_dilation = 1.0);
+        assert_eq!(what, "a largest dilation of 1 (must be 0 to 0.5)");
+        let what = refused(|c| c.ping_interval = Duration::ZERO);
+        assert!(what.starts_with("a ping interval of 0ns"), "{what}");
+        let what = refused(|c| c.pacing.time_constant = Duration::ZERO);
+        assert!(what.starts_with("a pacing time constant"), "{what}");
+        let what = refused(|c| c.pacing.level_samples = 4096);
+        assert_eq!(what, "level samples of 4096 (at most 1024)");
+        let what = refused(|c| c.smoothing.half_life = f32::INFINITY);
+        assert_eq!(what, "a half-life of inf (must be finite and not negative)");
     }
 }

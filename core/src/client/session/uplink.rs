@@ -29,6 +29,18 @@ pub const LOSS_MEMORY: Duration = Duration::from_secs(10);
 const MAX_SKIPPED_STEPS: u32 = 72_000;
 
 impl ClientSession {
+    /// Fixed steps run in one frame at most, whatever the configuration
+    /// and the shell's clock say (a hostile recording's header may say a
+    /// frame lasts centuries). A usual configuration never gets near it: a
+    /// frame of the default [`SessionConfig::max_frame`] (250 ms) is 5
+    /// steps at the server's 50 ms cadence, and fewer than 400 at the
+    /// shortest cadence (1 ms) and the largest dilation. The time beyond
+    /// it is dropped, as the skipped steps beyond an hour are; the replay
+    /// runs the same code, so it still matches.
+    ///
+    /// [`SessionConfig::max_frame`]: super::SessionConfig::max_frame
+    pub const MAX_STEPS_PER_FRAME: u32 = 1024;
+
     /// Whether this session's inputs name server ticks (the server spoke
     /// protocol 2 in `welcome`).
     pub(super) fn scheduled(&self) -> bool {
@@ -44,7 +56,9 @@ impl ClientSession {
     pub(super) fn run_steps(&mut self, elapsed: Duration, cadence: Duration) {
         let scheduled = self.scheduled();
         let max = self.config.max_frame;
-        self.accumulator += if scheduled { elapsed } else { elapsed.min(max) };
+        self.accumulator =
+            self.accumulator
+                .saturating_add(if scheduled { elapsed } else { elapsed.min(max) });
         if scheduled {
             self.pacing.frame(elapsed.min(max));
             let period = self.period.max(Duration::from_millis(1));
@@ -52,9 +66,9 @@ impl ClientSession {
             // (a tab hidden for hours, or a hostile recording's clock) is
             // dropped, so no frame's work is unbounded.
             let mut budget = MAX_SKIPPED_STEPS;
-            while self.accumulator > max + period {
+            while self.accumulator > max.saturating_add(period) {
                 if budget == 0 {
-                    self.accumulator = max + period;
+                    self.accumulator = max.saturating_add(period);
                     break;
                 }
                 budget -= 1;
@@ -66,11 +80,20 @@ impl ClientSession {
                 }
             }
         }
+        let mut budget = ClientSession::MAX_STEPS_PER_FRAME;
         loop {
             let period = if scheduled { self.period } else { cadence };
             if self.accumulator < period {
                 break;
             }
+            if budget == 0 {
+                // Only an absurd configuration gets here (a longest frame
+                // of years, a period of nothing): drop the rest, so no
+                // frame's work is unbounded.
+                self.accumulator = Duration::ZERO;
+                break;
+            }
+            budget -= 1;
             self.accumulator -= period;
             if scheduled {
                 self.pacing.stepped(cadence, period);

@@ -46,13 +46,34 @@ pub(super) struct Schedule {
     repeated: u32,
     /// The smallest slack of an input first seen since the last feedback.
     sample: Option<(Tick, f64)>,
+    /// The tick the player joined at: inputs for it or earlier name ticks
+    /// it never played, and are never late.
+    joined: Tick,
+    /// Before its first input is simulated, the newest past tick counted
+    /// late: each such tick is counted once, however often it is resent.
+    late_before_first: Option<Tick>,
 }
 
 impl Schedule {
+    /// The state of a player joining at `tick`.
+    pub(super) fn joined_at(tick: Tick) -> Schedule {
+        Schedule {
+            joined: tick,
+            ..Schedule::default()
+        }
+    }
+
     /// An input for `tick` arrived for the first time with `slack_ms`:
-    /// counted in the histogram, and reported if it is the tightest yet.
-    fn note(&mut self, tick: Tick, slack_ms: f64, stats: &mut WorldStats) {
-        stats.slack.record(slack_ms as i32);
+    /// counted in the lateness histogram if `late`, else in the slack one,
+    /// and reported if it is the tightest yet.
+    fn note(&mut self, tick: Tick, slack_ms: f64, late: bool, stats: &mut WorldStats) {
+        if late {
+            stats.lateness.record((-slack_ms).max(0.0) as i32);
+        } else {
+            // Still in time when its tick runs behind (the slack then
+            // measured from the tick's schedule is below zero).
+            stats.slack.record(slack_ms.max(0.0) as i32);
+        }
         if self.sample.is_none_or(|(_, s)| slack_ms < s) {
             self.sample = Some((tick, slack_ms));
         }
@@ -99,15 +120,23 @@ impl ServerPlayer {
                     Some(b) if ack.is_some_and(|a| t <= a) => {
                         b < REMEMBERED && schedule.repeats & (1 << b) != 0
                     }
-                    // Never simulated for this player: before its first input.
-                    _ => ack.is_none(),
+                    // Never simulated with an input of its own: before its
+                    // first, late once if the player was there for it.
+                    _ => {
+                        ack.is_none()
+                            && t > schedule.joined
+                            && schedule.late_before_first.is_none_or(|l| t > l)
+                    }
                 };
+                if repeat && ack.is_none() {
+                    schedule.late_before_first = Some(t);
+                }
                 if repeat {
                     if let Some(b) = back.filter(|&b| b < REMEMBERED) {
                         schedule.repeats &= !(1 << b);
                     }
                     schedule.late = schedule.late.wrapping_add(1);
-                    schedule.note(t, slack, stats);
+                    schedule.note(t, slack, true, stats);
                     stats.late_inputs += 1;
                     out.late += 1;
                 } else {
@@ -123,7 +152,7 @@ impl ServerPlayer {
                     out.dropped += 1;
                 } else {
                     self.queue.insert(at, *input);
-                    schedule.note(t, slack, stats);
+                    schedule.note(t, slack, false, stats);
                     out.queued += 1;
                 }
             }
@@ -238,12 +267,56 @@ mod tests {
         let timing = w.take_timing(id).unwrap();
         assert_eq!((timing.tick, timing.slack_ms), (Some(Tick(2)), -20));
         assert_eq!((timing.late, timing.repeated), (1, 1));
+        // Its lateness apart from the slack of the inputs in time (1 and 3).
+        let stats = w.stats();
+        assert_eq!((stats.lateness.count(), stats.lateness.sum_ms), (1, 20));
+        assert_eq!((stats.slack.count(), stats.slack.sum_ms), (2, 50 + 30));
         // Resent: a duplicate now, not late again.
         let r = w.receive_at(id, &[input(2, 0.0)], MS(30));
         assert_eq!((r.late, r.duplicates), (0, 1));
         assert_eq!(w.stats().late_inputs, 1);
         // Tick 1 was simulated as itself: a resend is a duplicate.
         assert_eq!(w.receive_at(id, &[input(1, 1.0)], MS(30)).duplicates, 1);
+    }
+
+    #[test]
+    fn inputs_before_the_first_are_late_once_and_never_before_the_join() {
+        let mut w = World::new(open(), 1);
+        // The world runs 10 ticks before the player joins at tick 10.
+        for _ in 0..10 {
+            w.step();
+        }
+        let id = PlayerId(7);
+        w.join_with(id, "late", InputMode::Scheduled).unwrap();
+        for _ in 0..5 {
+            w.step();
+        }
+        // Ticks before the join are never late; 11..=15 once each, however
+        // often they are resent before the first input is simulated.
+        let old: Vec<_> = (1..=10).map(|t| input(t, 0.0)).collect();
+        assert_eq!(w.receive_at(id, &old, MS(10)).late, 0);
+        let past: Vec<_> = (11..=15).map(|t| input(t, 0.0)).collect();
+        assert_eq!(w.receive_at(id, &past, MS(10)).late, 5);
+        for _ in 0..100 {
+            assert_eq!(w.receive_at(id, &past, MS(10)).late, 0);
+        }
+        assert_eq!(w.stats().late_inputs, 5);
+    }
+
+    #[test]
+    fn an_input_in_time_for_a_tick_running_behind_has_zero_slack_not_lateness() {
+        let (mut w, id) = scheduled();
+        // 70 ms after tick 0, tick 1 (due at 50 ms) has not run yet.
+        let r = w.receive_at(id, &[input(1, 1.0)], MS(70));
+        assert_eq!((r.queued, r.late), (1, 0));
+        assert_eq!(
+            w.take_timing(id).unwrap().slack_ms,
+            -20,
+            "the clock hears it"
+        );
+        let stats = w.stats();
+        assert_eq!((stats.slack.count(), stats.slack.sum_ms), (1, 0));
+        assert_eq!(stats.lateness.count(), 0);
     }
 
     #[test]

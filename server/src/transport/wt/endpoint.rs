@@ -109,18 +109,12 @@ fn hash_of(identity: &Identity) -> Vec<String> {
 }
 
 fn server_config(addr: SocketAddr, identity: &Identity) -> ServerConfig {
-    ServerConfig::builder()
+    let mut config = ServerConfig::builder()
         .with_bind_address(addr)
-        .with_identity(identity.clone_identity())
-        .keep_alive_interval(Some(Duration::from_secs(3)))
-        .max_idle_timeout(Some(Duration::from_secs(10)))
-        .unwrap_or_else(|_| unreachable_idle())
-        .build()
-}
-
-/// The idle timeout above is a small constant QUIC always accepts.
-fn unreachable_idle() -> ! {
-    unreachable!("a 10 s idle timeout is valid")
+        .with_custom_transport(identity.clone_identity(), super::quic::transport())
+        .build();
+    super::quic::bound_incoming(config.quic_config_mut());
+    config
 }
 
 /// Binds the endpoint on `addr` (UDP) and serves it until shutdown, with
