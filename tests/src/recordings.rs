@@ -88,7 +88,7 @@ const WINDOW: usize = 64;
 /// connection starts and which player it was; then the room is replayed
 /// once, and each frame it sends such a player is matched at once against
 /// that connection's received frames, read from where they lie. At most
-/// [`WINDOW`] sent frames per player in the room are held at a time, and a
+/// `WINDOW` (64) sent frames per player in the room are held at a time, and a
 /// few words per connection, however long the recordings.
 ///
 /// # Errors

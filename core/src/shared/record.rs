@@ -183,7 +183,7 @@ pub struct Reader<'a> {
 pub const CUT_SHORT: &str = "the recording ends inside a record";
 
 impl FormatError {
-    /// Whether the bytes stopped inside a record (see [`CUT_SHORT`]): what
+    /// Whether the bytes stopped inside a record (a file cut short): what
     /// came before it is whole.
     pub fn is_cut_short(&self) -> bool {
         matches!(self, FormatError::Damaged { what, .. } if what == CUT_SHORT)
