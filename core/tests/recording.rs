@@ -448,3 +448,79 @@ fn hostile_records_are_refused_or_bounded() {
         "{result:?}"
     );
 }
+
+#[test]
+fn frames_are_recorded_as_they_arrived_not_enlarged() {
+    use skirmish_core::{encode_client, Tick, WireInput};
+    let seating = Seating {
+        encoding: Encoding::Compact,
+        protocol: PROTOCOL_VERSION,
+    };
+    let (mut by_frame, mut by_message) = (
+        Room::recorded(RoomConfig::default()),
+        Room::recorded(RoomConfig::default()),
+    );
+    let mut out = Outbox::new();
+    let (mut framed, mut decoded, mut wire) = (Vec::new(), Vec::new(), 0);
+    for room in [&mut by_frame, &mut by_message] {
+        room.join(PlayerId(1), "p", seating, &mut out)
+            .expect("joins");
+        room.tick(&mut out);
+    }
+    let take = |room: &mut Room, into: &mut Vec<u8>| {
+        if let Some(r) = room.recorder() {
+            r.take(into);
+        }
+    };
+    take(&mut by_frame, &mut framed);
+    take(&mut by_message, &mut decoded);
+    let (framed_before, decoded_before) = (framed.len(), decoded.len());
+    for t in 0..100u32 {
+        // Sixteen inputs a message, as a client under loss resends them,
+        // each with a view tick (a shooter's).
+        let inputs: Vec<WireInput> = (0..16)
+            .map(|k| WireInput {
+                tick: Tick(t + k + 1),
+                turn: if k % 3 == 0 { 1.0 } else { 0.0 },
+                throttle: 1.0,
+                fire: k % 5 == 0,
+                view_tick: Some(f64::from(t + k) - 2.5),
+            })
+            .collect();
+        let message = ClientMessage::Input {
+            inputs,
+            snapshot_ack: Some(Tick(t)),
+        };
+        let Frame::Binary(bytes) = encode_client(&message, Encoding::Compact) else {
+            panic!("compact inputs travel binary");
+        };
+        let back = decode_client_frame(false, &bytes).expect("decodes");
+        wire += bytes.len();
+        let since = Duration::from_millis(20);
+        let _ = by_frame.receive_frame_at(PlayerId(1), &back, (false, &bytes), since, &mut out);
+        let _ = by_message.receive_at(PlayerId(1), &back, since, &mut out);
+        by_frame.tick(&mut out);
+        by_message.tick(&mut out);
+        out.clear();
+    }
+    take(&mut by_frame, &mut framed);
+    take(&mut by_message, &mut decoded);
+    let ticks = 100 * 9; // a tick record each
+    let framed_bytes = framed.len() - framed_before - ticks;
+    let decoded_bytes = decoded.len() - decoded_before - ticks;
+    // The frame's bytes and a few of the record's own (tag, player, arrival,
+    // kind, length): never more than what arrived plus those.
+    assert!(
+        framed_bytes <= wire + 100 * 12,
+        "{framed_bytes} recorded for {wire} received"
+    );
+    assert!(
+        decoded_bytes > 3 * wire,
+        "the decoded form would be {decoded_bytes} for {wire}"
+    );
+    // Both replay, the frames decoded again.
+    let s = replay_room(&framed).expect("replays");
+    assert_eq!((s.messages, s.ticks), (100, 101), "{s:?}");
+    let s = replay_room(&decoded).expect("replays");
+    assert_eq!((s.messages, s.ticks), (100, 101), "{s:?}");
+}

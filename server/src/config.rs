@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser};
-use skirmish_core::{InterestConfig, SimConfig, Vec2, MAX_FRAME_BYTES};
+use skirmish_core::{InterestConfig, RoomConfig, SimConfig, Vec2, MAX_FRAME_BYTES};
 
 /// How the server runs.
 #[derive(Clone, Debug, Parser)]
@@ -170,6 +170,18 @@ pub struct RecordSettings {
 }
 
 impl RoomSettings {
+    /// How room `number` called `name` is set up.
+    pub fn room_config(&self, name: &str, number: u64) -> RoomConfig {
+        RoomConfig {
+            name: name.to_string(),
+            capacity: self.capacity,
+            sim: self.sim(),
+            seed: self.seed.wrapping_add(number),
+            interest: self.interest(),
+            ..RoomConfig::default()
+        }
+    }
+
     /// The movement constants with the `--arena` override.
     pub fn sim(&self) -> SimConfig {
         SimConfig {

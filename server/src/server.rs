@@ -53,8 +53,20 @@ impl RunningServer {
 /// Tokio runtime.
 ///
 /// # Errors
-/// The address cannot be bound.
+/// The address cannot be bound, or `--record` is asked for rooms whose
+/// recordings would not replay (see `RoomConfig::validate`).
 pub fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
+    if config.rooms.record.dir.is_some() {
+        // A recording is replayed only if its room passes the replay's
+        // checks: say so now rather than record what cannot be read.
+        config
+            .rooms
+            .room_config("room-1", 1)
+            .validate()
+            .map_err(|e| {
+                anyhow::anyhow!("--record: these rooms' recordings would not replay: {e}")
+            })?;
+    }
     let socket = if config.addr.is_ipv4() {
         TcpSocket::new_v4()?
     } else {

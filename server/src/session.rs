@@ -90,6 +90,7 @@ pub async fn serve<T: Transport>(state: &AppState, transport: T, address: IpAddr
         state,
         gate: Gate::for_limits(&state.config.limits),
         transport,
+        frame: None,
     };
     let reason = session.run(address).await;
     let _ = timeout(CLOSE_TIMEOUT, session.transport.end()).await;
@@ -120,6 +121,9 @@ struct Session<'a, T> {
     state: &'a AppState,
     gate: Gate,
     transport: T,
+    /// Once seated in a room that records itself: the last frame read as
+    /// it arrived (text or not, its bytes), for the recording to keep.
+    frame: Option<(bool, Vec<u8>)>,
 }
 
 impl<T: Transport> Session<'_, T> {
@@ -129,6 +133,9 @@ impl<T: Transport> Session<'_, T> {
             Ok(seat) => seat,
             Err(reason) => return reason,
         };
+        if room.is_recorded() {
+            self.frame = Some((true, Vec::new()));
+        }
         let seat = Seated { room, id };
         // Made once, polled by reference: no new waiter per wake-up.
         let mut signal = self.state.shutdown.watch();
@@ -174,7 +181,14 @@ impl<T: Transport> Session<'_, T> {
         self.state.metrics.received(payload.len());
         match self.gate.admit(payload.len()) {
             Admit::Read => match decode_client_frame(text, payload) {
-                Ok(message) => Read::Message(message),
+                Ok(message) => {
+                    if let Some((kind, bytes)) = &mut self.frame {
+                        *kind = text;
+                        bytes.clear();
+                        bytes.extend_from_slice(payload);
+                    }
+                    Read::Message(message)
+                }
                 Err(e) => Read::Refused(e),
             },
             admit => limited(self.state, admit),
@@ -261,7 +275,13 @@ impl<T: Transport> Session<'_, T> {
     /// Acts on one read of a seated session; `Some` when it must end.
     fn on_read(&mut self, read: Read, room: &RoomHandle, id: PlayerId) -> Option<Ending> {
         let error = match read {
-            Read::Message(message) => match room.receive(id, &message) {
+            Read::Message(message) => match room.receive(
+                id,
+                &message,
+                self.frame
+                    .as_ref()
+                    .map(|(text, bytes)| (*text, bytes.as_slice())),
+            ) {
                 Ok(_) => return None,
                 Err(e) => e,
             },

@@ -103,3 +103,19 @@ async fn a_disk_under_the_free_space_floor_records_nothing_and_says_so() -> Resu
     let _ = std::fs::remove_dir_all(dir);
     Ok(())
 }
+
+#[tokio::test]
+async fn rooms_whose_recordings_would_not_replay_are_not_recorded_at_all() {
+    let dir = temp_dir("record-unreplayable");
+    let refused = server(config_with(|c| {
+        c.rooms.record.dir = Some(dir.clone());
+        c.rooms.capacity = 5000;
+    }));
+    let Err(e) = refused else {
+        panic!("a server recording rooms of 5,000 seats started");
+    };
+    assert!(e.to_string().contains("would not replay"), "{e}");
+    // Without --record such rooms are the operator's choice.
+    let running = server(config_with(|c| c.rooms.capacity = 5000)).expect("starts");
+    running.shutdown().await.expect("stops");
+}

@@ -9,8 +9,8 @@ use std::time::Duration;
 use crate::server::room::{Outbox, RoomConfig, Seating};
 use crate::shared::config::ConfigError;
 use crate::shared::protocol::{
-    check_inputs, check_room_name, decode_client, encode, ClientMessage, Encoding, Frame,
-    MAX_ROOM_CHARS,
+    check_inputs, check_room_name, decode_client, decode_client_frame, encode, ClientMessage,
+    Encoding, Frame, MAX_ROOM_CHARS,
 };
 use crate::shared::protocol::{WireInput, MAX_INPUTS_PER_MESSAGE};
 use crate::shared::record::{FormatError, Kind, Reader, StateHash, Writer};
@@ -23,6 +23,7 @@ const INPUT: u8 = 3;
 const MESSAGE: u8 = 4;
 const TICK: u8 = 5;
 const END: u8 = 6;
+const FRAME: u8 = 7;
 
 /// How a recorded room ended, as its last record says (format 2 on).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -99,6 +100,17 @@ impl RoomRecorder {
 
     pub(crate) fn message(&mut self, id: PlayerId, message: &ClientMessage, since: Duration) {
         write_message(&mut self.w, id, message, since);
+    }
+
+    /// A message as its frame arrived (format 2): its bytes, never a
+    /// larger re-encoding, decoded again on replay.
+    pub(crate) fn frame(&mut self, id: PlayerId, text: bool, payload: &[u8], since: Duration) {
+        let w = &mut self.w;
+        w.u8(FRAME);
+        w.varint(u64::from(id.0));
+        w.varint(u64::try_from(since.as_nanos()).unwrap_or(u64::MAX));
+        w.u8(u8::from(text));
+        w.blob(payload);
     }
 
     /// A tick, with the hash of everything sent up to and with it.
@@ -378,6 +390,24 @@ fn read_call(r: &mut Reader<'_>) -> Result<RoomCall, FormatError> {
             RoomCall::Message(id, message, since)
         }
         TICK => RoomCall::Tick(r.u64()?),
+        FRAME => {
+            let id = id(r)?;
+            let since = since(r)?;
+            let text = match r.u8()? {
+                0 => false,
+                1 => true,
+                other => return Err(r.damaged(format!("a frame kind {other}"))),
+            };
+            let at = r.offset();
+            let payload = r.blob()?;
+            // Only frames the server decoded were recorded: anything else
+            // is damage.
+            let message = decode_client_frame(text, payload).map_err(|e| FormatError::Damaged {
+                offset: at,
+                what: format!("a frame the server could not have taken: {e}"),
+            })?;
+            RoomCall::Message(id, message, since)
+        }
         END => RoomCall::End(match r.u8()? {
             0 => RoomEnd::Emptied,
             1 => RoomEnd::ShutDown,

@@ -382,6 +382,39 @@ impl Room {
         received
     }
 
+    /// Like [`Room::receive_at`], for a message decoded from a frame as it
+    /// arrived (`text` or binary, `payload`: `message` must be what
+    /// [`decode_client_frame`](crate::decode_client_frame) made of it). A
+    /// recording keeps the frame's own bytes, never a larger re-encoding,
+    /// and decodes them again on replay.
+    ///
+    /// # Errors
+    /// As [`Room::receive`].
+    pub fn receive_frame_at(
+        &mut self,
+        id: PlayerId,
+        message: &ClientMessage,
+        (text, payload): (bool, &[u8]),
+        since: std::time::Duration,
+        out: &mut Outbox,
+    ) -> Result<Received, ProtocolError> {
+        if self.recorder.is_none() {
+            return self.handle(id, message, since, out);
+        }
+        let mark = Room::mark(out);
+        if let Some(recorder) = &mut self.recorder {
+            recorder.frame(id, text, payload, since);
+        }
+        let received = self.handle(id, message, since, out);
+        self.sent(out, mark);
+        received
+    }
+
+    /// Whether the room records itself.
+    pub fn is_recorded(&self) -> bool {
+        self.recorder.is_some()
+    }
+
     fn handle(
         &mut self,
         id: PlayerId,

@@ -111,8 +111,15 @@ impl RoomHandle {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Hands the room one decoded message from `id`; what it answers goes
-    /// to the outbounds.
+    /// Whether the room records itself (`--record`): its sessions then
+    /// hand it each message's frame as it arrived, for the recording.
+    pub fn is_recorded(&self) -> bool {
+        self.lock().room.is_recorded()
+    }
+
+    /// Hands the room one decoded message from `id`, with the frame it was
+    /// decoded from when the room records itself; what it answers goes to
+    /// the outbounds.
     ///
     /// # Errors
     /// The room refused the message (see [`Room::receive`]).
@@ -120,6 +127,7 @@ impl RoomHandle {
         &self,
         id: PlayerId,
         message: &ClientMessage,
+        frame: Option<(bool, &[u8])>,
     ) -> Result<Received, ProtocolError> {
         let mut shared = self.lock();
         if self.is_closed() {
@@ -135,7 +143,10 @@ impl RoomHandle {
             ..
         } = &mut *shared;
         let since = last_tick.map_or(Duration::ZERO, |t| t.elapsed());
-        let received = room.receive_at(id, message, since, out);
+        let received = match frame {
+            Some(frame) => room.receive_frame_at(id, message, frame, since, out),
+            None => room.receive_at(id, message, since, out),
+        };
         self.deliver(&mut shared);
         if let Ok(r) = &received {
             if r.dropped > 0 {

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use skirmish_core::{check_room_name, Encoding, ErrorCode, PlayerId, ProtocolError};
-use skirmish_core::{place, Placement, Room, RoomConfig, RoomEnd, Seating};
+use skirmish_core::{place, Placement, Room, RoomEnd, Seating};
 use tokio::time::Instant;
 
 use super::handle::RoomHandle;
@@ -247,14 +247,7 @@ impl Rooms {
             Some(name) => name.into(),
             None => format!("room-{number}").into(),
         };
-        let config = RoomConfig {
-            name: name.to_string(),
-            capacity: self.settings.capacity,
-            sim: self.settings.sim(),
-            seed: self.settings.seed.wrapping_add(number),
-            interest: self.settings.interest(),
-            ..RoomConfig::default()
-        };
+        let config = self.settings.room_config(&name, number);
         let record = self.recorders.as_ref().and_then(|recorders| {
             recorders
                 .start(number, &name)
