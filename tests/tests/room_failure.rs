@@ -78,6 +78,14 @@ async fn a_panicking_tick_closes_its_room_alone() -> Result<()> {
     let rooms = running.state.rooms.list();
     assert_eq!(rooms.len(), 1, "{rooms:?}");
     assert_eq!(rooms[0].name, "other");
+    // What Agones' health pings read sees the rooms that tick, on time.
+    let (slowest, late) = running
+        .state
+        .rooms
+        .slowest_tick(tokio::time::Instant::now())
+        .ok_or_else(|| anyhow!("no room ticks"))?;
+    assert_eq!(slowest, "other");
+    assert!(late < Duration::from_millis(500), "{late:?}");
     assert_eq!(
         metric(addr, "skirmish_disconnects_total{reason=\"room_failed\"}").await?,
         2
