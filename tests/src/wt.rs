@@ -221,3 +221,52 @@ impl WtClient {
         }
     }
 }
+
+impl WtClient {
+    /// Connects to `offer` from `source`, says `hello` as `name` (JSON
+    /// snapshots) into `room` and waits for `welcome`.
+    ///
+    /// # Errors
+    /// The handshake fails, or the connection ends (or `DEADLINE` passes)
+    /// before `welcome`.
+    pub async fn join(offer: &Offer, source: IpAddr, name: &str, room: &str) -> Result<WtClient> {
+        let mut client = WtClient::connect(offer, Some(source)).await?;
+        let hello = skirmish_core::encode(&skirmish_core::ClientMessage::Hello {
+            name: name.into(),
+            protocol: skirmish_core::PROTOCOL_VERSION,
+            room: Some(room.into()),
+            encoding: skirmish_core::Encoding::Json,
+        });
+        client.send_reliable(&hello).await?;
+        loop {
+            let (text, _) = tokio::time::timeout(crate::DEADLINE, client.next_text()).await??;
+            if let skirmish_core::ServerMessage::Welcome { .. } =
+                skirmish_core::decode_server(&text)?
+            {
+                return Ok(client);
+            }
+        }
+    }
+
+    /// Snapshots (as datagrams or on the stream) received within `span`.
+    ///
+    /// # Errors
+    /// The connection ends meanwhile.
+    pub async fn snapshots_within(&mut self, span: std::time::Duration) -> Result<u32> {
+        let end = tokio::time::Instant::now() + span;
+        let mut count = 0;
+        while let Ok(next) = tokio::time::timeout_at(end, self.next()).await {
+            let Some(received) = next? else {
+                bail!("the connection ended");
+            };
+            if let StreamMessage::Text(text) = received.message {
+                if let Ok(skirmish_core::ServerMessage::Snapshot { .. }) =
+                    skirmish_core::decode_server(&text)
+                {
+                    count += 1;
+                }
+            }
+        }
+        Ok(count)
+    }
+}

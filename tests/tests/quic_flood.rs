@@ -9,52 +9,10 @@
 use std::net::IpAddr;
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
-use skirmish_core::PROTOCOL_VERSION;
-use skirmish_core::{decode_server, encode, ClientMessage, Encoding, ServerMessage};
+use anyhow::{Context, Result};
 use skirmish_tests::wt::{bare_session, offer, Offer, WtClient};
 use skirmish_tests::{config_with, SeparateServer};
-use tokio::time::{timeout, Instant};
-
-const DEADLINE: Duration = Duration::from_secs(10);
-
-fn hello(name: &str) -> String {
-    encode(&ClientMessage::Hello {
-        name: name.into(),
-        protocol: PROTOCOL_VERSION,
-        room: Some("honest".into()),
-        encoding: Encoding::Json,
-    })
-}
-
-/// An honest WebTransport player: connected, welcomed.
-async fn honest_wt(offer: &Offer, source: IpAddr) -> Result<WtClient> {
-    let mut client = WtClient::connect(offer, Some(source)).await?;
-    client.send_reliable(&hello("honest-wt")).await?;
-    loop {
-        let (text, _) = timeout(DEADLINE, client.next_text()).await??;
-        if let ServerMessage::Welcome { .. } = decode_server(&text)? {
-            return Ok(client);
-        }
-    }
-}
-
-/// Snapshots (datagrams or stream) `client` receives within one second.
-async fn snapshots_in_a_second(client: &mut WtClient) -> Result<u32> {
-    let end = Instant::now() + Duration::from_secs(1);
-    let mut count = 0;
-    while let Ok(next) = tokio::time::timeout_at(end, client.next()).await {
-        let Some(received) = next? else {
-            bail!("the honest player's connection ended");
-        };
-        if let skirmish_core::framing::StreamMessage::Text(text) = received.message {
-            if let Ok(ServerMessage::Snapshot { .. }) = decode_server(&text) {
-                count += 1;
-            }
-        }
-    }
-    Ok(count)
-}
+use tokio::time::timeout;
 
 /// The process's resident memory, in bytes.
 fn resident() -> Result<u64> {
@@ -118,7 +76,8 @@ async fn a_stream_flood_before_hello_stays_within_the_windows() -> Result<()> {
         c.limits.hello_timeout = Duration::from_secs(30);
     }))?;
     let offer = offer(srv.addr).await?;
-    let mut honest = honest_wt(&offer, skirmish_tests::next_source()).await?;
+    let mut honest =
+        WtClient::join(&offer, skirmish_tests::next_source(), "honest-wt", "honest").await?;
     let before = resident()?;
     // Sixteen connections, the most one address may hold.
     let source = skirmish_tests::next_source();
@@ -140,7 +99,7 @@ async fn a_stream_flood_before_hello_stays_within_the_windows() -> Result<()> {
         grown >> 20,
         written >> 20
     );
-    let rate = snapshots_in_a_second(&mut honest).await?;
+    let rate = honest.snapshots_within(Duration::from_secs(1)).await?;
     assert!(
         rate >= 18,
         "the honest player got {rate} snapshots in a second"

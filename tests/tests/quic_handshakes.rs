@@ -7,54 +7,14 @@
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
-use skirmish_core::PROTOCOL_VERSION;
-use skirmish_core::{decode_server, encode, ClientMessage, Encoding, ServerMessage};
-use skirmish_tests::wt::{offer, Offer, WtClient};
+use anyhow::{Context, Result};
+use skirmish_tests::wt::{offer, WtClient};
 use skirmish_tests::{config_with, metric, Client, SeparateServer};
 use tokio::net::UdpSocket;
 use tokio::time::{timeout, Instant};
 use wtransport::{ClientConfig, Endpoint};
 
 const DEADLINE: Duration = Duration::from_secs(10);
-
-fn hello(name: &str) -> String {
-    encode(&ClientMessage::Hello {
-        name: name.into(),
-        protocol: PROTOCOL_VERSION,
-        room: Some("honest".into()),
-        encoding: Encoding::Json,
-    })
-}
-
-/// An honest WebTransport player: connected, welcomed.
-async fn honest_wt(offer: &Offer, source: IpAddr) -> Result<WtClient> {
-    let mut client = WtClient::connect(offer, Some(source)).await?;
-    client.send_reliable(&hello("honest-wt")).await?;
-    loop {
-        let (text, _) = timeout(DEADLINE, client.next_text()).await??;
-        if let ServerMessage::Welcome { .. } = decode_server(&text)? {
-            return Ok(client);
-        }
-    }
-}
-
-/// Snapshots (datagrams or stream) `client` receives within one second.
-async fn snapshots_in_a_second(client: &mut WtClient) -> Result<u32> {
-    let end = Instant::now() + Duration::from_secs(1);
-    let mut count = 0;
-    while let Ok(next) = tokio::time::timeout_at(end, client.next()).await {
-        let Some(received) = next? else {
-            bail!("the honest player's connection ended");
-        };
-        if let skirmish_core::framing::StreamMessage::Text(text) = received.message {
-            if let Ok(ServerMessage::Snapshot { .. }) = decode_server(&text) {
-                count += 1;
-            }
-        }
-    }
-    Ok(count)
-}
 
 /// The first datagrams of `count` QUIC handshakes (each an Initial with
 /// the TLS `ClientHello` and a connection id of its own), caught by a socket
@@ -142,10 +102,11 @@ async fn abandoned_handshakes_from_many_addresses_hold_no_permits() -> Result<()
     let started = Instant::now();
     let mut ws = Client::join(srv.addr, "honest-ws", Some("honest")).await?;
     ws.snapshot().await?;
-    let mut wt = honest_wt(&offer, skirmish_tests::next_source()).await?;
+    let mut wt =
+        WtClient::join(&offer, skirmish_tests::next_source(), "honest-wt", "honest").await?;
     let took = started.elapsed();
     assert!(took < Duration::from_secs(1), "admitted after {took:?}");
-    assert!(snapshots_in_a_second(&mut wt).await? >= 18);
+    assert!(wt.snapshots_within(Duration::from_secs(1)).await? >= 18);
     assert_eq!(
         metric(
             srv.addr,

@@ -370,16 +370,7 @@ impl Room {
         since: std::time::Duration,
         out: &mut Outbox,
     ) -> Result<Received, ProtocolError> {
-        if self.recorder.is_none() {
-            return self.handle(id, message, since, out);
-        }
-        let mark = Room::mark(out);
-        if let Some(recorder) = &mut self.recorder {
-            recorder.message(id, message, since);
-        }
-        let received = self.handle(id, message, since, out);
-        self.sent(out, mark);
-        received
+        self.record_and_handle(id, message, since, out, |r| r.message(id, message, since))
     }
 
     /// Like [`Room::receive_at`], for a message decoded from a frame as it
@@ -398,13 +389,26 @@ impl Room {
         since: std::time::Duration,
         out: &mut Outbox,
     ) -> Result<Received, ProtocolError> {
-        if self.recorder.is_none() {
+        self.record_and_handle(id, message, since, out, |r| {
+            r.frame(id, text, payload, since);
+        })
+    }
+
+    /// Handles a message, recording it first with `record` (and what it
+    /// made the room send after) when the room records itself.
+    fn record_and_handle(
+        &mut self,
+        id: PlayerId,
+        message: &ClientMessage,
+        since: std::time::Duration,
+        out: &mut Outbox,
+        record: impl FnOnce(&mut RoomRecorder),
+    ) -> Result<Received, ProtocolError> {
+        let Some(recorder) = &mut self.recorder else {
             return self.handle(id, message, since, out);
-        }
+        };
+        record(recorder);
         let mark = Room::mark(out);
-        if let Some(recorder) = &mut self.recorder {
-            recorder.frame(id, text, payload, since);
-        }
         let received = self.handle(id, message, since, out);
         self.sent(out, mark);
         received

@@ -25,6 +25,7 @@ use std::sync::Arc;
 use skirmish_core::framing::{StreamMessage, StreamReader};
 use skirmish_core::ErrorCode;
 use tokio::task::JoinHandle;
+use tokio::time::error::Elapsed;
 use tokio::time::{timeout_at, Instant};
 use wtransport::endpoint::IncomingSession;
 use wtransport::{Connection, RecvStream};
@@ -63,16 +64,8 @@ async fn session(incoming: IncomingSession, state: Arc<AppState>) {
     };
     let limits = &state.config.limits;
     let deadline = Instant::now() + limits.upgrade_timeout;
-    let request = match timeout_at(deadline, incoming).await {
-        Ok(Ok(request)) => request,
-        Ok(Err(_)) => {
-            state.metrics.refused(Refusal::HandshakeFailed);
-            return;
-        }
-        Err(_) => {
-            state.metrics.refused(Refusal::UpgradeTimeout);
-            return;
-        }
+    let Some(request) = step(&state, timeout_at(deadline, incoming).await) else {
+        return;
     };
     if request.path() != "/wt" {
         state.metrics.refused(Refusal::WrongPath);
@@ -81,16 +74,8 @@ async fn session(incoming: IncomingSession, state: Arc<AppState>) {
         let _ = timeout_at(deadline, request.not_found()).await;
         return;
     }
-    let connection = match timeout_at(deadline, request.accept()).await {
-        Ok(Ok(connection)) => connection,
-        Ok(Err(_)) => {
-            state.metrics.refused(Refusal::HandshakeFailed);
-            return;
-        }
-        Err(_) => {
-            state.metrics.refused(Refusal::UpgradeTimeout);
-            return;
-        }
+    let Some(connection) = step(&state, timeout_at(deadline, request.accept()).await) else {
+        return;
     };
     let sender = Arc::new(Sender::new(
         connection.clone(),
@@ -110,6 +95,22 @@ async fn session(incoming: IncomingSession, state: Arc<AppState>) {
     };
     session::serve(&state, link, address).await;
     drop(permit);
+}
+
+/// What one step of the handshake gave, within the upgrade deadline; a
+/// failure or the deadline counted.
+fn step<T, E>(state: &AppState, outcome: Result<Result<T, E>, Elapsed>) -> Option<T> {
+    match outcome {
+        Ok(Ok(done)) => Some(done),
+        Ok(Err(_)) => {
+            state.metrics.refused(Refusal::HandshakeFailed);
+            None
+        }
+        Err(_) => {
+            state.metrics.refused(Refusal::UpgradeTimeout);
+            None
+        }
+    }
 }
 
 /// One WebTransport session, as its session sees it.
