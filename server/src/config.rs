@@ -135,6 +135,12 @@ pub struct RoomSettings {
     /// go whatever the budget.
     #[arg(long, default_value_t = 1200)]
     pub snapshot_budget: usize,
+    /// Seat protocol-1 clients (inputs named by the client's own ticks and
+    /// queued by the server, which lets a client catch up two inputs a
+    /// tick); without it their `hello` is refused with `bad_protocol`.
+    /// For tools written against protocol 1, such as the light load bots.
+    #[arg(long = "allow-protocol-1")]
+    pub allow_protocol_1: bool,
     /// Recording every room (`--record DIR`).
     #[command(flatten)]
     pub record: RecordSettings,
@@ -337,6 +343,7 @@ mod tests {
         assert_eq!(config.rooms.record.total_bytes, 8 << 30);
         assert_eq!(config.rooms.record.min_free_bytes, 1 << 30);
         assert_eq!(config.rooms.record.writers, 64);
+        assert!(!config.rooms.allow_protocol_1);
     }
 
     #[test]

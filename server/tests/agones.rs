@@ -82,7 +82,7 @@ impl Running {
 async fn join(addr: SocketAddr, name: &str, room: Option<&str>) -> Result<(Socket, String)> {
     let (mut socket, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws")).await?;
     let room = room.map_or(String::new(), |r| format!(r#","room":"{r}""#));
-    let hello = format!(r#"{{"type":"hello","name":"{name}","protocol":1{room}}}"#);
+    let hello = format!(r#"{{"type":"hello","name":"{name}","protocol":2{room}}}"#);
     socket.send(Message::text(hello)).await?;
     loop {
         let message = timeout(PATIENCE, socket.next())

@@ -22,7 +22,7 @@ type Socket =
 /// Joins room `room` as `name` and reads until `messages` snapshots came.
 async fn join_and_play(addr: SocketAddr, name: &str, room: &str) -> Result<Socket> {
     let (mut socket, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws")).await?;
-    let hello = format!(r#"{{"type":"hello","name":"{name}","protocol":1,"room":"{room}"}}"#);
+    let hello = format!(r#"{{"type":"hello","name":"{name}","protocol":2,"room":"{room}"}}"#);
     socket.send(Message::text(hello)).await?;
     let mut snapshots = 0;
     while snapshots < 10 {

@@ -35,9 +35,18 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 /// How long any single wait may take before the test fails.
 pub const DEADLINE: Duration = Duration::from_secs(10);
 
-/// A server config for tests: a free port on 127.0.0.1, every other
-/// setting as in production.
+/// A server config for tests: a free port on 127.0.0.1 and protocol-1
+/// clients seated (this crate's [`Client`] speaks protocol 1 unless told
+/// otherwise, as tools written against it do), every other setting as in
+/// production; [`shipped_config`] changes only the port.
 pub fn test_config() -> ServerConfig {
+    let mut config = shipped_config();
+    config.rooms.allow_protocol_1 = true;
+    config
+}
+
+/// The server as it ships, on a free port of 127.0.0.1.
+pub fn shipped_config() -> ServerConfig {
     ServerConfig {
         addr: SocketAddr::from(([127, 0, 0, 1], 0)),
         ..ServerConfig::default()

@@ -127,3 +127,36 @@ async fn a_protocol_1_client_beside_keeps_its_own_ticks() -> Result {
     }
     srv.shutdown().await
 }
+
+#[tokio::test]
+async fn a_protocol_1_hello_is_refused_as_shipped_and_seated_when_allowed() -> Result {
+    let shipped = server(skirmish_tests::shipped_config())?;
+    let mut one = Client::connect(shipped.addr).await?;
+    one.hello_speaking("one", None, Encoding::Json, 1).await?;
+    let refused = one.error().await?;
+    assert_eq!(refused, skirmish_core::ErrorCode::BadProtocol);
+    assert_eq!(one.closed().await?, "bad_protocol");
+    assert_eq!(
+        metric(
+            shipped.addr,
+            "skirmish_rejected_messages_total{code=\"bad_protocol\"}"
+        )
+        .await?,
+        1
+    );
+    assert_eq!(
+        metric(shipped.addr, "skirmish_rooms").await?,
+        0,
+        "no room opened for it"
+    );
+    let mut two = Client::connect(shipped.addr).await?;
+    two.hello_speaking("two", None, Encoding::Json, 2).await?;
+    assert_eq!(welcome(&mut two).await?, 2);
+
+    // `--allow-protocol-1` (what this crate's other tests run with) seats it.
+    let allowed = server(test_config())?;
+    let mut one = Client::connect(allowed.addr).await?;
+    one.hello_speaking("one", None, Encoding::Json, 1).await?;
+    assert_eq!(welcome(&mut one).await?, 1);
+    Ok(())
+}

@@ -278,7 +278,14 @@ fn start_server(scenario: &Scenario) -> Result<(Reaped, String)> {
         rooms => scenario.players.div_ceil(rooms),
     }
     .to_string();
-    let mut args = vec!["--room-capacity", capacity.as_str(), "--max-rooms", "64"];
+    // The light bots speak protocol 1 (inputs in their own ticks).
+    let mut args = vec![
+        "--room-capacity",
+        capacity.as_str(),
+        "--max-rooms",
+        "64",
+        "--allow-protocol-1",
+    ];
     args.extend(scenario.server);
     spawn_server(&args)
 }

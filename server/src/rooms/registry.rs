@@ -183,6 +183,7 @@ impl Rooms {
     /// out through `out`.
     ///
     /// # Errors
+    /// `bad_protocol` for a protocol-1 joiner unless `--allow-protocol-1`,
     /// `server_full` when no seat can be found, `address_limit` when the
     /// joiner's address holds its maximum of seats or opened rooms.
     pub fn join(
@@ -190,6 +191,17 @@ impl Rooms {
         joiner: &Joiner<'_>,
         out: Arc<dyn Outbound>,
     ) -> Result<(RoomHandle, PlayerId), ProtocolError> {
+        if joiner.protocol < 2 && !self.settings.allow_protocol_1 {
+            return Err(ProtocolError::new(
+                ErrorCode::BadProtocol,
+                format!(
+                    "this server refuses protocol {}: its inputs are queued by the \
+                     client's own ticks; speak protocol 2 (the page and the bots do), \
+                     or start the server with --allow-protocol-1",
+                    joiner.protocol
+                ),
+            ));
+        }
         let mut registry = self.lock();
         let seat = self.book.seat(joiner.address)?;
         let handle = match self.place(&registry, joiner.room)? {
