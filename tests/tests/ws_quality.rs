@@ -1,9 +1,18 @@
-//! Netcode quality over real WebSockets: 16 bots through the conditioner at
-//! 150 ms RTT, 30 ms jitter and 5 % loss each way, against the real server.
-//! Over a stream a loss is a retransmission: the message and everything
-//! behind it wait (at least 200 ms), so inputs behind it can be late and
-//! their ticks repeated; each bot mispredicts only where that happened. The
-//! CI-size run; `cargo xtask bench` runs the full 60 s.
+//! A smoke test of the netcode over real WebSockets under loss: 16 bots
+//! through the conditioner at 150 ms RTT, 30 ms jitter and 5 % loss each
+//! way, against the real server, for 4 s. Over a stream a loss is a
+//! retransmission: the message and everything behind it wait (at least
+//! 200 ms), so inputs behind it can be late and their ticks repeated; what
+//! it shows is that the session plays through that, each bot mispredicting
+//! only where an input was late or repeated, and that compact snapshots stay
+//! small.
+//!
+//! What it does not show is converged quality: 4 s ends before the input
+//! clock widens its margin to the stream's stalls. Run to 20 s (2026-11-26,
+//! one test alone, `duration` set to 20 s): input-to-ack p50 496 ms and p99
+//! 784 ms at an RTT of 150 ms, late + repeated 11.9 % of inputs (753 of
+//! 6,343). Over TCP with 5 % loss the targets are missed; WebTransport
+//! datagrams are the transport for lossy networks (`docs/QUALITY.md`).
 
 use std::time::Duration;
 
@@ -15,13 +24,13 @@ use skirmish_tests::script::{Script, Wander};
 use skirmish_tests::{config_with, next_source, open_arena, SeparateServer};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sixteen_bots_over_websockets_mispredict_only_where_inputs_were_late() -> anyhow::Result<()>
-{
+async fn smoke_sixteen_bots_over_lossy_websockets_mispredict_only_where_inputs_were_late(
+) -> anyhow::Result<()> {
     sixteen_bots(Encoding::Json).await.map(|_| ())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sixteen_bots_with_compact_snapshots_use_few_bytes() -> anyhow::Result<()> {
+async fn smoke_sixteen_bots_with_compact_snapshots_use_few_bytes() -> anyhow::Result<()> {
     let bytes_per_sec = sixteen_bots(Encoding::Compact).await?;
     // 16 players at 20 snapshots/s: at most 25 bytes per player per snapshot,
     // plus pongs, rosters and frame overhead.
@@ -82,13 +91,18 @@ async fn sixteen_bots(encoding: Encoding) -> anyhow::Result<f64> {
     }
     // The loss was real: streams held messages back for retransmission.
     assert!(retransmitted > 0, "no retransmission happened");
-    // Input-to-acknowledgement at the median: RTT + 75 ms plus what the
-    // stream's stalls add. Each loss holds both ways for a retransmission
-    // timeout (270 ms here), about once a second each way, and in a 4 s run
-    // the controller has not yet widened its margin to them: runs measured
-    // 288 to 337 ms. Over WebTransport datagrams the stepper's main cell
-    // holds RTT + 75.
+    // A loose bound for a 4 s run (measured 288 to 337 ms): the session is
+    // not stuck. It is not the converged figure (see the module docs).
     let p50 = percentile(&acks, 50.0);
+    let late: u64 = reports
+        .iter()
+        .map(|r| r.late_inputs + r.repeated_inputs)
+        .sum();
+    let sent: u64 = reports.iter().map(|r| r.inputs_sent).sum();
+    eprintln!(
+        "p50 {p50} p99 {} late+repeated {late}/{sent}",
+        percentile(&acks, 99.0)
+    );
     assert!(p50 <= 150.0 + 75.0 + 150.0, "input-to-ack p50 {p50} ms");
     srv.shutdown()?;
     Ok(reports.iter().map(|r| r.bytes_per_sec).sum::<f64>() / reports.len() as f64)
