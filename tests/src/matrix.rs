@@ -40,6 +40,8 @@ pub struct Summary {
     pub resyncs: u64,
     /// Frames where remote time ran backwards, whole run.
     pub remote_backwards: u64,
+    /// Frames where a drawn remote snapped back against its motion.
+    pub drawn_snap_backs: u64,
     /// Remote playback rate, slowest and fastest, whole run.
     pub remote_rate: (f64, f64),
     /// Dilation in %, lowest and highest in the window.
@@ -122,6 +124,7 @@ pub fn summarize(clients: &[&SimClient], from: f64, to: f64, run: f64) -> Summar
         snaps: t.snaps,
         resyncs: t.resyncs,
         remote_backwards: clients.iter().map(|c| c.trace.remote_backwards).sum(),
+        drawn_snap_backs: clients.iter().map(|c| c.trace.drawn_snap_backs).sum(),
         remote_rate,
         dilation,
         uplink_bytes_per_s: uplink as f64 / clients.len().max(1) as f64 / run.max(1e-9),

@@ -22,7 +22,7 @@
 //! slack reports, dilation, and whether remote time ever ran backwards or
 //! outside ±10 % of real time.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 use skirmish_core::{
@@ -99,6 +99,21 @@ pub struct SimClient {
     unacked: VecDeque<(Tick, Duration)>,
     /// The last remote time drawn: (true time, remote ticks).
     last_remote: Option<(Duration, f64)>,
+    /// Per remote: where it was drawn last frame, and how far it moved then.
+    drawn: BTreeMap<PlayerId, (Vec2, Vec2)>,
+}
+
+/// A drawn remote moving back against its last frame's motion by more than
+/// this (world units) in one frame has snapped back.
+const SNAP_BACK: f32 = 0.5;
+/// A drawn remote moving more than this in one frame respawned.
+const RESPAWN_JUMP: f32 = 40.0;
+
+/// Whether a drawn remote that moved `before` last frame and `now` this one
+/// snapped back: it was moving, and now goes the other way by more than
+/// [`SNAP_BACK`] in one frame, which no tank can (it brakes first).
+fn snapped_back(before: Vec2, now: Vec2) -> bool {
+    before.length() > 0.1 && now.dot(before) < 0.0 && now.length() > SNAP_BACK
 }
 
 /// What one client went through over time (true seconds since the start).
@@ -118,6 +133,9 @@ pub struct ClientTrace {
     /// Frames where a remote was drawn at an earlier time than the frame
     /// before.
     pub remote_backwards: u64,
+    /// Frames where a remote was drawn snapping back against its own motion
+    /// (the drawn poses, not the timeline).
+    pub drawn_snap_backs: u64,
     /// The slowest and fastest remote playback rate between two frames at
     /// least 100 ms apart (1.0: real time).
     pub remote_rate: Option<(f64, f64)>,
@@ -263,6 +281,7 @@ impl Stepper {
             stream: stream(spec.seed.wrapping_mul(3).wrapping_add(2), down),
             unacked: VecDeque::new(),
             last_remote: None,
+            drawn: BTreeMap::new(),
         });
         let seating = Seating {
             encoding: spec.encoding,
@@ -419,6 +438,7 @@ impl SimClient {
         let messages = self.session.advance(self.clock.local(now));
         self.observe(now);
         self.watch_remote_time(now);
+        self.watch_drawn_remotes();
         let t = now.as_secs_f64();
         let tenth = (now.as_millis() % 100) < 10;
         if tenth {
@@ -504,6 +524,31 @@ impl SimClient {
         }
     }
 
+    /// What is drawn must not snap back either: a remote drawn moving one
+    /// way, then the next frame more than [`SNAP_BACK`] the other way (a
+    /// wrong extrapolation corrected, say), is counted; a jump of over
+    /// [`RESPAWN_JUMP`] is a respawn, not motion.
+    fn watch_drawn_remotes(&mut self) {
+        for remote in self.session.view().remotes {
+            let at = remote.pose.position;
+            let moved = match self.drawn.get(&remote.id) {
+                Some(&(last, last_moved)) => {
+                    let moved = at - last;
+                    if moved.length() > RESPAWN_JUMP {
+                        Vec2::ZERO
+                    } else {
+                        if snapped_back(last_moved, moved) {
+                            self.trace.drawn_snap_backs += 1;
+                        }
+                        moved
+                    }
+                }
+                None => Vec2::ZERO,
+            };
+            self.drawn.insert(remote.id, (at, moved));
+        }
+    }
+
     /// This client's counters.
     pub fn counters(&self) -> ClientCounters {
         let hud = self.session.hud();
@@ -522,5 +567,21 @@ impl SimClient {
             repeated: hud.pacing.repeated,
             resyncs: hud.pacing.resyncs,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_drawn_pose_that_goes_back_against_its_motion_has_snapped_back() {
+        let ahead = Vec2::new(2.0, 0.0);
+        // Turning, slowing down, standing still: motion, not a snap.
+        assert!(!snapped_back(ahead, Vec2::new(1.5, 1.0)));
+        assert!(!snapped_back(ahead, Vec2::new(-0.2, 0.0)));
+        assert!(!snapped_back(Vec2::ZERO, Vec2::new(-3.0, 0.0)));
+        // An extrapolation taken back: two units the other way in a frame.
+        assert!(snapped_back(ahead, Vec2::new(-2.0, 0.5)));
     }
 }

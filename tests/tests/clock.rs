@@ -18,9 +18,11 @@ fn all(s: &Stepper) -> Vec<&SimClient> {
     s.clients.iter().collect()
 }
 
-/// Remote time never ran backwards and played within ±10 % of real time.
+/// Remote time never ran backwards and played within ±10 % of real time,
+/// and no drawn remote snapped back against its motion.
 fn assert_remote_time(row: &Summary) {
     assert_eq!(row.remote_backwards, 0, "{row:?}");
+    assert_eq!(row.drawn_snap_backs, 0, "{row:?}");
     let (lo, hi) = row.remote_rate;
     assert!(lo >= 0.9 - 1e-9 && hi <= 1.1 + 1e-9, "{row:?}");
 }

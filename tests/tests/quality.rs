@@ -62,6 +62,10 @@ fn main_cell_holds_the_timing_budget(encoding: Encoding) {
     assert_eq!(t.snaps, 0, "{t:?}");
     assert_eq!(t.resyncs, 0, "{t:?}");
     assert_eq!(row.remote_backwards, 0);
+    assert_eq!(
+        row.drawn_snap_backs, 0,
+        "drawn poses never snap back: {row:?}"
+    );
     assert!(
         row.remote_rate.0 >= 0.9 - 1e-9 && row.remote_rate.1 <= 1.1 + 1e-9,
         "{row:?}"

@@ -331,26 +331,26 @@ a clock per client, a scripted network per direction, arrivals on a 1 ms grid, c
 numbers are the same on every machine; `tests/tests/clock.rs` and `tests/tests/quality.rs` assert the targets on the same runs.\n",
         date.trim()
     );
-    let _ = writeln!(page, "| scenario | input-to-ack p50 / p99 | slack p50 | late | repeated | mispredictions / min | corrections | snaps | hard resyncs | remote backward steps | remote rate | dilation | uplink | convergence | hit ratio |");
+    let _ = writeln!(page, "| scenario | input-to-ack p50 / p99 | slack p50 | late | repeated | mispredictions / min | corrections | snaps | hard resyncs | remote backward steps | drawn snap-backs | remote rate | dilation | uplink | convergence | hit ratio |");
     let _ = writeln!(
         page,
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     );
     for r in rows {
         let s = &r.summary;
         if r.hits != "-" {
             let _ = writeln!(
                 page,
-                "| {} | | | | | | | | | | | | | | {} |",
+                "| {} | | | | | | | | | | | | | | | {} |",
                 r.name, r.hits
             );
             continue;
         }
         let _ = writeln!(
             page,
-            "| {} | {:.0} / {:.0} ms | {:.0} ms | {:.2} % | {:.2} % | {:.2} | {} | {} | {} | {} | {:.2}-{:.2} | {:+.1} to {:+.1} % | {:.0} B/s | {} | - |",
+            "| {} | {:.0} / {:.0} ms | {:.0} ms | {:.2} % | {:.2} % | {:.2} | {} | {} | {} | {} | {} | {:.2}-{:.2} | {:+.1} to {:+.1} % | {:.0} B/s | {} | - |",
             r.name, s.ack_p50, s.ack_p99, s.slack_p50, s.late_pct, s.repeated_pct, s.mispredictions_per_min,
-            s.corrections, s.snaps, s.resyncs, s.remote_backwards, s.remote_rate.0, s.remote_rate.1,
+            s.corrections, s.snaps, s.resyncs, s.remote_backwards, s.drawn_snap_backs, s.remote_rate.0, s.remote_rate.1,
             s.dilation.0, s.dilation.1, s.uplink_bytes_per_s, r.convergence
         );
     }
