@@ -71,9 +71,10 @@ pub use server::replay::{
 pub use server::room::{place, Outbox, Placement, Room, RoomConfig, RoomStats, Seating};
 pub use server::world::{
     InputMode, JoinError, Received, ServerPlayer, World, WorldStats, CATCH_UP_ABOVE,
-    GAP_WAIT_TICKS, MAX_AHEAD_TICKS, MAX_INPUTS_PER_TICK, MAX_QUEUED_INPUTS,
+    GAP_WAIT_TICKS, MAX_AHEAD_TICKS, MAX_INPUTS_PER_TICK, MAX_QUEUED_INPUTS, REWIND_MARGIN_TICKS,
+    RTT_WINDOW,
 };
-pub use shared::combat::{shot_path, CombatRules, Cooldown};
+pub use shared::combat::{shot_path, CombatRules, Cooldown, MAX_VIEW_DELAY_MS};
 pub use shared::config::{ConfigError, Rect, SimConfig, MAX_OBSTACLES};
 pub use shared::input::{MoveInput, PredictedMoveStep};
 pub use shared::protocol::{

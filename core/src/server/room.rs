@@ -358,8 +358,9 @@ impl Room {
     }
 
     /// Like [`Room::receive`], for a message that arrived `since` after the
-    /// last tick: a protocol-2 client's input slack is measured from then
-    /// (the shell knows the time; the room only counts ticks).
+    /// last tick: a protocol-2 client's input slack is measured from then,
+    /// and its round trip from the snapshot its inputs acknowledge (the
+    /// shell knows the time; the room only counts ticks).
     ///
     /// # Errors
     /// As [`Room::receive`].
@@ -444,6 +445,9 @@ impl Room {
                 if let (Some(ack), true) = (snapshot_ack, binary) {
                     let now = self.world.tick();
                     self.viewers.entry(id).or_default().acknowledge(*ack, now);
+                }
+                if let Some(ack) = snapshot_ack {
+                    self.world.receive_ack(id, *ack, since);
                 }
                 Ok(self.world.receive_at(id, inputs, since))
             }

@@ -18,19 +18,28 @@
 //!    players' inputs are acknowledged but not applied. See `queue`. That is
 //!    protocol 1 ([`InputMode::Queued`]); a protocol-2 player
 //!    ([`InputMode::Scheduled`]) names the server tick of each input and it
-//!    is simulated exactly then: one per tick, a late one dropped and
-//!    counted, a missing one replaced by the previous input (counted). See
+//!    is simulated exactly then: one per tick, a late one's movement
+//!    dropped and counted (its shot honoured once, at the next tick), a
+//!    missing one replaced by the previous input (counted). See
 //!    `schedule`.
 //! 2. **Overlap.** Players closer than two radii are pushed apart, half each,
 //!    pairwise in id order, then kept out of obstacles and inside the arena.
 //!    This is the natural source of mispredictions clients reconcile.
 //! 3. **Shots.** Each applied input with `fire` shoots a hitscan ray from the
-//!    shooter's pose after that input's move, if its cooldown allows. Targets
-//!    are tested where the shooter saw them (lag compensation, RS-10): at the
-//!    input's `view_tick`, interpolated in each player's pose history, at most
-//!    [`CombatRules::max_rewind_ms`] back (a view beyond it is judged at the
-//!    bound and counted in [`WorldStats::rewind_clamped`]). Obstacles stop rays. Each hit is
-//!    one [`CombatEvent`]. See `combat`.
+//!    shooter's pose after that input's move, if its cooldown allows (a
+//!    protocol-2 late input's shot first, see `schedule`). Targets are
+//!    tested where the shooter saw them (lag compensation, RS-10): at the
+//!    input's `view_tick`, interpolated in each player's pose history, at
+//!    most [`CombatRules::max_rewind_ms`] back, and for a protocol-2
+//!    shooter whose round trip the server measured (from its snapshot
+//!    acknowledgements, [`World::receive_ack`]) no older than the input's
+//!    arrival minus that round trip,
+//!    [`MAX_VIEW_DELAY_MS`](crate::shared::combat::MAX_VIEW_DELAY_MS) and
+//!    [`REWIND_MARGIN_TICKS`]. A view beyond a bound is judged at it and
+//!    counted in [`WorldStats::rewind_clamped`] (and in
+//!    [`WorldStats::rewind_clamped_rtt`] when the round trip bound it).
+//!    Obstacles stop rays. Each hit is one [`CombatEvent`]. See `combat`
+//!    and `latency`.
 //! 4. **Death and respawn.** A player at 0 HP is dead for
 //!    [`CombatRules::respawn_ms`] (no moving, no firing), then respawns at a
 //!    seeded-random free spawn point with full HP. See `life`.
@@ -38,6 +47,7 @@
 //!    ([`CombatRules::history_ms`]) and its velocity over the tick is kept.
 
 mod combat;
+mod latency;
 mod life;
 mod queue;
 mod schedule;
@@ -56,6 +66,7 @@ use crate::shared::state::PlayerState;
 use crate::shared::tick::Tick;
 use crate::shared::timing::{InputTiming, LatenessHistogram, RewindHistogram, SlackHistogram};
 
+pub use latency::{REWIND_MARGIN_TICKS, RTT_WINDOW};
 pub use queue::{Received, CATCH_UP_ABOVE, GAP_WAIT_TICKS, MAX_INPUTS_PER_TICK, MAX_QUEUED_INPUTS};
 pub use schedule::MAX_AHEAD_TICKS;
 
@@ -74,7 +85,8 @@ pub struct WorldStats {
     pub skipped_ticks: u64,
     /// Inputs applied.
     pub applied_inputs: u64,
-    /// Protocol 2: inputs that arrived after their tick (dropped).
+    /// Protocol 2: inputs that arrived after their tick (their movement
+    /// dropped, their shot honoured: `late_shots_honoured`).
     pub late_inputs: u64,
     /// Protocol 2: ticks simulated with a player's previous input because
     /// its own was missing.
@@ -86,9 +98,14 @@ pub struct WorldStats {
     pub lateness: LatenessHistogram,
     /// Inputs that fired.
     pub shots: u64,
-    /// Shots whose view was older than `max_rewind_ms` allows (judged at
-    /// the bound).
+    /// Shots whose view was older than a bound allows (judged at the
+    /// bound): `max_rewind_ms`, or the shooter's round trip.
     pub rewind_clamped: u64,
+    /// Of those, the shots bound by their shooter's measured round trip,
+    /// tighter than `max_rewind_ms` (protocol 2).
+    pub rewind_clamped_rtt: u64,
+    /// Protocol 2: shots of late inputs fired at the next tick.
+    pub late_shots_honoured: u64,
     /// How far back shots were judged.
     pub rewind: RewindHistogram,
 }
@@ -151,6 +168,13 @@ impl ServerPlayer {
     /// How many inputs wait in the queue.
     pub fn queued(&self) -> usize {
         self.queue.len()
+    }
+
+    /// Protocol 2: the round trip measured from the player's snapshot
+    /// acknowledgements (the smallest of the last
+    /// [`RTT_WINDOW`]); `None` before the first, and for protocol-1 players.
+    pub fn round_trip(&self) -> Option<std::time::Duration> {
+        self.schedule.as_ref().and_then(Schedule::round_trip)
     }
 }
 
@@ -262,7 +286,7 @@ impl World {
                 pose,
                 velocity: Vec2::ZERO,
                 hp: self.rules.max_hp,
-                life: Life::Alive,
+                life: Life::Alive { since: self.tick },
                 cooldown: Cooldown::default(),
                 ack: None,
                 queue: VecDeque::with_capacity(MAX_QUEUED_INPUTS),
@@ -307,6 +331,19 @@ impl World {
         self.stats.duplicate_inputs += out.duplicates as u64;
         self.stats.dropped_inputs += out.dropped as u64;
         out
+    }
+
+    /// The client of `id` acknowledged the snapshot of `acked` in a
+    /// message that arrived `since` after the last step: for a protocol-2
+    /// player, a sample of its round trip, which bounds how far back its
+    /// shots are judged (see `latency`). Call it before
+    /// [`World::receive_at`] with the same message's inputs. Unknown and
+    /// protocol-1 players are ignored.
+    pub fn receive_ack(&mut self, id: PlayerId, acked: Tick, since: std::time::Duration) {
+        let now = self.tick;
+        if let Some(schedule) = self.players.get_mut(&id).and_then(|p| p.schedule.as_mut()) {
+            schedule.acknowledged(acked, (now, since), &self.sim);
+        }
     }
 
     /// Advances the world by one tick; returns the hits of this tick.

@@ -28,6 +28,8 @@ struct Totals {
     late: u64,
     repeated: u64,
     clamped: u64,
+    clamped_rtt: u64,
+    late_shots: u64,
     slack: SlackHistogram,
     lateness: LatenessHistogram,
     rewind: RewindHistogram,
@@ -45,6 +47,8 @@ impl TimingMetrics {
             late: stats.late_inputs,
             repeated: stats.repeated_inputs,
             clamped: stats.rewind_clamped,
+            clamped_rtt: stats.rewind_clamped_rtt,
+            late_shots: stats.late_shots_honoured,
             slack: stats.slack,
             lateness: stats.lateness,
             rewind: stats.rewind,
@@ -60,6 +64,8 @@ impl TimingMetrics {
         totals.late += now.late.saturating_sub(before.late);
         totals.repeated += now.repeated.saturating_sub(before.repeated);
         totals.clamped += now.clamped.saturating_sub(before.clamped);
+        totals.clamped_rtt += now.clamped_rtt.saturating_sub(before.clamped_rtt);
+        totals.late_shots += now.late_shots.saturating_sub(before.late_shots);
         totals.slack.add(&now.slack.since(&before.slack));
         totals.lateness.add(&now.lateness.since(&before.lateness));
         totals.rewind.add(&now.rewind.since(&before.rewind));
@@ -99,8 +105,18 @@ impl TimingMetrics {
             ),
             (
                 "skirmish_rewind_clamped_total",
-                "Shots whose view was older than max_rewind_ms (judged at the bound).",
+                "Shots whose view was older than allowed (judged at the bound): max_rewind_ms, or the shooter's round trip bound.",
                 t.clamped,
+            ),
+            (
+                "skirmish_rewind_clamped_rtt_total",
+                "Shots clamped by the shooter's measured round trip + 400 ms + 2 ticks (part of skirmish_rewind_clamped_total).",
+                t.clamped_rtt,
+            ),
+            (
+                "skirmish_late_shots_honoured_total",
+                "Fire inputs that arrived late and fired once at the next tick.",
+                t.late_shots,
             ),
         ] {
             let _ = writeln!(

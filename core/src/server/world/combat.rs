@@ -1,6 +1,17 @@
 //! Combat on the server: hitscan shots judged where the shooter saw its targets
 //! (lag compensation over each player's pose history), with the shared
 //! rules, shot path and ray tests of [`crate::shared::combat`].
+//!
+//! A shot's view is judged no further back than
+//! [`CombatRules::max_rewind_ms`](crate::shared::combat::CombatRules::max_rewind_ms)
+//! before the newest recorded tick, and, for a protocol-2 shooter whose
+//! round trip the server has measured, no further back than its input's
+//! arrival minus that round trip, the largest interpolation delay and a
+//! margin (`latency`). A view beyond a bound is judged at it and counted in
+//! [`WorldStats::rewind_clamped`](super::WorldStats::rewind_clamped), and
+//! also in `rewind_clamped_rtt` when the round-trip bound was the tighter.
+//! A late input's shot (see `schedule`) counts its cooldown in its own
+//! tick, as the shooter's page did when it drew the tracer.
 
 use super::{ServerPlayer, World};
 use crate::shared::combat::{ray_circle, shot_path};
@@ -17,6 +28,12 @@ pub(super) struct Shot {
     pub(super) from: Pose,
     /// The server tick, with fraction, the shooter saw (`None`: now).
     pub(super) view_tick: Option<f64>,
+    /// The oldest view the shooter's measured round trip lets it claim
+    /// (`None`: not measured, only `max_rewind_ms` applies).
+    pub(super) oldest_view: Option<f64>,
+    /// Protocol 2: the tick of a late input honoured now; its cooldown
+    /// counts from that tick.
+    pub(super) late: Option<Tick>,
 }
 
 impl ServerPlayer {
@@ -72,18 +89,27 @@ impl World {
         let Some(shooter) = self.players.get_mut(&shot.attacker) else {
             return;
         };
-        if !shooter.is_alive() || !shooter.cooldown.fire(tick, cooldown) {
+        if !shooter.is_alive() || !shooter.cooldown.fire(shot.late.unwrap_or(tick), cooldown) {
             return;
         }
+        if shot.late.is_some() {
+            self.stats.late_shots_honoured += 1;
+        }
 
-        // Where the shooter saw the others: at most max_rewind back, never
-        // after the last recorded tick.
+        // Where the shooter saw the others: at most max_rewind back (and
+        // no further than its round trip allows), never after the last
+        // recorded tick.
         let newest = f64::from(tick.0.saturating_sub(1));
-        let oldest = newest - f64::from(self.sim.ticks_of(self.rules.max_rewind_ms));
+        let furthest = newest - f64::from(self.sim.ticks_of(self.rules.max_rewind_ms));
+        let by_rtt = shot.oldest_view.filter(|&o| o > furthest);
+        let oldest = by_rtt.unwrap_or(furthest).min(newest);
         let asked = shot.view_tick.filter(|v| v.is_finite()).unwrap_or(newest);
         let view = asked.clamp(oldest.max(0.0), newest);
         if asked < oldest {
             self.stats.rewind_clamped += 1;
+            if by_rtt.is_some() {
+                self.stats.rewind_clamped_rtt += 1;
+            }
         }
         let depth = (f64::from(tick.0) - view) * f64::from(self.sim.tick_ms);
         self.stats.rewind.record(depth as i32);
@@ -135,10 +161,13 @@ impl World {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use glam::Vec2;
 
     use super::*;
     use crate::server::world::tests::{at, fire, input, open, place, shooter_and_target};
+    use crate::server::world::{InputMode, WorldStats};
 
     #[test]
     fn a_hit_is_one_event_and_cooldown_holds() {
@@ -229,5 +258,127 @@ mod tests {
         assert_eq!(w.stats().rewind.counts[2], 1, "200 ms: the 100-200 bucket");
         // A view from the future is clamped to the newest recorded tick.
         assert_eq!(shoot_from(walked_target(), 800.0, Some(1e9)).len(), 1);
+    }
+
+    /// [`walked_target`] with a protocol-2 shooter (player 1) that played
+    /// ticks 1 to 40 standing still, so tick 41 is its next.
+    fn walked_target_scheduled() -> World {
+        let mut w = World::new(open(), 3);
+        w.join_with(PlayerId(1), "shooter", InputMode::Scheduled)
+            .unwrap();
+        w.join(PlayerId(2), "target").unwrap();
+        place(&mut w, PlayerId(1), at(200.0, 600.0, 0.0));
+        place(
+            &mut w,
+            PlayerId(2),
+            at(600.0, 400.0, std::f32::consts::FRAC_PI_2),
+        );
+        for t in 1..=40 {
+            w.receive_at(PlayerId(1), &[input(t, 0.0)], MS(0));
+            w.receive(PlayerId(2), &[input(t, 1.0)]);
+            w.step();
+        }
+        assert_eq!(w.player(PlayerId(2)).unwrap().pose().position.y, 800.0);
+        w
+    }
+
+    const MS: fn(u64) -> Duration = Duration::from_millis;
+
+    /// The protocol-2 shooter at height `y`, its round trip measured by
+    /// the acknowledgement `ack` (if any) 20 ms after tick 40, fires at
+    /// tick 41 along +x (its input arriving then too), having seen the
+    /// world at `view`; the hits and the counters.
+    fn shoot_scheduled(ack: Option<Tick>, y: f32, view: f64) -> (Vec<CombatEvent>, WorldStats) {
+        let mut w = walked_target_scheduled();
+        place(&mut w, PlayerId(1), at(200.0, y, 0.0));
+        if let Some(ack) = ack {
+            w.receive_ack(PlayerId(1), ack, MS(20));
+        }
+        w.receive_at(PlayerId(1), &[fire(41, Some(view))], MS(20));
+        let events = w.step().to_vec();
+        (events, *w.stats())
+    }
+
+    #[test]
+    fn a_low_latency_shooter_cannot_rewind_beyond_its_round_trip() {
+        // Snapshot 40 acknowledged 20 ms after it was sent: a 20 ms round
+        // trip. The input arrived at tick 40.4; 20 + 400 + 100 ms (10.4
+        // ticks) before that is tick 30 (y = 700): a view of tick 27
+        // (y = 670, 650 ms before the arrival) is judged there, and counted.
+        let (events, stats) = shoot_scheduled(Some(Tick(40)), 670.0, 27.0);
+        assert!(events.is_empty(), "judged at tick 30, not 27");
+        assert_eq!((stats.rewind_clamped, stats.rewind_clamped_rtt), (1, 1));
+        let (events, stats) = shoot_scheduled(Some(Tick(40)), 700.0, 27.0);
+        assert_eq!(events.len(), 1, "hit where the bound put the target");
+        assert_eq!(events[0].to, Vec2::new(580.0, 700.0));
+        assert_eq!(stats.rewind.sum_ms, 550, "11 ticks back from tick 41");
+        // A view inside its bound is honoured as it is.
+        let (events, stats) = shoot_scheduled(Some(Tick(40)), 720.0, 32.0);
+        assert_eq!(events.len(), 1);
+        assert_eq!((stats.rewind_clamped, stats.rewind_clamped_rtt), (0, 0));
+    }
+
+    #[test]
+    fn a_high_latency_shooter_gets_its_full_depth() {
+        // Snapshot 35 acknowledged 20 ms after tick 40: a 270 ms round
+        // trip, so views back to tick 25 (15.4 ticks before the arrival)
+        // are legitimate: tick 27 is judged where it was asked.
+        let (events, stats) = shoot_scheduled(Some(Tick(35)), 670.0, 27.0);
+        assert_eq!(events.len(), 1, "hit where it was seen");
+        assert_eq!(events[0].to, Vec2::new(580.0, 670.0));
+        assert_eq!((stats.rewind_clamped, stats.rewind_clamped_rtt), (0, 0));
+        assert_eq!(stats.rewind.sum_ms, 700);
+        // Never beyond max_rewind_ms, however long the round trip: 1 s
+        // back is judged at tick 25, counted as today.
+        let (events, stats) = shoot_scheduled(Some(Tick(20)), 650.0, 20.0);
+        assert_eq!(events.len(), 1);
+        assert_eq!((stats.rewind_clamped, stats.rewind_clamped_rtt), (1, 0));
+    }
+
+    #[test]
+    fn without_a_measured_round_trip_max_rewind_applies_as_before() {
+        // No acknowledgement yet: tick 27 is honoured, tick 20 judged at
+        // max_rewind_ms (tick 25), as for protocol 1.
+        let (events, stats) = shoot_scheduled(None, 670.0, 27.0);
+        assert_eq!(events.len(), 1);
+        assert_eq!(stats.rewind_clamped, 0);
+        let (events, stats) = shoot_scheduled(None, 650.0, 20.0);
+        assert_eq!(events.len(), 1, "judged at the bound");
+        assert_eq!((stats.rewind_clamped, stats.rewind_clamped_rtt), (1, 0));
+        let mut w = walked_target_scheduled();
+        assert_eq!(w.player(PlayerId(1)).unwrap().round_trip(), None);
+        w.receive_ack(PlayerId(1), Tick(40), MS(20));
+        assert_eq!(
+            w.player(PlayerId(1)).unwrap().round_trip(),
+            Some(MS(20)),
+            "measured by the server"
+        );
+    }
+
+    #[test]
+    fn a_late_shot_is_judged_at_its_view_within_the_bound_of_its_arrival() {
+        // Tick 41 runs without the shooter's input (a repeat); it arrives
+        // 20 ms later with a 20 ms round trip measured, firing at a view of
+        // tick 27. Honoured at tick 42, judged no further back than its
+        // arrival (41.4) minus 10.4 ticks: tick 31, y = 710.
+        let fired = |y: f32| {
+            let mut w = walked_target_scheduled();
+            place(&mut w, PlayerId(1), at(200.0, y, 0.0));
+            w.step();
+            w.receive_ack(PlayerId(1), Tick(41), MS(20));
+            let r = w.receive_at(PlayerId(1), &[fire(41, Some(27.0))], MS(20));
+            assert_eq!(r.late, 1);
+            let events = w.step().to_vec();
+            (events, *w.stats())
+        };
+        let (events, stats) = fired(670.0);
+        assert!(events.is_empty());
+        assert_eq!(
+            (stats.rewind_clamped_rtt, stats.late_shots_honoured),
+            (1, 1)
+        );
+        let (events, _) = fired(710.0);
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0].server_tick, Tick(42));
     }
 }

@@ -14,11 +14,15 @@ use crate::shared::sim::{resolve_collisions, Pose};
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
 
-/// Whether a player is in the game, or dead and until when.
+/// Whether a player is in the game and since when, or dead and until when.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Life {
     /// Moves, fires and can be hit.
-    Alive,
+    Alive {
+        /// The tick whose step brought it in (joined or respawned): it is
+        /// alive for the inputs of later ticks.
+        since: Tick,
+    },
     /// Killed; comes back in the step of server tick `respawn_at`.
     Dead {
         /// The server tick whose step respawns the player.
@@ -29,19 +33,28 @@ pub(super) enum Life {
 impl Life {
     /// Whether this is [`Life::Alive`].
     pub(super) fn is_alive(self) -> bool {
-        matches!(self, Life::Alive)
+        matches!(self, Life::Alive { .. })
     }
 
     /// Whether a dead player is due to respawn in the step of `tick`.
     fn respawn_due(self, tick: Tick) -> bool {
         match self {
-            Life::Alive => false,
+            Life::Alive { .. } => false,
             Life::Dead { respawn_at } => respawn_at <= tick,
         }
     }
 }
 
 impl ServerPlayer {
+    /// The tick after which the player has been alive without a break;
+    /// `None` while dead.
+    pub(super) fn alive_since(&self) -> Option<Tick> {
+        match self.life {
+            Life::Alive { since } => Some(since),
+            Life::Dead { .. } => None,
+        }
+    }
+
     /// Kills the player: dead until `respawn_at`, its queued inputs dropped
     /// and its velocity zeroed. Its HP is already 0.
     pub(super) fn kill(&mut self, respawn_at: Tick) {
@@ -50,12 +63,13 @@ impl ServerPlayer {
         self.velocity = Vec2::ZERO;
     }
 
-    /// Brings the player back at `pose` with `max_hp`, standing still and
-    /// with no pose history to be rewound into.
-    fn respawn(&mut self, pose: Pose, max_hp: u16) {
+    /// Brings the player back in the step of `tick` at `pose` with
+    /// `max_hp`, standing still and with no pose history to be rewound
+    /// into.
+    fn respawn(&mut self, tick: Tick, pose: Pose, max_hp: u16) {
         self.pose = pose;
         self.hp = max_hp;
-        self.life = Life::Alive;
+        self.life = Life::Alive { since: tick };
         self.velocity = Vec2::ZERO;
         self.history.clear();
     }
@@ -113,7 +127,7 @@ impl World {
             let pose = self.spawn_point();
             let max_hp = self.rules.max_hp;
             if let Some(p) = self.players.get_mut(&id) {
-                p.respawn(pose, max_hp);
+                p.respawn(tick, pose, max_hp);
             }
         }
     }
@@ -167,7 +181,8 @@ mod tests {
         assert!(!dead.respawn_due(Tick(59)));
         assert!(dead.respawn_due(Tick(60)));
         assert!(dead.respawn_due(Tick(61)));
-        assert!(Life::Alive.is_alive());
-        assert!(!Life::Alive.respawn_due(Tick(u32::MAX)));
+        let alive = Life::Alive { since: Tick(60) };
+        assert!(alive.is_alive());
+        assert!(!alive.respawn_due(Tick(u32::MAX)));
     }
 }

@@ -41,8 +41,9 @@ pub struct Received {
     /// Dropped because the queue was full (or, in protocol 2, the input
     /// was too far ahead).
     pub dropped: usize,
-    /// Protocol 2: arrived after its tick was simulated (dropped, counted
-    /// once per input).
+    /// Protocol 2: arrived after its tick was simulated (its movement
+    /// dropped, its shot honoured at the next tick; counted once per
+    /// input).
     pub late: usize,
 }
 
@@ -101,7 +102,7 @@ pub(super) fn apply_inputs(
         };
         player.waited = 0;
         player.ack = Some(input.tick);
-        apply_one(id, player, &input, sim, stats, shots);
+        apply_one(id, player, &input, None, sim, stats, shots);
     }
     player.settle_velocity(before, sim);
 }
@@ -119,11 +120,13 @@ impl ServerPlayer {
 }
 
 /// Applies one input to a player (acknowledged already): one cadence of
-/// movement if alive, and its shot if it fires.
+/// movement if alive, and its shot if it fires, which may claim no view
+/// older than `oldest_view` (the shooter's round-trip bound, if measured).
 pub(super) fn apply_one(
     id: PlayerId,
     player: &mut ServerPlayer,
     input: &WireInput,
+    oldest_view: Option<f64>,
     sim: &SimConfig,
     stats: &mut WorldStats,
     shots: &mut Vec<Shot>,
@@ -139,6 +142,8 @@ pub(super) fn apply_one(
             attacker: id,
             from: player.pose,
             view_tick: input.view_tick,
+            oldest_view,
+            late: None,
         });
     }
 }

@@ -4,9 +4,21 @@
 //! - An input that arrives before its tick waits in the queue; its
 //!   **slack** (how long before its tick is simulated it arrived) is
 //!   measured on first arrival and reported back ([`InputTiming`]).
-//! - An input that arrives after its tick is **late**: it is dropped and
-//!   counted once (its resends are duplicates), and its negative slack is
-//!   reported, so the client moves its inputs earlier.
+//! - An input that arrives after its tick is **late**: its movement is
+//!   dropped and it is counted once (its resends are duplicates), and its
+//!   negative slack is reported, so the client moves its inputs earlier.
+//! - **A late input's shot is honoured**, once: the shooter's page drew its
+//!   tracer, so a late input that fires shoots at the next tick simulated
+//!   (after this tick's own input, if any, has moved the player), from the
+//!   shooter's pose then, judged at the view it carried within the same
+//!   rewind bounds as any shot (the round-trip one from its own arrival).
+//!   Like any shot it needs the shooter alive, and off cooldown counted in
+//!   the late input's own tick (the tick the page counted it in), so a
+//!   shot honoured late never lets the page's next shot be refused; it
+//!   also needs the shooter to have been alive since that tick (a shot from
+//!   before a death never comes back with the respawn). Only the first
+//!   late shot waiting is kept; resends are duplicates and never fire, and
+//!   a repeat never fires. Counted in `late_shots_honoured` when it fires.
 //! - A tick whose input is missing **repeats** the player's previous input
 //!   (movement only, never a shot) and is counted. The snapshot still
 //!   acknowledges the newest simulated tick, so the client prunes it and
@@ -15,10 +27,15 @@
 //! - Exactly one input per player per tick, so no client moves faster than
 //!   the simulation, however it sends.
 //! - An input more than [`MAX_AHEAD_TICKS`] ahead is dropped and counted.
+//! - Each input message's `snapshot_ack` measures the player's round trip
+//!   (`latency`), which bounds how far back its shots are judged: a fire
+//!   input keeps the oldest view it may claim from its arrival.
 
+use std::collections::VecDeque;
 use std::time::Duration;
 
 use super::combat::Shot;
+use super::latency::RoundTrip;
 use super::{ServerPlayer, WorldStats};
 use crate::server::world::queue::{apply_one, Received, MAX_QUEUED_INPUTS};
 use crate::shared::config::SimConfig;
@@ -52,6 +69,24 @@ pub(super) struct Schedule {
     /// Before its first input is simulated, the newest past tick counted
     /// late: each such tick is counted once, however often it is resent.
     late_before_first: Option<Tick>,
+    /// The round trip measured from snapshot acknowledgements.
+    rtt: RoundTrip,
+    /// For queued fire inputs, by tick: the oldest view each may claim by
+    /// the round trip measured when it arrived.
+    oldest_views: VecDeque<(Tick, f64)>,
+    /// A late input's shot, fired at the next tick simulated.
+    late_shot: Option<LateShot>,
+}
+
+/// The shot of a late input, waiting for the next tick.
+#[derive(Clone, Copy, Debug)]
+struct LateShot {
+    /// The tick the input named.
+    tick: Tick,
+    /// The view it carried.
+    view_tick: Option<f64>,
+    /// The oldest view its round trip allows, from its arrival.
+    oldest_view: Option<f64>,
 }
 
 impl Schedule {
@@ -77,6 +112,41 @@ impl Schedule {
         if self.sample.is_none_or(|(_, s)| slack_ms < s) {
             self.sample = Some((tick, slack_ms));
         }
+    }
+
+    /// A message acknowledging the snapshot of `acked` arrived `since`
+    /// after the step of `now`.
+    pub(super) fn acknowledged(&mut self, acked: Tick, now: (Tick, Duration), sim: &SimConfig) {
+        self.rtt.acknowledged(acked, now, self.joined, sim.tick_ms);
+    }
+
+    /// The measured round trip, if any.
+    pub(super) fn round_trip(&self) -> Option<Duration> {
+        self.rtt.get()
+    }
+
+    /// Keeps the oldest view the fire input for `tick` may claim (a resend
+    /// after its queue was cleared replaces it).
+    fn keep_oldest_view(&mut self, tick: Tick, oldest: f64) {
+        let at = self.oldest_views.partition_point(|(t, _)| *t < tick);
+        match self.oldest_views.get_mut(at) {
+            Some(kept) if kept.0 == tick => kept.1 = oldest,
+            _ => self.oldest_views.insert(at, (tick, oldest)),
+        }
+    }
+
+    /// The oldest view kept for the input of `tick`, dropping older ones.
+    fn take_oldest_view(&mut self, tick: Tick) -> Option<f64> {
+        while self.oldest_views.front().is_some_and(|(t, _)| *t < tick) {
+            self.oldest_views.pop_front();
+        }
+        self.oldest_views
+            .front()
+            .filter(|(t, _)| *t == tick)
+            .map(|&(_, oldest)| oldest)
+            .inspect(|_| {
+                self.oldest_views.pop_front();
+            })
     }
 
     /// This tick's feedback; the slack sample is reported once.
@@ -109,6 +179,7 @@ impl ServerPlayer {
         let Some(schedule) = self.schedule.as_mut() else {
             return out;
         };
+        let oldest_view = schedule.rtt.oldest_view((now, since), sim.tick_ms);
         for input in inputs {
             let t = input.tick;
             let slack = (f64::from(t.0) - f64::from(now.0)) * tick_ms - since_ms;
@@ -139,6 +210,13 @@ impl ServerPlayer {
                     schedule.note(t, slack, true, stats);
                     stats.late_inputs += 1;
                     out.late += 1;
+                    if input.fire && schedule.late_shot.is_none() {
+                        schedule.late_shot = Some(LateShot {
+                            tick: t,
+                            view_tick: input.view_tick,
+                            oldest_view,
+                        });
+                    }
                 } else {
                     out.duplicates += 1;
                 }
@@ -153,6 +231,9 @@ impl ServerPlayer {
                 } else {
                     self.queue.insert(at, *input);
                     schedule.note(t, slack, false, stats);
+                    if let Some(oldest) = oldest_view.filter(|_| input.fire) {
+                        schedule.keep_oldest_view(t, oldest);
+                    }
                     out.queued += 1;
                 }
             }
@@ -162,7 +243,8 @@ impl ServerPlayer {
 }
 
 /// Simulates tick `tick` of one protocol-2 player: its input for that tick,
-/// or its previous input again (counted), or nothing before its first.
+/// or its previous input again (counted), or nothing before its first; then
+/// a late input's shot waiting, before this tick's own.
 pub(super) fn apply_scheduled(
     id: PlayerId,
     player: &mut ServerPlayer,
@@ -186,9 +268,12 @@ pub(super) fn apply_scheduled(
     let Some(schedule) = player.schedule.as_mut() else {
         return;
     };
-    let (input, repeated) = match (own, schedule.last) {
-        (Some(input), _) => (input, false),
-        (None, Some(last)) => (
+    let oldest_view = schedule.take_oldest_view(tick);
+    let late = schedule.late_shot.take();
+    let own_shot = shots.len();
+    let applied = match (own, schedule.last) {
+        (Some(input), _) => Some((input, false)),
+        (None, Some(last)) => Some((
             WireInput {
                 tick,
                 fire: false,
@@ -196,28 +281,44 @@ pub(super) fn apply_scheduled(
                 ..last
             },
             true,
-        ),
+        )),
         // Nothing yet from this player: it stands still, unacknowledged.
-        (None, None) => {
-            player.settle_velocity(before, sim);
-            return;
-        }
+        (None, None) => None,
     };
-    schedule.last = Some(input);
-    schedule.repeats = (schedule.repeats << 1) | u64::from(repeated);
-    if repeated {
-        schedule.repeated = schedule.repeated.wrapping_add(1);
-        stats.repeated_inputs += 1;
+    if let Some((input, repeated)) = applied {
+        schedule.last = Some(input);
+        schedule.repeats = (schedule.repeats << 1) | u64::from(repeated);
+        if repeated {
+            schedule.repeated = schedule.repeated.wrapping_add(1);
+            stats.repeated_inputs += 1;
+        }
+        player.ack = Some(tick);
+        apply_one(id, player, &input, oldest_view, sim, stats, shots);
     }
-    player.ack = Some(tick);
-    apply_one(id, player, &input, sim, stats, shots);
     player.settle_velocity(before, sim);
+    // A late shot fires from the pose after this tick's move, before this
+    // tick's own shot: it is the older, and its cooldown counts first.
+    if let Some(late) = late.filter(|l| player.alive_since().is_some_and(|s| s < l.tick)) {
+        stats.shots += 1;
+        shots.insert(
+            own_shot,
+            Shot {
+                attacker: id,
+                from: player.pose,
+                view_tick: late.view_tick,
+                oldest_view: late.oldest_view,
+                late: Some(late.tick),
+            },
+        );
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use glam::Vec2;
+
     use super::*;
-    use crate::server::world::tests::{at, input, open, place};
+    use crate::server::world::tests::{at, fire, input, open, place};
     use crate::server::world::{InputMode, World};
 
     const MS: fn(u64) -> Duration = Duration::from_millis;
@@ -340,10 +441,132 @@ mod tests {
         assert_eq!(w.stats().dropped_inputs, 1);
     }
 
+    /// [`scheduled`] with a protocol-1 target (player 2) 300 u ahead of
+    /// the shooter, which played tick 1 standing still and whose input for
+    /// tick 2 was missing (a repeat).
+    fn duel_with_a_missing_tick() -> (World, PlayerId) {
+        let (mut w, id) = scheduled();
+        w.join(PlayerId(2), "target").unwrap();
+        place(&mut w, PlayerId(2), at(800.0, 600.0, 0.0));
+        w.receive_at(id, &[input(1, 0.0)], MS(0));
+        w.step();
+        w.step();
+        assert_eq!(w.stats().repeated_inputs, 1);
+        (w, id)
+    }
+
+    fn hp(w: &World, id: PlayerId) -> u16 {
+        w.player(id).unwrap().hp()
+    }
+
+    #[test]
+    fn a_late_shot_fires_once_at_the_next_tick() {
+        let (mut w, id) = duel_with_a_missing_tick();
+        // Tick 2 fired on the shooter's page; its input arrives 10 ms after
+        // tick 2 ran, with tick 3 moving the shooter forward.
+        let late = [fire(2, None), input(3, 1.0)];
+        let r = w.receive_at(id, &late, MS(10));
+        assert_eq!((r.late, r.queued), (1, 1));
+        // Resent once before the next tick and twice after: duplicates.
+        assert_eq!(w.receive_at(id, &late, MS(30)).late, 0);
+        let events = w.step().to_vec();
+        assert_eq!(events.len(), 1, "honoured at tick 3");
+        let e = events[0];
+        assert_eq!(
+            (e.server_tick, e.attacker, e.target),
+            (Tick(3), id, PlayerId(2))
+        );
+        assert_eq!(e.from, Vec2::new(510.0, 600.0), "from the pose at tick 3");
+        for _ in 0..2 {
+            let r = w.receive_at(id, &[fire(2, None)], MS(10));
+            assert_eq!((r.late, r.duplicates), (0, 1));
+            assert!(w.step().is_empty(), "never fired again");
+        }
+        let stats = w.stats();
+        assert_eq!(
+            (stats.late_inputs, stats.late_shots_honoured, stats.shots),
+            (1, 1, 1)
+        );
+        assert_eq!(hp(&w, PlayerId(2)), 80);
+    }
+
+    #[test]
+    fn a_late_shot_counts_its_cooldown_from_its_own_tick() {
+        // Honoured at tick 3 but counted at tick 2, as the page counted
+        // it: the page's next shot, at tick 7 (250 ms = 5 ticks later),
+        // fires too; one at tick 6 would not have.
+        let (mut w, id) = duel_with_a_missing_tick();
+        w.receive_at(id, &[fire(2, None)], MS(10));
+        let rest: Vec<_> = (3..=7).map(|t| fire(t, None)).collect();
+        w.receive_at(id, &rest, MS(10));
+        let ticks: Vec<Tick> = (3..=7)
+            .flat_map(|_| w.step().to_vec())
+            .map(|e| e.server_tick)
+            .collect();
+        assert_eq!(ticks, [Tick(3), Tick(7)]);
+        assert_eq!(w.stats().late_shots_honoured, 1);
+    }
+
+    #[test]
+    fn a_late_shot_under_cooldown_does_not_fire() {
+        let (mut w, id) = scheduled();
+        w.join(PlayerId(2), "target").unwrap();
+        place(&mut w, PlayerId(2), at(800.0, 600.0, 0.0));
+        // Tick 1 fires in time; tick 2 is missing, and its late input fires
+        // inside tick 1's cooldown.
+        w.receive_at(id, &[fire(1, None)], MS(0));
+        assert_eq!(w.step().len(), 1);
+        w.step();
+        assert_eq!(w.receive_at(id, &[fire(2, None)], MS(10)).late, 1);
+        assert!(w.step().is_empty());
+        assert!(w.step().is_empty(), "not kept for later");
+        assert_eq!(w.stats().late_shots_honoured, 0);
+        assert_eq!(hp(&w, PlayerId(2)), 80);
+    }
+
+    #[test]
+    fn a_late_shot_from_a_dead_shooter_does_not_fire() {
+        // Killed after tick 2 (until tick 100): its late shot of tick 2
+        // never fires, not even after a respawn.
+        let (mut w, id) = duel_with_a_missing_tick();
+        let shooter = w.players.get_mut(&id).unwrap();
+        shooter.hp = 0;
+        shooter.kill(Tick(100));
+        assert_eq!(w.receive_at(id, &[fire(2, None)], MS(10)).late, 1);
+        assert!(w.step().is_empty());
+        assert_eq!(w.stats().late_shots_honoured, 0);
+
+        // Alive at its tick, but killed and respawned before its input
+        // arrived: a shot from before the death never comes back.
+        let (mut w, id) = duel_with_a_missing_tick();
+        let shooter = w.players.get_mut(&id).unwrap();
+        shooter.hp = 0;
+        shooter.kill(Tick(3));
+        w.step();
+        assert!(w.player(id).unwrap().is_alive(), "respawned in tick 3");
+        assert_eq!(w.receive_at(id, &[fire(2, None)], MS(10)).late, 1);
+        assert!(w.step().is_empty());
+        assert_eq!(w.stats().late_shots_honoured, 0);
+        assert_eq!(hp(&w, PlayerId(2)), 100);
+    }
+
+    #[test]
+    fn a_late_shot_before_the_first_input_fires_from_where_the_player_stands() {
+        let (mut w, id) = scheduled();
+        w.join(PlayerId(2), "target").unwrap();
+        place(&mut w, PlayerId(2), at(800.0, 600.0, 0.0));
+        w.step();
+        assert_eq!(w.receive_at(id, &[fire(1, None)], MS(10)).late, 1);
+        let events = w.step().to_vec();
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0].from, Vec2::new(500.0, 600.0));
+        assert_eq!(w.player(id).unwrap().ack(), None, "still nothing simulated");
+    }
+
     #[test]
     fn a_repeat_never_fires() {
         let (mut w, id) = scheduled();
-        w.receive_at(id, &[crate::server::world::tests::fire(1, None)], MS(0));
+        w.receive_at(id, &[fire(1, None)], MS(0));
         w.step();
         w.step();
         assert_eq!(w.stats().repeated_inputs, 1);
