@@ -108,6 +108,10 @@ pub struct WorldStats {
     pub late_shots_honoured: u64,
     /// How far back shots were judged.
     pub rewind: RewindHistogram,
+    /// Pairs of players pushed apart for overlapping: a push moves a player
+    /// where its own prediction did not, so it shows as a misprediction
+    /// that no late or repeated input explains.
+    pub pushes: u64,
 }
 
 /// How a player's inputs are timed.
@@ -448,6 +452,7 @@ impl World {
                 alive[i].1 = resolve_collisions(pa - push, &self.sim);
                 alive[j].1 = resolve_collisions(pb + push, &self.sim);
                 moved = true;
+                self.stats.pushes += 1;
             }
         }
         if moved {
@@ -522,5 +527,8 @@ mod tests {
         let a = w.player(PlayerId(1)).unwrap().pose().position;
         let b = w.player(PlayerId(2)).unwrap().pose().position;
         assert_eq!((a, b), (Vec2::new(490.0, 600.0), Vec2::new(530.0, 600.0)));
+        assert_eq!(w.stats().pushes, 1, "counted");
+        w.step();
+        assert_eq!(w.stats().pushes, 1, "apart now: no more");
     }
 }

@@ -30,6 +30,7 @@ struct Totals {
     clamped: u64,
     clamped_rtt: u64,
     late_shots: u64,
+    pushes: u64,
     slack: SlackHistogram,
     lateness: LatenessHistogram,
     rewind: RewindHistogram,
@@ -49,6 +50,7 @@ impl TimingMetrics {
             clamped: stats.rewind_clamped,
             clamped_rtt: stats.rewind_clamped_rtt,
             late_shots: stats.late_shots_honoured,
+            pushes: stats.pushes,
             slack: stats.slack,
             lateness: stats.lateness,
             rewind: stats.rewind,
@@ -66,6 +68,7 @@ impl TimingMetrics {
         totals.clamped += now.clamped.saturating_sub(before.clamped);
         totals.clamped_rtt += now.clamped_rtt.saturating_sub(before.clamped_rtt);
         totals.late_shots += now.late_shots.saturating_sub(before.late_shots);
+        totals.pushes += now.pushes.saturating_sub(before.pushes);
         totals.slack.add(&now.slack.since(&before.slack));
         totals.lateness.add(&now.lateness.since(&before.lateness));
         totals.rewind.add(&now.rewind.since(&before.rewind));
@@ -117,6 +120,11 @@ impl TimingMetrics {
                 "skirmish_late_shots_honoured_total",
                 "Fire inputs that arrived late and fired once at the next tick.",
                 t.late_shots,
+            ),
+            (
+                "skirmish_player_pushes_total",
+                "Pairs of players pushed apart for overlapping (each moves a player where its prediction did not).",
+                t.pushes,
             ),
         ] {
             let _ = writeln!(
