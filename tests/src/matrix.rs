@@ -149,9 +149,10 @@ fn wander(i: u64, net: NetScript, clock: ClientClock, encoding: Encoding) -> Cli
     }
 }
 
-/// The main cell: 16 bots, 60 s, 150 ms RTT, ±30 ms jitter, 5 % loss each way.
+/// The main cell: 16 bots, 60 s, 150 ms RTT, ±30 ms jitter, 5 % loss each
+/// way, with the resends a session ships with.
 pub fn main_cell(encoding: Encoding) -> Stepper {
-    main_cell_with(encoding, 2)
+    main_cell_with(encoding, skirmish_core::SessionConfig::default().resends)
 }
 
 /// The main cell with `resends` per input message while snapshots are lost.

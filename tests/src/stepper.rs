@@ -56,8 +56,8 @@ pub struct ClientSpec {
 
 impl ClientSpec {
     /// A client with `script` on a steady `both`-ways link, a perfect clock,
-    /// JSON snapshots, the newest protocol and 2 resends while snapshots are
-    /// lost (the stepper's links have no congestion control to fight).
+    /// JSON snapshots, the newest protocol and the resends a session ships
+    /// with.
     pub fn new(script: Script, both: LinkConditions, seed: u64) -> ClientSpec {
         ClientSpec {
             script,
@@ -66,7 +66,7 @@ impl ClientSpec {
             seed,
             encoding: Encoding::Json,
             protocol: PROTOCOL_VERSION,
-            resends: 2,
+            resends: SessionConfig::default().resends,
         }
     }
 }

@@ -102,8 +102,9 @@ struct Args {
     #[arg(long, default_value_t = 20.0)]
     relay_step_for: f64,
     /// Protocol 2 over WebTransport: send each input message again this
-    /// many times, a quarter step apart, while snapshots are being lost.
-    #[arg(long, default_value_t = 0)]
+    /// many times, a quarter step apart, while snapshots are being lost;
+    /// default: what the page ships (`SessionConfig::default().resends`).
+    #[arg(long, default_value_t = skirmish_core::SessionConfig::default().resends)]
     resends: u32,
     /// Record the first bot's session into this file (replay it with
     /// `cargo xtask replay FILE`); full bots only.

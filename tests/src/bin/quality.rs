@@ -189,10 +189,16 @@ fn timing_rows(plots_dir: &std::path::Path) -> anyhow::Result<Vec<Row>> {
     let mut rows = Vec::new();
 
     eprintln!("quality: main cell (compact, then JSON)");
+    let shipped = skirmish_core::SessionConfig::default().resends;
     for (name, encoding, resends) in [
-        ("main cell, compact", Encoding::Compact, 2),
-        ("main cell, JSON", Encoding::Json, 2),
+        (
+            "main cell, compact (as shipped)",
+            Encoding::Compact,
+            shipped,
+        ),
+        ("main cell, JSON (as shipped)", Encoding::Json, shipped),
         ("main cell, compact, no resends", Encoding::Compact, 0),
+        ("main cell, compact, one resend", Encoding::Compact, 1),
     ] {
         let s = matrix::main_cell_with(encoding, resends);
         rows.push(row(name, summarize(&all(&s), 0.0, 60.0, 60.0)));
