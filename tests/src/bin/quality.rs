@@ -184,13 +184,11 @@ fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The timing scenarios' rows, writing their plots into `plots_dir`.
-fn timing_rows(plots_dir: &std::path::Path) -> anyhow::Result<Vec<Row>> {
-    let mut rows = Vec::new();
-
+/// The main cell as shipped (compact, JSON) and with less loss cover.
+fn main_cell_rows() -> Vec<Row> {
     eprintln!("quality: main cell (compact, then JSON)");
     let shipped = skirmish_core::SessionConfig::default().resends;
-    for (name, encoding, resends) in [
+    [
         (
             "main cell, compact (as shipped)",
             Encoding::Compact,
@@ -199,10 +197,18 @@ fn timing_rows(plots_dir: &std::path::Path) -> anyhow::Result<Vec<Row>> {
         ("main cell, JSON (as shipped)", Encoding::Json, shipped),
         ("main cell, compact, no resends", Encoding::Compact, 0),
         ("main cell, compact, one resend", Encoding::Compact, 1),
-    ] {
+    ]
+    .into_iter()
+    .map(|(name, encoding, resends)| {
         let s = matrix::main_cell_with(encoding, resends);
-        rows.push(row(name, summarize(&all(&s), 0.0, 60.0, 60.0)));
-    }
+        row(name, summarize(&all(&s), 0.0, 60.0, 60.0))
+    })
+    .collect()
+}
+
+/// The timing scenarios' rows, writing their plots into `plots_dir`.
+fn timing_rows(plots_dir: &std::path::Path) -> anyhow::Result<Vec<Row>> {
+    let mut rows = main_cell_rows();
 
     eprintln!("quality: RTT step");
     let s = rtt_step();
