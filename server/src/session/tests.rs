@@ -169,7 +169,7 @@ fn config() -> ServerConfig {
     config
 }
 
-const HELLO: &str = r#"{"type":"hello","name":"ann","protocol":1}"#;
+const HELLO: &str = r#"{"type":"hello","name":"ann","protocol":2}"#;
 const INPUT: &str = r#"{"type":"input","inputs":[{"tick":1,"turn":0,"throttle":1}]}"#;
 
 /// Runs a session over `script` to its end (a script that does not end
