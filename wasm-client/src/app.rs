@@ -173,6 +173,14 @@ impl App {
             .with("interpolation_delay_ms", ms(hud.interpolation_delay))
             .with("remote_time", self.session.remote_time())
             .with("last_rewind_ms", hud.pacing.last_rewind.map(ms))
+            .with(
+                "input_to_ack_p50_ms",
+                hud.pacing.input_to_ack.map(|(p50, _)| ms(p50)),
+            )
+            .with(
+                "input_to_ack_p99_ms",
+                hud.pacing.input_to_ack.map(|(_, p99)| ms(p99)),
+            )
             .with("inbox_dropped", lost.inbox_dropped)
             .with("undecodable_datagrams", lost.undecodable)
             .with("failed_sends", lost.failed_sends)

@@ -336,6 +336,7 @@ mod tests {
                 repeated: 3,
                 resyncs: 0,
                 last_rewind: Some(std::time::Duration::from_millis(230)),
+                input_to_ack: None,
             },
             ..Hud::default()
         };

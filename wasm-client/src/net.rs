@@ -60,6 +60,9 @@ pub fn outgoing(message: &ClientMessage, frame: Wire) -> (Payload, Reliability) 
 /// A self-healing connection.
 pub struct Connection {
     ws_url: String,
+    /// `?wt-port=`: WebTransport at this port of the offered host instead
+    /// (a UDP relay that impairs the path, for tests and measurements).
+    wt_port: Option<u16>,
     plan: Plan,
     current: Current,
     /// What every link so far lost on the way, and the sends that failed.
@@ -68,10 +71,16 @@ pub struct Connection {
 
 impl Connection {
     /// Starts connecting: `ws_url` for the WebSocket, `/transport` for
-    /// WebTransport.
-    pub fn new(ws_url: String, preference: Preference, now: f64) -> Connection {
+    /// WebTransport (at `wt_port` of the offered host, when given).
+    pub fn new(
+        ws_url: String,
+        wt_port: Option<u16>,
+        preference: Preference,
+        now: f64,
+    ) -> Connection {
         let mut connection = Connection {
             ws_url,
+            wt_port,
             plan: Plan::new(preference, wt::available()),
             current: Current::Nothing,
             counters: Counters::default(),
@@ -141,7 +150,12 @@ impl Connection {
     /// `/transport` answered: opens WebTransport if the plan says so.
     fn offered(&mut self, offer: Offer, now: f64) -> Action {
         match (self.plan.offered(offer.is_some(), now), offer) {
-            (Action::OpenWebTransport, Some((url, hashes))) => match WtLink::open(&url, &hashes) {
+            (Action::OpenWebTransport, Some((url, hashes))) => match WtLink::open(
+                &self
+                    .wt_port
+                    .map_or_else(|| url.clone(), |port| with_port(&url, port)),
+                &hashes,
+            ) {
                 Ok(link) => {
                     self.current = Current::Link(Box::new(link));
                     Action::Stay
@@ -184,6 +198,21 @@ impl Connection {
             link.close();
         }
     }
+}
+
+/// `url` (`https://host:port/path`) at `port` instead.
+fn with_port(url: &str, port: u16) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    // The host is what comes before the last colon that follows the
+    // closing bracket of an IPv6 address, if any.
+    let host_end = authority
+        .rfind(':')
+        .filter(|&i| !authority[i..].contains(']'))
+        .unwrap_or(authority.len());
+    format!("{scheme}://{}:{port}{path}", &authority[..host_end])
 }
 
 /// What `/transport` said: the WebTransport URL and hashes, if offered.
@@ -235,6 +264,21 @@ mod tests {
     use skirmish_core::{encode, ClientSession, Encoding, SessionConfig, Tick, WireInput};
 
     use super::*;
+
+    #[test]
+    fn a_relay_port_replaces_the_offered_one() {
+        assert_eq!(
+            with_port("https://127.0.0.1:8080/wt", 9000),
+            "https://127.0.0.1:9000/wt"
+        );
+        assert_eq!(
+            with_port("https://[::1]:8080/wt", 9000),
+            "https://[::1]:9000/wt"
+        );
+        assert_eq!(with_port("https://[::1]/wt", 9000), "https://[::1]:9000/wt");
+        assert_eq!(with_port("https://host/wt", 9000), "https://host:9000/wt");
+        assert_eq!(with_port("nonsense", 9000), "nonsense");
+    }
 
     #[test]
     fn hello_goes_reliably_and_inputs_and_pings_may_be_dropped() {

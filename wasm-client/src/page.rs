@@ -43,6 +43,7 @@ pub fn start() -> Result<(), JsValue> {
     let url = format!("{scheme}://{}/ws", location.host()?);
     let connection = Connection::new(
         url,
+        query(&window, "wt-port").and_then(|p| p.parse().ok()),
         Preference::parse(query(&window, "transport").as_deref()),
         now_ms(),
     );

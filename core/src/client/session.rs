@@ -29,6 +29,7 @@
 //! most that much simulation, so the fixed-step loop never spirals; the
 //! clock keeps the shell's real time.
 
+mod acks;
 mod baselines;
 mod config;
 mod downlink;
@@ -141,6 +142,8 @@ pub struct ClientSession {
     resend_at: Option<Duration>,
     /// Resends still to come for the last step.
     resends_left: u32,
+    /// Input-to-acknowledgement of the newest inputs, for the HUD.
+    acks: acks::AckTimer,
     /// How far back the last own shot was judged from, as the view was.
     last_rewind: Option<Duration>,
     /// The time remote players are drawn at.
@@ -189,6 +192,7 @@ impl ClientSession {
             schedule_started: false,
             resend_at: None,
             resends_left: 0,
+            acks: acks::AckTimer::default(),
             last_rewind: None,
             timeline: RemoteTimeline::default(),
             losing_until: None,
@@ -387,6 +391,13 @@ impl ClientSession {
         let now = now.max(last);
         self.now = Some(now);
         self.deliver_incoming(now);
+        if let Some(ack) = self
+            .local()
+            .and_then(|l| l.authoritative())
+            .and_then(|s| s.ack_move_tick)
+        {
+            self.acks.acknowledged(ack, now);
+        }
         let cadence = match &self.state {
             State::Connecting => None,
             State::Joined(welcome) | State::Playing(welcome, _) => Some(welcome.sim.cadence()),

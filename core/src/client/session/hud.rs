@@ -70,6 +70,10 @@ pub struct PacingHud {
     pub resyncs: u64,
     /// How far back the server was asked to judge the last own shot.
     pub last_rewind: Option<Duration>,
+    /// Input-to-acknowledgement over the newest 256 inputs: from the step
+    /// that made an input to the first snapshot acknowledging it, median
+    /// and 99th percentile.
+    pub input_to_ack: Option<(Duration, Duration)>,
 }
 
 /// The numbers the HUD shows.
@@ -193,6 +197,7 @@ impl ClientSession {
                 repeated: self.pacing.repeated(),
                 resyncs: self.pacing.resyncs(),
                 last_rewind: self.last_rewind,
+                input_to_ack: self.acks.quantile(0.5).zip(self.acks.quantile(0.99)),
             },
             up: self.up.stats(),
             down: self.down.stats(),

@@ -217,6 +217,7 @@ impl ClientSession {
             0
         };
         self.resend_at = (self.resends_left > 0).then(|| now + self.period / 4);
+        self.acks.made(tick, now);
         self.push_event(SessionEvent::StepPredicted { tick, fired });
     }
 
