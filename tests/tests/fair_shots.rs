@@ -92,3 +92,28 @@ fn every_shot_the_page_drew_fires_on_the_server_late_ones_too() {
     let (drawn, fired) = drawn_and_fired(&stepper);
     assert_eq!(fired, drawn, "{stats:?}");
 }
+
+#[test]
+fn a_json_shooter_is_measured_too() {
+    let sim = SimConfig::default();
+    let mut stepper = Stepper::new(sim.clone(), 27);
+    let both = link(100.0, 10.0, 0.0);
+    let shooter = ClientSpec::new(
+        Script::Shooter(Shooter {
+            radius: sim.player_radius,
+        }),
+        both,
+        1,
+    );
+    assert_eq!(shooter.encoding, Encoding::Json);
+    assert_eq!(stepper.join_spec(shooter), PlayerId(1));
+    stepper.join_spec(ClientSpec::new(Script::Circle(0.4), both, 2));
+    stepper.run(Duration::from_secs(5));
+    let measured = stepper
+        .world()
+        .player(PlayerId(1))
+        .and_then(ServerPlayer::round_trip)
+        .expect("a JSON client acknowledges the newest snapshot");
+    let ms = measured.as_secs_f64() * 1000.0;
+    assert!((80.0..=200.0).contains(&ms), "{ms} ms at 100 ms RTT");
+}

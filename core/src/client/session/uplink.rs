@@ -19,7 +19,7 @@ use crate::client::pacing::Jump;
 use crate::client::pending::PushError;
 use crate::shared::combat::shot_path;
 use crate::shared::input::MoveInput;
-use crate::shared::protocol::{ClientMessage, WireInput, MAX_INPUTS_PER_MESSAGE};
+use crate::shared::protocol::{ClientMessage, Encoding, WireInput, MAX_INPUTS_PER_MESSAGE};
 use crate::shared::tick::Tick;
 
 /// How long after the last sign of loss input messages are resent.
@@ -242,7 +242,13 @@ impl ClientSession {
             now,
             ClientMessage::Input {
                 inputs,
-                snapshot_ack: self.baselines.ack(),
+                // A compact client acknowledges the newest baseline it
+                // keeps (deltas are coded against it); a JSON client the
+                // newest snapshot, which only measures its round trip.
+                snapshot_ack: match self.config.encoding {
+                    Encoding::Compact => self.baselines.ack(),
+                    Encoding::Json => self.last_snapshot,
+                },
             },
         );
     }
