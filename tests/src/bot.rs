@@ -110,6 +110,8 @@ pub struct BotReport {
     pub rtt_p99_ms: f64,
     /// Bytes received per second.
     pub bytes_per_sec: f64,
+    /// Bytes of the messages sent per second (resends included).
+    pub up_bytes_per_sec: f64,
     /// Snapshots received per second.
     pub snapshots_per_sec: f64,
     /// Largest gap between two snapshot frames, ms.
@@ -221,6 +223,7 @@ async fn play(
     let start = Instant::now();
     let mut last_snapshot: Option<Instant> = None;
     let mut bytes_in = 0u64;
+    let mut bytes_out = 0u64;
     let mut snapshots = 0u64;
     // Inputs sent and not yet acknowledged: (tick, when).
     let mut unacked: VecDeque<(u32, Instant)> = VecDeque::new();
@@ -249,6 +252,10 @@ async fn play(
                 session.set_controls(controls);
                 for message in session.advance(now.duration_since(start)) {
                     let frame = session.encode(&message);
+                    bytes_out += match &frame {
+                        skirmish_core::Frame::Text(text) => text.len(),
+                        skirmish_core::Frame::Binary(bytes) => bytes.len(),
+                    } as u64;
                     link.send(&message, frame).await?;
                 }
             }
@@ -264,13 +271,9 @@ async fn play(
     }
     link.close().await;
 
-    finish(
-        &mut report,
-        session,
-        start.elapsed().as_secs_f64(),
-        bytes_in,
-        snapshots,
-    );
+    let seconds = start.elapsed().as_secs_f64();
+    report.up_bytes_per_sec = bytes_out as f64 / seconds;
+    finish(&mut report, session, seconds, bytes_in, snapshots);
     Ok(report)
 }
 

@@ -403,6 +403,7 @@ fn summarise(reports: &[BotReport]) -> serde_json::Value {
         "rtt_p50_ms": percentile(&rtts, 50.0),
         "rtt_p99_ms": percentile(&rtts, 99.0),
         "bytes_per_client_per_sec": sum(|r| r.bytes_per_sec) / n,
+        "up_bytes_per_client_per_sec": sum(|r| r.up_bytes_per_sec) / n,
         "snapshots_per_sec": sum(|r| r.snapshots_per_sec) / n,
         "snapshot_gap_p99_ms": percentile(&gaps, 99.0),
         "max_snapshot_gap_ms": max(|r| r.max_snapshot_gap_ms),

@@ -80,7 +80,7 @@ fn relay_runs(seconds: u32) -> Result<String> {
     let pct = |f: &dyn Fn(&str) -> f64, name: &str| 100.0 * f(name) / f("inputs_sent").max(1.0);
     let row = |f: &dyn Fn(&str) -> f64| {
         format!(
-            "{:.0} ms | {:.0} / {:.0} ms | {:.0} ms | {:.2} % | {:.2} % | {} | {} | {} | {}",
+            "{:.0} ms | {:.0} / {:.0} ms | {:.0} ms | {:.2} % | {:.2} % | {} | {} | {} | {} | {:.0} / {:.0} B/s",
             f("rtt_p50_ms"),
             f("input_to_ack_p50_ms"),
             f("input_to_ack_p99_ms"),
@@ -91,6 +91,8 @@ fn relay_runs(seconds: u32) -> Result<String> {
             f("snaps"),
             f("hard_resyncs"),
             f("input_resends"),
+            f("up_bytes_per_client_per_sec"),
+            f("bytes_per_client_per_sec"),
         )
     };
     Ok(format!(
@@ -99,8 +101,8 @@ fn relay_runs(seconds: u32) -> Result<String> {
 main cell, `{main}` and, for the RTT step (50 ms to 250 ms RTT from 10 s to 30 s), `{step}`\n\
 (full bots, protocol 2, over WebTransport through the UDP impairment relay on 127.0.0.1;\n\
 wall-clock time on a shared 2-core machine, so the figures move from run to run).\n\n\
-| run | RTT p50 | input-to-ack p50 / p99 | slack p50 | late | repeated | mispredictions | snaps | hard resyncs | input resends |\n\
-|---|---|---|---|---|---|---|---|---|---|\n\
+| run | RTT p50 | input-to-ack p50 / p99 | slack p50 | late | repeated | mispredictions | snaps | hard resyncs | input resends | bytes/s per bot, up / down |\n\
+|---|---|---|---|---|---|---|---|---|---|---|\n\
 | main cell, 16 bots (as shipped: two resends while loss is seen) | {} |\n\
 | RTT step, 8 bots | {} |\n\
 | main cell with `--resends 0`, 30 s | {} |\n\n\
