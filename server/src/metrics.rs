@@ -103,7 +103,7 @@ const TICK_BUCKETS: [f64; 15] = [
 ];
 
 /// How many counters and gauges have no labels.
-const SIMPLE: usize = 10;
+const SIMPLE: usize = 12;
 
 /// All server counters.
 #[derive(Debug, Default)]
@@ -132,13 +132,6 @@ pub struct Metrics {
     rejected: [AtomicU64; ErrorCode::ALL.len()],
     disconnects: [AtomicU64; DisconnectReason::ALL.len()],
     refused: [AtomicU64; Refusal::ALL.len()],
-    hardening: Hardening,
-}
-
-/// Counters of what the server did to keep one client, room or disk from
-/// hurting the rest.
-#[derive(Debug, Default)]
-struct Hardening {
     webtransport_retries: AtomicU64,
     room_failures: AtomicU64,
     recordings_refused: [AtomicU64; RecordingRefusal::ALL.len()],
@@ -165,22 +158,17 @@ impl Metrics {
 
     /// A WebTransport client was asked to prove its address (QUIC Retry).
     pub fn webtransport_retry(&self) {
-        add(&self.hardening.webtransport_retries, 1);
+        add(&self.webtransport_retries, 1);
     }
 
     /// A room's tick panicked: the room was closed and its players told.
     pub fn room_failed(&self) {
-        add(&self.hardening.room_failures, 1);
-    }
-
-    /// How many rooms failed.
-    pub fn room_failures(&self) -> u64 {
-        get(&self.hardening.room_failures)
+        add(&self.room_failures, 1);
     }
 
     /// A room's recording was refused or cut short for `why`.
     pub fn recording_refused(&self, why: RecordingRefusal) {
-        add(&self.hardening.recordings_refused[why.index()], 1);
+        add(&self.recordings_refused[why.index()], 1);
     }
 
     /// A player joined (`+1`) or left (`-1`).
@@ -349,6 +337,18 @@ impl Metrics {
                 "counter",
                 get(&self.recordings_stopped),
             ),
+            (
+                "skirmish_webtransport_retries_total",
+                "QUIC Retries sent: WebTransport handshakes from addresses not yet validated.",
+                "counter",
+                get(&self.webtransport_retries),
+            ),
+            (
+                "skirmish_room_failures_total",
+                "Rooms whose tick panicked; each was closed and its players told.",
+                "counter",
+                get(&self.room_failures),
+            ),
         ]
     }
 
@@ -405,41 +405,18 @@ impl Metrics {
             "Time writing one tick's frames to the room's sockets took.",
             (&self.sends, &self.send_micros_sum, &self.send_buckets),
         );
-        self.render_hardening(&mut out);
-        self.timing.render(&mut out);
-        out
-    }
-
-    fn render_hardening(&self, out: &mut String) {
-        let h = &self.hardening;
-        for (name, help, value) in [
-            (
-                "skirmish_webtransport_retries_total",
-                "QUIC Retries sent: WebTransport handshakes from addresses not yet validated.",
-                &h.webtransport_retries,
-            ),
-            (
-                "skirmish_room_failures_total",
-                "Rooms whose tick panicked; each was closed and its players told.",
-                &h.room_failures,
-            ),
-        ] {
-            let _ = writeln!(
-                out,
-                "# HELP {name} {help}\n# TYPE {name} counter\n{name} {}",
-                get(value)
-            );
-        }
         labelled_family(
-            out,
+            &mut out,
             "skirmish_recordings_refused_total",
             "Room recordings refused or cut short by a server-wide recording budget, by reason.",
             "reason",
             RecordingRefusal::ALL
                 .iter()
                 .map(|r| r.as_str())
-                .zip(&h.recordings_refused),
+                .zip(&self.recordings_refused),
         );
+        self.timing.render(&mut out);
+        out
     }
 }
 

@@ -168,7 +168,7 @@ impl Recorders {
         }
         if look {
             if let Err(refused) = self.check_free_space() {
-                self.written.fetch_sub(len, Ordering::AcqRel);
+                self.give_back(len);
                 return Err(refused);
             }
         }

@@ -191,7 +191,11 @@ impl Rooms {
         joiner: &Joiner<'_>,
         out: Arc<dyn Outbound>,
     ) -> Result<(RoomHandle, PlayerId), ProtocolError> {
-        if joiner.protocol < 2 && !self.settings.allow_protocol_1 {
+        let seating = Seating {
+            encoding: joiner.encoding,
+            protocol: joiner.protocol,
+        };
+        if !seating.scheduled() && !self.settings.allow_protocol_1 {
             return Err(ProtocolError::new(
                 ErrorCode::BadProtocol,
                 format!(
@@ -221,10 +225,6 @@ impl Rooms {
             }
         };
         let id = PlayerId(self.next_player.fetch_add(1, Ordering::Relaxed));
-        let seating = Seating {
-            encoding: joiner.encoding,
-            protocol: joiner.protocol,
-        };
         handle.seat(id, joiner.name, seating, out, seat)?;
         tracing::debug!(room = %handle.name(), %id, name = joiner.name, "player joined");
         Ok((handle, id))

@@ -45,18 +45,17 @@ impl AckTimer {
         }
     }
 
-    /// The `q` quantile (0 to 1) of the newest delays, once there are any.
-    pub(crate) fn quantile(&self, q: f64) -> Option<Duration> {
-        if self.delays.is_empty() {
-            return None;
-        }
+    /// The median and the 99th percentile of the newest delays, once there
+    /// are any (one sort for both: the HUD asks every frame).
+    pub(crate) fn p50_p99(&self) -> Option<(Duration, Duration)> {
         let mut sorted: Vec<u64> = self.delays.iter().copied().collect();
         sorted.sort_unstable();
-        let last = sorted.len() - 1;
-        let at = ((last as f64) * q.clamp(0.0, 1.0)).round() as usize;
-        sorted
-            .get(at.min(last))
-            .map(|&us| Duration::from_micros(us))
+        let last = sorted.len().checked_sub(1)?;
+        let at = |q: f64| {
+            let i = ((last as f64) * q).round() as usize;
+            Duration::from_micros(sorted[i.min(last)])
+        };
+        Some((at(0.5), at(0.99)))
     }
 }
 
@@ -71,7 +70,7 @@ mod tests {
     #[test]
     fn each_input_is_timed_to_the_first_snapshot_that_acknowledges_it() {
         let mut t = AckTimer::default();
-        assert_eq!(t.quantile(0.5), None);
+        assert_eq!(t.p50_p99(), None);
         for (tick, at) in [(1, 0), (2, 50), (3, 100)] {
             t.made(Tick(tick), ms(at));
         }
@@ -80,9 +79,9 @@ mod tests {
         // A snapshot that acknowledges nothing new changes nothing.
         t.acknowledged(Tick(2), ms(400));
         t.acknowledged(Tick(3), ms(260));
-        assert_eq!(t.quantile(0.0), Some(ms(150)));
-        assert_eq!(t.quantile(0.5), Some(ms(160)));
-        assert_eq!(t.quantile(1.0), Some(ms(200)));
+        // 150, 160 and 200 ms: the median and (rounded to a sample) the
+        // 99th percentile.
+        assert_eq!(t.p50_p99(), Some((ms(160), ms(200))));
     }
 
     #[test]
@@ -96,8 +95,8 @@ mod tests {
             );
         }
         assert_eq!(
-            t.quantile(1.0),
-            Some(ms(100)),
+            t.p50_p99(),
+            Some((ms(100), ms(100))),
             "the old, slow ones are gone"
         );
     }

@@ -197,7 +197,7 @@ impl ClientSession {
                 repeated: self.pacing.repeated(),
                 resyncs: self.pacing.resyncs(),
                 last_rewind: self.last_rewind,
-                input_to_ack: self.acks.quantile(0.5).zip(self.acks.quantile(0.99)),
+                input_to_ack: self.acks.p50_p99(),
             },
             up: self.up.stats(),
             down: self.down.stats(),
