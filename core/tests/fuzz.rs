@@ -151,7 +151,7 @@ proptest! {
     #[test]
     fn arbitrary_bytes_never_panic_the_binary_decoder(
         body in prop::collection::vec(any::<u8>(), 0..200),
-        kind in prop_oneof![Just(1u8), Just(2u8), any::<u8>()],
+        kind in prop_oneof![Just(1u8), Just(2u8), Just(3u8), any::<u8>()],
         base in any_baseline(),
         target in any_baseline(),
         flip in any::<(usize, u8)>(),
@@ -161,6 +161,7 @@ proptest! {
         bytes.extend_from_slice(&body);
         let _ = delta::decode(&bytes, |_| Some(&base[..]), &sim);
         let _ = delta::decode(&bytes, |_| None, &sim);
+        let _ = skirmish_core::compact::decode_own(&bytes);
         let own = PlayerState::at(Tick(9), None, Pose::default());
         let mut real = delta::encode(Tick(9), Tick(5), &own, &base, &target, &sim);
         let decoded = delta::decode(&real, |_| Some(&base[..]), &sim);

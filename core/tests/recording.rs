@@ -55,9 +55,11 @@ fn play(seconds: u64, encoding: Encoding, one_way: Duration) -> (Vec<u8>, Vec<u8
     let mut next_tick = TICK;
     let mut last_tick = Duration::ZERO;
     for (i, s) in sessions.iter().enumerate() {
+        // As over WebTransport: a compact client gets its own echoes.
         let seating = Seating {
             encoding,
             protocol: PROTOCOL_VERSION,
+            datagrams: true,
         };
         let _ = s.hello();
         room.join(ids[i], &format!("p{i}"), seating, &mut out)
@@ -80,10 +82,18 @@ fn play(seconds: u64, encoding: Encoding, one_way: Duration) -> (Vec<u8>, Vec<u8
             last_tick = next_tick;
             next_tick += TICK;
         }
+        // Own echoes go half a tick after the rest.
+        let later: Vec<(PlayerId, usize)> = out.later().to_vec();
         let (frames, deliveries) = out.take();
         for (to, i) in deliveries {
             let k = usize::from(to == ids[1]);
             down[k].push_back((now + one_way, frames[i].clone()));
+        }
+        for (to, i) in later {
+            let k = usize::from(to == ids[1]);
+            let at = now + one_way + TICK / 2;
+            let pos = down[k].partition_point(|(t, _)| *t <= at);
+            down[k].insert(pos, (at, frames[i].clone()));
         }
         for (k, s) in sessions.iter_mut().enumerate() {
             drive(s, k, &mut down[k], &mut up[k], now, one_way);
@@ -105,6 +115,7 @@ fn play(seconds: u64, encoding: Encoding, one_way: Duration) -> (Vec<u8>, Vec<u8
             let seating = Seating {
                 encoding,
                 protocol: PROTOCOL_VERSION,
+                datagrams: true,
             };
             room.join(ids[0], "rec", seating, &mut out).expect("rejoin");
         }
@@ -455,6 +466,7 @@ fn frames_are_recorded_as_they_arrived_not_enlarged() {
     let seating = Seating {
         encoding: Encoding::Compact,
         protocol: PROTOCOL_VERSION,
+        datagrams: false,
     };
     let (mut by_frame, mut by_message) = (
         Room::recorded(RoomConfig::default()),

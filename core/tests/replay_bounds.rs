@@ -74,6 +74,7 @@ fn play(
     let seating = Seating {
         encoding: skirmish_core::Encoding::Compact,
         protocol: PROTOCOL_VERSION,
+        datagrams: false,
     };
     room.join(id, "rec", seating, &mut out).expect("join");
     let mut next_tick = TICK;

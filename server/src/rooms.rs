@@ -53,6 +53,13 @@ pub trait Outbound: Send + Sync + std::fmt::Debug {
 
     /// The room dropped the client: its session should end, telling it why.
     fn kick(&self, code: ErrorCode);
+
+    /// Whether droppable frames travel as datagrams (WebTransport): the
+    /// room then echoes a compact client's own block half a tick after
+    /// each snapshot.
+    fn datagrams(&self) -> bool {
+        false
+    }
 }
 
 /// One row of `GET /rooms`.

@@ -109,7 +109,8 @@ pub fn side_by_side(client: &[u8], room: &[u8]) -> Result<SideBySide> {
                 }
             }
         }
-        for &(to, i) in out.deliveries() {
+        // Own echoes (half a tick later) were sent too.
+        for &(to, i) in out.deliveries().iter().chain(out.later()) {
             if let (Some(m), Some(frame)) = (watching.get_mut(&to), out.frames().get(i)) {
                 m.sent(frame);
             }

@@ -145,6 +145,8 @@ pub struct ClientTrace {
     pub mispredicted_at: Vec<f64>,
     /// Shots that left (drawn as the own tracer).
     pub shots: u64,
+    /// The ticks of the shots that left.
+    pub shot_ticks: Vec<Tick>,
     /// Hits of the own shots the server confirmed.
     pub hits: u64,
 }
@@ -185,6 +187,9 @@ pub struct Stepper {
     /// The clients, in join order.
     pub clients: Vec<SimClient>,
     out: Outbox,
+    /// Frames the room sends half a tick after the rest (own echoes): when
+    /// each goes on its link, and to whom.
+    later: VecDeque<(Duration, PlayerId, Frame)>,
     now: Duration,
     next_tick: Duration,
     last_tick: Duration,
@@ -210,6 +215,7 @@ impl Stepper {
             room: Room::new(config),
             clients: Vec::new(),
             out: Outbox::new(),
+            later: VecDeque::new(),
             now: Duration::ZERO,
             next_tick: Duration::ZERO,
             last_tick: Duration::ZERO,
@@ -283,9 +289,11 @@ impl Stepper {
             last_remote: None,
             drawn: BTreeMap::new(),
         });
+        // Every frame the room may drop travels as a datagram here.
         let seating = Seating {
             encoding: spec.encoding,
             protocol: spec.protocol,
+            datagrams: true,
         };
         self.room
             .join(id, &format!("bot{}", id.0), seating, &mut self.out)
@@ -297,6 +305,12 @@ impl Stepper {
     /// Puts every frame in the outbox on its recipient's link.
     fn deliver(&mut self) {
         let now = self.now;
+        let half = self.room.world().sim_config().cadence() / 2;
+        for &(to, i) in self.out.later() {
+            if let Some(frame) = self.out.frames().get(i) {
+                self.later.push_back((now + half, to, frame.clone()));
+            }
+        }
         let droppable: Vec<bool> = (0..self.out.frames().len())
             .map(|i| self.out.droppable(i))
             .collect();
@@ -334,6 +348,14 @@ impl Stepper {
                 self.next_tick += cadence;
                 self.room.tick(&mut self.out);
                 self.deliver();
+            }
+            while self.later.front().is_some_and(|(at, ..)| *at <= now) {
+                let Some((_, to, frame)) = self.later.pop_front() else {
+                    break;
+                };
+                if let Some(client) = self.clients.iter_mut().find(|c| c.id == to) {
+                    client.down.send(now, frame);
+                }
             }
             let frame_due = (now.as_micros() % self.frame.as_micros()) == 0;
             for i in 0..self.clients.len() {
@@ -457,6 +479,9 @@ impl SimClient {
                 SessionEvent::StepPredicted { tick, fired } => {
                     self.unacked.push_back((tick, now));
                     self.trace.shots += u64::from(fired);
+                    if fired {
+                        self.trace.shot_ticks.push(tick);
+                    }
                 }
                 SessionEvent::HitConfirmed(_) => self.trace.hits += 1,
                 SessionEvent::Timing(timing) if timing.tick.is_some() => {

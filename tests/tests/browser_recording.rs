@@ -172,8 +172,12 @@ fn beside_the_room(bytes: &[u8], rooms: &std::path::Path) -> Result<()> {
 fn middle_snapshot(bytes: &[u8]) -> Result<(usize, usize)> {
     let (_, calls) = open_client(bytes)?;
     let calls: Vec<(usize, Call<'_>)> = calls.collect::<Result<_, _>>()?;
+    // Snapshots only: an own echo whose snapshot came first is rightly
+    // not news, changed or not.
     let binary: Vec<usize> = (0..calls.len().saturating_sub(1))
-        .filter(|&k| matches!(calls[k].1, Call::Binary(..)))
+        .filter(|&k| {
+            matches!(calls[k].1, Call::Binary(frame, _) if frame.first() != Some(&skirmish_core::compact::OWN))
+        })
         .collect();
     let k = *binary
         .get(binary.len() / 2)

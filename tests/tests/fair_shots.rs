@@ -33,13 +33,19 @@ fn duel(net: NetScript, calm: LinkConditions) -> Stepper {
     stepper
 }
 
-/// Shots the shooter's page drew, and shots the server fired (every shot
-/// past its cooldown records its rewind; the target never fires).
+/// Shots the shooter's page drew for ticks the server has simulated (a
+/// shot drawn in the run's last round trip is still on its way), and shots
+/// the server fired (every shot past its cooldown records its rewind; the
+/// target never fires).
 fn drawn_and_fired(stepper: &Stepper) -> (u64, u64) {
-    (
-        stepper.clients[0].trace.shots,
-        stepper.world().stats().rewind.count(),
-    )
+    let simulated = stepper.world().tick();
+    let drawn = stepper.clients[0]
+        .trace
+        .shot_ticks
+        .iter()
+        .filter(|t| **t <= simulated)
+        .count();
+    (drawn as u64, stepper.world().stats().rewind.count())
 }
 
 #[test]

@@ -38,6 +38,7 @@ fn play(seconds: u64) -> (Vec<u8>, Vec<u8>, usize) {
     let json = Seating {
         encoding: Encoding::Json,
         protocol: PROTOCOL_VERSION,
+        datagrams: false,
     };
     let me = PlayerId(1);
     let config = SessionConfig {

@@ -46,7 +46,7 @@ async fn snapshot(client: &mut WtClient) -> Result<Vec<skirmish_core::PlayerStat
             .await??
             .context("connection ended")?;
         if let StreamMessage::Binary(bytes) = received.message {
-            if !received.datagram {
+            if !received.datagram || bytes.first() == Some(&compact::OWN) {
                 continue;
             }
             let (_, players) = compact::decode(&bytes, &skirmish_core::SimConfig::default())?;
@@ -153,6 +153,38 @@ async fn bad_messages_get_their_error_codes_on_the_stream_and_are_counted() -> R
         .await?
             >= 2
     );
+    srv.shutdown().await
+}
+
+#[tokio::test]
+async fn each_snapshot_s_own_block_comes_again_after_it_as_a_datagram() -> Result<()> {
+    let srv = server(test_config())?;
+    let mut client = WtClient::to_server(srv.addr, None).await?;
+    client.send_reliable(&hello("wt", "echoes")).await?;
+    let me = welcome(&mut client).await?;
+    let mut heads = std::collections::BTreeMap::new();
+    let mut echoes = 0;
+    while echoes < 20 {
+        let received = timeout(DEADLINE, client.next())
+            .await??
+            .context("connection ended")?;
+        let StreamMessage::Binary(bytes) = received.message else {
+            continue;
+        };
+        assert!(received.datagram, "binary frames travel as datagrams");
+        if bytes.first() == Some(&compact::OWN) {
+            let echo = compact::decode_own(&bytes)?;
+            let head = heads.get(&echo.server_tick).with_context(|| {
+                format!("an echo of tick {} before its snapshot", echo.server_tick)
+            })?;
+            assert_eq!(&echo.own, head, "the echo repeats the head exactly");
+            assert_eq!(echo.own.id, me);
+            echoes += 1;
+        } else {
+            let frame = compact::decode_quantised(&bytes)?;
+            heads.insert(frame.server_tick, frame.own);
+        }
+    }
     srv.shutdown().await
 }
 

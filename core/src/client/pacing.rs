@@ -98,7 +98,7 @@ impl PacingConfig {
 }
 
 /// Samples the first jump waits for.
-const SYNC_SAMPLES: usize = 5;
+const SYNC_SAMPLES: usize = 3;
 
 /// A change of schedule the session must make before its next step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -287,7 +287,7 @@ impl Pacing {
         // Two seconds of samples before the spread is trusted over the
         // initial guess; until the window is full its lowest samples stand
         // for the tail.
-        let enough = (1.0 / self.config.late_target.max(1e-6)).min(40.0) as usize;
+        let enough = (1.0 / self.config.late_target.max(1e-6)).min(20.0) as usize;
         if self.sorted.len() < enough.max(1) {
             return -self.config.initial_spread_ms;
         }

@@ -65,12 +65,12 @@ use crate::client::smoothing::SmoothingConfig;
 use crate::client::timeline::RemoteTimeline;
 use crate::shared::combat::{CombatRules, Cooldown};
 use crate::shared::config::SimConfig;
-use crate::shared::delta;
 use crate::shared::protocol::{
     decode_server, ClientMessage, ErrorCode, ProtocolError, ServerMessage,
 };
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
+use crate::shared::{compact, delta};
 
 /// Where a session is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -158,6 +158,9 @@ pub struct ClientSession {
     cooldown: Cooldown,
     tracers: Tracers,
     last_snapshot: Option<Tick>,
+    /// The newest server tick whose binary timing report was read (each
+    /// report comes twice over datagrams: in the snapshot and its echo).
+    timing_through: Option<Tick>,
     last_error: Option<(ErrorCode, String)>,
     events: VecDeque<SessionEvent>,
     stats: SessionStats,
@@ -201,6 +204,7 @@ impl ClientSession {
             cooldown: Cooldown::default(),
             tracers: Tracers::default(),
             last_snapshot: None,
+            timing_through: None,
             last_error: None,
             events: VecDeque::new(),
             stats: SessionStats::default(),
@@ -329,11 +333,15 @@ impl ClientSession {
             }
             Incoming::Binary(bytes) => {
                 self.stats.bytes_received += bytes.len() as u64;
-                let decoded = self.decode_binary(bytes);
-                if decoded.is_ok() && delta::baseline_tick(bytes).is_some() {
-                    self.stats.deltas += 1;
+                if bytes.first() == Some(&compact::OWN) {
+                    self.decode_echo(bytes).map(Downlink::Own)
+                } else {
+                    let decoded = self.decode_binary(bytes);
+                    if decoded.is_ok() && delta::baseline_tick(bytes).is_some() {
+                        self.stats.deltas += 1;
+                    }
+                    decoded.map(Downlink::Binary)
                 }
-                decoded.map(Downlink::Binary)
             }
         };
         match decoded {

@@ -89,7 +89,7 @@ impl RoomRecorder {
         w.u8(JOIN);
         w.varint(u64::from(id.0));
         w.text(name);
-        w.u8(u8::from(seating.encoding == Encoding::Compact));
+        w.u8(u8::from(seating.encoding == Encoding::Compact) | u8::from(seating.datagrams) << 1);
         w.varint(u64::from(seating.protocol));
     }
 
@@ -317,6 +317,26 @@ fn since(r: &mut Reader<'_>) -> Result<Duration, FormatError> {
     r.varint().map(Duration::from_nanos)
 }
 
+/// A joiner's seating: bit 0 of its first byte is compact, bit 1
+/// (format 3) datagrams; then its protocol.
+fn read_seating(r: &mut Reader<'_>) -> Result<Seating, FormatError> {
+    let how = r.u8()?;
+    if how > 3 {
+        return Err(r.damaged(format!("an unknown seating {how:#04x}")));
+    }
+    let protocol = r.varint()?;
+    let protocol = u32::try_from(protocol).map_err(|_| r.damaged("a protocol past u32"))?;
+    Ok(Seating {
+        encoding: if how & 1 == 0 {
+            Encoding::Json
+        } else {
+            Encoding::Compact
+        },
+        protocol,
+        datagrams: how & 2 != 0,
+    })
+}
+
 /// Reads one room record.
 fn read_call(r: &mut Reader<'_>) -> Result<RoomCall, FormatError> {
     let tag = r.u8()?;
@@ -324,14 +344,7 @@ fn read_call(r: &mut Reader<'_>) -> Result<RoomCall, FormatError> {
         JOIN => {
             let id = id(r)?;
             let name = r.text()?.to_string();
-            let encoding = if r.u8()? == 0 {
-                Encoding::Json
-            } else {
-                Encoding::Compact
-            };
-            let protocol = r.varint()?;
-            let protocol = u32::try_from(protocol).map_err(|_| r.damaged("a protocol past u32"))?;
-            RoomCall::Join(id, name, Seating { encoding, protocol })
+            RoomCall::Join(id, name, read_seating(r)?)
         }
         LEAVE => RoomCall::Leave(id(r)?),
         INPUT => {

@@ -172,7 +172,7 @@ pub fn replay_room_for(
             recent.push_back(describe(offset, &call));
         }
         watch(&call, &out);
-        for &(_, i) in out.deliveries() {
+        for &(_, i) in out.deliveries().iter().chain(out.later()) {
             summary.frames_sent += 1;
             summary.bytes_sent += match out.frames().get(i) {
                 Some(Frame::Text(t)) => t.len() as u64,

@@ -99,6 +99,11 @@ pub struct Seating {
     pub encoding: Encoding,
     /// The protocol it speaks (1 or 2; `decode_client` checked it).
     pub protocol: u32,
+    /// Whether its transport carries snapshots as datagrams (WebTransport):
+    /// a compact client then also gets its own block again half a tick
+    /// after each snapshot (an own echo, [`Outbox::later`]), so a lost
+    /// snapshot holds its acknowledgement back half a tick, not a whole one.
+    pub datagrams: bool,
 }
 
 impl From<Encoding> for Seating {
@@ -107,6 +112,7 @@ impl From<Encoding> for Seating {
         Seating {
             encoding,
             protocol: 1,
+            datagrams: false,
         }
     }
 }
@@ -123,6 +129,8 @@ impl Seating {
 struct Seat {
     encoding: Encoding,
     scheduled: bool,
+    /// Its own block is echoed half a tick after each snapshot.
+    echo: bool,
 }
 
 /// A room: the world, its seats, and what every client is told.
@@ -310,6 +318,7 @@ impl Room {
             Seat {
                 encoding: seating.encoding,
                 scheduled: seating.scheduled(),
+                echo: seating.datagrams && seating.encoding == Encoding::Compact,
             },
         );
         let welcome = ServerMessage::Welcome {

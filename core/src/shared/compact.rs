@@ -24,7 +24,13 @@
 //!       (`crate::shared::timing::InputTiming`)
 //! tail: u16 count, then per player in id order:
 //!       u32 id, u16 x, u16 y, u16 rotation, u8 hp, u8 flags, i8 vx, i8 vy
+//! own echo: u8 kind = 3, u32 server_tick, own block (the snapshot's head
+//!       again, nothing after it)
 //! ```
+//!
+//! Over datagrams a lost snapshot would hold the acknowledgement of the
+//! own inputs back a whole tick; the own echo ([`encode_own`]) repeats the
+//! head half a tick later, so a lost snapshot costs half a tick there.
 //! All integers little-endian. Decoding never panics: a short or malformed
 //! frame is a [`ProtocolError`].
 
@@ -41,6 +47,10 @@ use crate::shared::timing::InputTiming;
 
 /// The frame kind of a compact snapshot.
 pub const SNAPSHOT: u8 = 1;
+/// The frame kind of an own echo: a head alone (kind, tick, own block),
+/// sent again half a tick after each snapshot to a client that takes its
+/// frames as datagrams ([`encode_own`]).
+pub const OWN: u8 = 3;
 /// Bytes of the head (kind, tick and the own block).
 pub const HEAD_BYTES: usize = 1 + 4 + 4 + 4 + 12 + 1 + 1 + 8;
 /// Bytes of the input timing a protocol-2 head adds.
@@ -215,6 +225,51 @@ pub fn encode_head(
     out.push(SNAPSHOT);
     out.extend_from_slice(&server_tick.0.to_le_bytes());
     write_own(own, timing, server_tick, out);
+}
+
+/// The own echo of a snapshot's head: the tick and the recipient's own
+/// state and timing, exactly as the head had them, under kind [`OWN`].
+pub fn encode_own(
+    server_tick: Tick,
+    own: &PlayerState,
+    timing: Option<&InputTiming>,
+    out: &mut Vec<u8>,
+) {
+    out.push(OWN);
+    out.extend_from_slice(&server_tick.0.to_le_bytes());
+    write_own(own, timing, server_tick, out);
+}
+
+/// An own echo as read: the tick, the own state exactly, its timing.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OwnEcho {
+    /// The server tick of the snapshot it repeats.
+    pub server_tick: Tick,
+    /// The recipient's state, exactly.
+    pub own: PlayerState,
+    /// The recipient's input timing (protocol 2).
+    pub timing: Option<InputTiming>,
+}
+
+/// Reads an own echo written by [`encode_own`].
+///
+/// # Errors
+/// A frame of another kind, too short, or with trailing bytes.
+pub fn decode_own(bytes: &[u8]) -> Result<OwnEcho, ProtocolError> {
+    let mut r = Reader::new(bytes);
+    if r.u8()? != OWN {
+        return Err(bad("not an own echo"));
+    }
+    let server_tick = Tick(r.u32()?);
+    let (own, timing) = read_own(&mut r, server_tick)?;
+    if r.remaining() != 0 {
+        return Err(bad("bytes after an own echo"));
+    }
+    Ok(OwnEcho {
+        server_tick,
+        own,
+        timing,
+    })
 }
 
 /// The shared tail: every player, quantised.

@@ -22,10 +22,11 @@ use crate::shared::protocol::PROTOCOL_VERSION;
 pub const MAGIC: &[u8; 5] = b"SKREC";
 
 /// The version of the record layout; bumped by any change to it.
-pub const FORMAT_VERSION: u16 = 2;
+pub const FORMAT_VERSION: u16 = 3;
 
 /// The oldest layout this build still reads: format 1 is format 2 without
-/// a room's end record.
+/// a room's end record; format 2 is format 3 without a joiner's datagram
+/// bit (its own echoes).
 pub const OLDEST_FORMAT: u16 = 1;
 
 /// The build that wrote a recording: the crate's version.

@@ -39,6 +39,9 @@ pub(super) struct Shared {
     reported: Reported,
     /// `--record`: where the room's recording goes.
     pub(super) record: Option<RecordSink>,
+    /// What the last tick sends half a tick later (own echoes): recipient
+    /// and payload.
+    later: Vec<(PlayerId, Vec<u8>)>,
 }
 
 /// A session's way into its room.
@@ -82,6 +85,7 @@ impl RoomHandle {
                     last_tick: None,
                     reported: Reported::default(),
                     record: None,
+                    later: Vec::new(),
                 }),
                 seats: AtomicUsize::new(0),
                 health,
@@ -297,22 +301,67 @@ impl RoomHandle {
     }
 
     /// Sends each frame of the outbox to each recipient (and empties the
-    /// outbox, keeping its buffers); drops whoever is not keeping up.
+    /// outbox, keeping its buffers); keeps what goes half a tick later;
+    /// drops whoever is not keeping up.
     fn deliver(&self, shared: &mut Shared) {
         if shared.out.is_empty() {
             return;
         }
-        let mut gone = Vec::new();
-        let (mut count, mut bytes) = (0, 0);
-        for &(to, i) in shared.out.deliveries() {
-            let droppable = shared.out.droppable(i);
-            let (Some(client), Some(frame)) = (shared.clients.get(&to), shared.out.frames().get(i))
-            else {
-                continue;
-            };
-            let (text, payload) = match frame {
+        let Shared {
+            out,
+            clients,
+            later,
+            ..
+        } = &mut *shared;
+        for &(to, i) in out.later() {
+            if let Some(Frame::Binary(bytes)) = out.frames().get(i) {
+                later.push((to, bytes.clone()));
+            }
+        }
+        let sends = out.deliveries().iter().filter_map(|&(to, i)| {
+            let (text, payload) = match out.frames().get(i)? {
                 Frame::Text(text) => (true, text.as_bytes()),
                 Frame::Binary(bytes) => (false, bytes.as_slice()),
+            };
+            Some((to, text, payload, out.droppable(i)))
+        });
+        let gone = self.send_all(clients, sends);
+        shared.out.clear();
+        self.drop_gone(shared, gone);
+    }
+
+    /// Whether the last tick held anything back for half a tick.
+    pub(super) fn has_later(&self) -> bool {
+        !self.lock().later.is_empty()
+    }
+
+    /// Sends what the last tick held back for half a tick (own echoes).
+    pub(super) fn send_later(&self) {
+        let mut shared = self.lock();
+        if shared.later.is_empty() || self.is_closed() {
+            shared.later.clear();
+            return;
+        }
+        let later = std::mem::take(&mut shared.later);
+        let sends = later
+            .iter()
+            .map(|(to, payload)| (*to, false, payload.as_slice(), true));
+        let gone = self.send_all(&shared.clients, sends);
+        self.drop_gone(&mut shared, gone);
+    }
+
+    /// Sends each `(recipient, text, payload, droppable)`; who could not
+    /// take theirs, and why.
+    fn send_all<'a>(
+        &self,
+        clients: &BTreeMap<PlayerId, Client>,
+        sends: impl Iterator<Item = (PlayerId, bool, &'a [u8], bool)>,
+    ) -> Vec<(PlayerId, SendError)> {
+        let mut gone = Vec::new();
+        let (mut count, mut bytes) = (0, 0);
+        for (to, text, payload, droppable) in sends {
+            let Some(client) = clients.get(&to) else {
+                continue;
             };
             match client.out.send(text, payload, droppable) {
                 Ok(()) => {
@@ -322,8 +371,12 @@ impl RoomHandle {
                 Err(e) => gone.push((to, e)),
             }
         }
-        shared.out.clear();
         self.inner.metrics.sent_many(count, bytes);
+        gone
+    }
+
+    /// Unseats the clients a send failed for, telling the slow ones why.
+    fn drop_gone(&self, shared: &mut Shared, gone: Vec<(PlayerId, SendError)>) {
         for (id, why) in gone {
             let Some(client) = self.unseat(shared, id) else {
                 continue;

@@ -194,6 +194,7 @@ impl Rooms {
         let seating = Seating {
             encoding: joiner.encoding,
             protocol: joiner.protocol,
+            datagrams: out.datagrams(),
         };
         if !seating.scheduled() && !self.settings.allow_protocol_1 {
             return Err(ProtocolError::new(

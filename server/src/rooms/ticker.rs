@@ -129,7 +129,7 @@ pub(super) async fn run(rooms: Arc<Rooms>, handle: RoomHandle, number: u64) {
     let empty_timeout: Duration = rooms.settings().empty_timeout;
     let mut empty_since = Instant::now();
     loop {
-        interval.tick().await;
+        let due = interval.tick().await;
         if handle.is_closed() {
             return;
         }
@@ -144,6 +144,12 @@ pub(super) async fn run(rooms: Arc<Rooms>, handle: RoomHandle, number: u64) {
         };
         let finished = Instant::now();
         handle.inner.health.finished(rooms.millis(finished));
+        // Half a tick later, the own echoes of datagram clients (a lost
+        // snapshot's acknowledgement then waits half a tick, not a whole).
+        if handle.has_later() {
+            tokio::time::sleep_until(due + cadence / 2).await;
+            handle.send_later();
+        }
         if !empty {
             empty_since = finished;
         } else if empty_since.elapsed() >= empty_timeout && rooms.close_if_empty(&handle) {

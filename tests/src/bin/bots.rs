@@ -24,7 +24,7 @@ use skirmish_tests::script::{Script, Wander};
 // Each bool is an independent command-line switch, not a state machine.
 #[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Parser)]
-#[command(about)]
+#[command(about, args_override_self = true)]
 struct Args {
     /// The server.
     #[arg(long, default_value = "127.0.0.1:8080")]
@@ -95,6 +95,12 @@ struct Args {
     /// latency is this many ms (jitter and loss unchanged), then back.
     #[arg(long)]
     relay_step_latency_ms: Option<f64>,
+    /// Play no bots: only run the relay `--relay-latency-ms` asks for, for
+    /// `--seconds` or until Ctrl-C, and print how a page reaches the
+    /// server through it (`/?wt-port=`, WebTransport) or its address
+    /// (WebSocket).
+    #[arg(long)]
+    relay_only: bool,
     /// When the step starts, seconds after the bots start.
     #[arg(long, default_value_t = 10.0)]
     relay_step_at: f64,
@@ -169,6 +175,9 @@ async fn full(args: Args) -> Result<()> {
     );
     // The relay, if asked for, lives as long as the bots.
     let relay = start_relay(&args).await?;
+    if args.relay_only {
+        return relay_alone(&args, relay.as_ref()).await;
+    }
     let via = relay.as_ref().map(Relay::addr);
     let started = tokio::time::Instant::now();
     let step = step_relay(&args, relay.as_ref(), started);
@@ -335,6 +344,35 @@ impl Relay {
     }
 }
 
+/// `--relay-only`: the relay alone, for a page (or anything else) to play
+/// through, until `--seconds` pass or Ctrl-C.
+async fn relay_alone(args: &Args, relay: Option<&Relay>) -> Result<()> {
+    let Some(relay) = relay else {
+        anyhow::bail!("--relay-only needs --relay-latency-ms (and the impairment's other flags)");
+    };
+    match relay {
+        Relay::Udp(r) => println!(
+            "relay: WebTransport through 127.0.0.1:{port}; open http://{addr}/?wt-port={port}",
+            port = r.addr.port(),
+            addr = args.addr,
+        ),
+        Relay::Tcp(r) => println!(
+            "relay: the server's HTTP and WebSocket through http://{}/ (WebTransport does not go through it)",
+            r.addr
+        ),
+    }
+    let step = step_relay(args, Some(relay), tokio::time::Instant::now());
+    tokio::select! {
+        () = tokio::time::sleep(Duration::from_secs_f64(args.seconds.max(0.0))) => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+    if let Some(step) = step {
+        step.abort();
+    }
+    eprintln!("relay: stopped");
+    Ok(())
+}
+
 /// The relay `--relay-latency-ms` asks for: UDP in front of the server's
 /// WebTransport port, or TCP in front of its HTTP port.
 async fn start_relay(args: &Args) -> Result<Option<Relay>> {
@@ -371,6 +409,10 @@ async fn start_relay(args: &Args) -> Result<Option<Relay>> {
     Ok(Some(relay))
 }
 
+/// How long after its first acknowledgement a bot's schedule counts as
+/// settled.
+const SETTLE: Duration = Duration::from_secs(5);
+
 /// Totals over every bot.
 fn summarise(reports: &[BotReport]) -> serde_json::Value {
     let sum = |f: fn(&BotReport) -> f64| reports.iter().map(f).sum::<f64>();
@@ -391,6 +433,18 @@ fn summarise(reports: &[BotReport]) -> serde_json::Value {
         .iter()
         .flat_map(|r| r.slack_ms.iter().copied())
         .collect();
+    // The same after each bot's first five seconds: the schedule has
+    // settled (its first inputs are made with the first round trip's lead).
+    let settled: Vec<f64> = reports
+        .iter()
+        .flat_map(|r| {
+            let from = r.acked_at.first().map(|(t, _)| *t + SETTLE);
+            r.acked_at
+                .iter()
+                .filter(move |(t, _)| from.is_some_and(|from| *t >= from))
+                .map(|(_, ms)| *ms)
+        })
+        .collect();
     let n = reports.len().max(1) as f64;
     serde_json::json!({
         "bots": reports.len(),
@@ -409,6 +463,8 @@ fn summarise(reports: &[BotReport]) -> serde_json::Value {
         "max_snapshot_gap_ms": max(|r| r.max_snapshot_gap_ms),
         "input_to_ack_p50_ms": percentile(&acks, 50.0),
         "input_to_ack_p99_ms": percentile(&acks, 99.0),
+        "input_to_ack_p50_ms_settled": percentile(&settled, 50.0),
+        "input_to_ack_p99_ms_settled": percentile(&settled, 99.0),
         "slack_p50_ms": percentile(&slack, 50.0),
         "late_inputs": sum(|r| r.late_inputs as f64),
         "repeated_inputs": sum(|r| r.repeated_inputs as f64),

@@ -3,7 +3,8 @@
 //! cells again over real UDP, full bots over WebTransport through the
 //! impairment relay against the release server: the main cell (16 bots,
 //! 75 ms each way, ±30 ms, 5 % loss, 60 s; 20 s with `--quick`) and the RTT
-//! step (8 bots, 25 ms each way, 125 ms from 10 s to 30 s, 45 s), and the
+//! step (8 bots, 25 ms each way, 125 ms from 10 s to 30 s, 45 s), the main
+//! cell with 32 bots in two rooms, and the
 //! main cell without resends (30 s), which shows what the shipped cover buys
 //! over QUIC.
 //! Their figures are appended to the page with the commands and the date.
@@ -62,6 +63,8 @@ fn relay_runs(seconds: u32) -> Result<String> {
          --relay-latency-ms 75 --relay-jitter-ms 30 --relay-loss 0.05 --seed 7"
     );
     let m = bots(&main, "relay-main-cell")?;
+    let two = main.replace("--bots 16", "--bots 32 --rooms 2");
+    let tw = bots(&two, "relay-main-cell-two-rooms")?;
     let step = format!(
         "--addr {addr} --transport webtransport --compact --bots 8 --seconds 45 \
          --relay-latency-ms 25 --relay-jitter-ms 5 --relay-step-latency-ms 125 \
@@ -80,10 +83,12 @@ fn relay_runs(seconds: u32) -> Result<String> {
     let pct = |f: &dyn Fn(&str) -> f64, name: &str| 100.0 * f(name) / f("inputs_sent").max(1.0);
     let row = |f: &dyn Fn(&str) -> f64| {
         format!(
-            "{:.0} ms | {:.0} / {:.0} ms | {:.0} ms | {:.2} % | {:.2} % | {} | {} | {} | {} | {:.0} / {:.0} B/s",
+            "{:.0} ms | {:.0} / {:.0} ms | {:.0} / {:.0} ms | {:.0} ms | {:.2} % | {:.2} % | {} | {} | {} | {} | {:.0} / {:.0} B/s",
             f("rtt_p50_ms"),
             f("input_to_ack_p50_ms"),
             f("input_to_ack_p99_ms"),
+            f("input_to_ack_p50_ms_settled"),
+            f("input_to_ack_p99_ms_settled"),
             f("slack_p50_ms"),
             pct(f, "late_inputs"),
             pct(f, "repeated_inputs"),
@@ -100,16 +105,20 @@ fn relay_runs(seconds: u32) -> Result<String> {
 `cargo xtask bench` ran the release server and `target/release/bots` on {date} with, for the\n\
 main cell, `{main}` and, for the RTT step (50 ms to 250 ms RTT from 10 s to 30 s), `{step}`\n\
 (full bots, protocol 2, over WebTransport through the UDP impairment relay on 127.0.0.1;\n\
-wall-clock time on a shared 2-core machine, so the figures move from run to run).\n\n\
-| run | RTT p50 | input-to-ack p50 / p99 | slack p50 | late | repeated | mispredictions | snaps | hard resyncs | input resends | bytes/s per bot, up / down |\n\
-|---|---|---|---|---|---|---|---|---|---|---|\n\
-| main cell, 16 bots (as shipped: two resends while loss is seen) | {} |\n\
+wall-clock time on a shared 2-core machine, so the figures move from run to run; the\n\
+two-room row adds `--bots 32 --rooms 2`). \"Settled\" leaves out each bot's first five\n\
+seconds, while its schedule moves from the first round trip's lead to the measured one.\n\n\
+| run | RTT p50 | input-to-ack p50 / p99 | settled (from 5 s) | slack p50 | late | repeated | mispredictions | snaps | hard resyncs | input resends | bytes/s per bot, up / down |\n\
+|---|---|---|---|---|---|---|---|---|---|---|---|\n\
+| main cell, 16 bots (as shipped: two resends while loss is seen, own echoes) | {} |\n\
+| main cell, 32 bots in two rooms | {} |\n\
 | RTT step, 8 bots | {} |\n\
 | main cell with `--resends 0`, 30 s | {} |\n\n\
 RTT step: the worst 1 s window from 2 s after the step up had {:.2} % late inputs (target at\n\
 most 0.5 %); from 5 s after the step down input-to-ack p50 was {:.0} ms (target at most RTT +\n\
 75 ms = 125 ms).\n",
         row(&m),
+        row(&tw),
         row(&st),
         row(&rs),
         st("step_worst_late_pct_per_s"),

@@ -13,7 +13,7 @@ use crate::client::clock::ServerClock;
 use crate::client::pacing::Pacing;
 use crate::client::prediction::LocalPlayer;
 use crate::shared::combat::Cooldown;
-use crate::shared::compact::QuantisedFrame;
+use crate::shared::compact::{self, OwnEcho, QuantisedFrame};
 use crate::shared::delta;
 use crate::shared::protocol::{ErrorCode, ProtocolError, ServerMessage};
 use crate::shared::state::{PlayerId, PlayerState};
@@ -86,6 +86,8 @@ pub(super) enum Downlink {
     Text(ServerMessage),
     /// A binary snapshot, decoded.
     Binary(QuantisedFrame),
+    /// An own echo: a snapshot's head again, half a tick later.
+    Own(OwnEcho),
 }
 
 impl ClientSession {
@@ -100,6 +102,43 @@ impl ClientSession {
             }
         };
         delta::decode(bytes, |tick| self.baselines.get(tick), sim)
+    }
+
+    pub(super) fn decode_echo(&self, bytes: &[u8]) -> Result<OwnEcho, ProtocolError> {
+        if self.welcome().is_none() {
+            return Err(ProtocolError::new(
+                ErrorCode::BadMessage,
+                "a binary frame before welcome",
+            ));
+        }
+        compact::decode_own(bytes)
+    }
+
+    /// An own echo came through: its own state and timing are taken if its
+    /// snapshot's were not (the snapshot was lost, or is late). It is not a
+    /// snapshot: no baseline, no remote players, nothing for the clock or
+    /// the loss count.
+    pub(super) fn on_echo(&mut self, echo: &OwnEcho) {
+        if self.welcome().is_none_or(|w| w.id != echo.own.id) {
+            return;
+        }
+        if let Some(timing) = echo.timing {
+            self.on_binary_timing(echo.server_tick, &timing);
+        }
+        let was_alive = self.authority.get(echo.own.id).map(|s| s.alive);
+        if self.authority.accept(&echo.own).is_ok() {
+            self.stats.echoes_used += 1;
+            self.on_own_state(&echo.own, was_alive);
+        }
+    }
+
+    /// A binary frame's timing report for `tick`, read once (a snapshot and
+    /// its echo carry the same report).
+    fn on_binary_timing(&mut self, tick: Tick, timing: &InputTiming) {
+        if self.timing_through.is_none_or(|t| tick > t) {
+            self.timing_through = Some(tick);
+            self.on_timing(timing);
+        }
     }
 
     /// A binary snapshot came through: kept as a baseline for deltas (and
@@ -129,7 +168,7 @@ impl ClientSession {
             players.push(frame.own);
         }
         if let Some(timing) = frame.timing {
-            self.on_timing(&timing);
+            self.on_binary_timing(frame.server_tick, &timing);
         }
         self.baselines.keep(frame.server_tick, frame.players);
         self.on_snapshot(frame.server_tick, &players, Some(&present), at);
@@ -140,6 +179,7 @@ impl ClientSession {
             match message {
                 Downlink::Text(message) => self.handle(message, at),
                 Downlink::Binary(frame) => self.on_binary(frame, at),
+                Downlink::Own(echo) => self.on_echo(&echo),
             }
         }
     }
@@ -226,6 +266,7 @@ impl ClientSession {
         self.arrivals.clear();
         self.accumulator = Duration::ZERO;
         self.last_snapshot = None;
+        self.timing_through = None;
         self.cooldown = Cooldown::default();
     }
 

@@ -46,6 +46,9 @@ pub struct SessionStats {
     pub resends: u64,
     /// Snapshots that never arrived (a gap in the ticks).
     pub snapshot_gaps: u64,
+    /// Own echoes that brought the own state before (or instead of) their
+    /// snapshot (datagram transports: a lost or late snapshot covered).
+    pub echoes_used: u64,
     /// Protocol 2: steps skipped after a frame longer than `max_frame`
     /// (their ticks repeated by the server), so the schedule kept time.
     pub steps_skipped: u64,

@@ -12,6 +12,8 @@ pub struct Outbox {
     /// the next one makes up for a lost one).
     droppable: Vec<bool>,
     deliveries: Vec<(PlayerId, usize)>,
+    /// Deliveries to make half a tick after the others (own echoes).
+    later: Vec<(PlayerId, usize)>,
 }
 
 impl Outbox {
@@ -22,7 +24,7 @@ impl Outbox {
 
     /// Whether nothing is to be sent.
     pub fn is_empty(&self) -> bool {
-        self.deliveries.is_empty()
+        self.deliveries.is_empty() && self.later.is_empty()
     }
 
     /// The distinct frames, each encoded once.
@@ -43,7 +45,14 @@ impl Outbox {
         &self.deliveries
     }
 
-    /// The frames `id` gets, in order.
+    /// Deliveries the shell makes half a tick after [`Outbox::deliveries`]
+    /// (all droppable): the own echoes of datagram clients, which cover a
+    /// lost snapshot's acknowledgement at half the wait of the next one.
+    pub fn later(&self) -> &[(PlayerId, usize)] {
+        &self.later
+    }
+
+    /// The frames `id` gets, in order (not the later ones).
     pub fn to(&self, id: PlayerId) -> impl Iterator<Item = &Frame> {
         self.deliveries
             .iter()
@@ -51,9 +60,11 @@ impl Outbox {
             .filter_map(|&(_, i)| self.frames.get(i))
     }
 
-    /// Takes the frames and the deliveries out, leaving the outbox empty.
+    /// Takes the frames and the deliveries out, leaving the outbox empty
+    /// (read [`Outbox::later`] first: it is forgotten).
     pub fn take(&mut self) -> (Vec<Frame>, Vec<(PlayerId, usize)>) {
         self.droppable.clear();
+        self.later.clear();
         (
             std::mem::take(&mut self.frames),
             std::mem::take(&mut self.deliveries),
@@ -65,6 +76,7 @@ impl Outbox {
         self.frames.clear();
         self.droppable.clear();
         self.deliveries.clear();
+        self.later.clear();
     }
 
     pub(super) fn push(&mut self, frame: Frame, droppable: bool) -> usize {
@@ -76,6 +88,11 @@ impl Outbox {
     pub(super) fn send(&mut self, to: PlayerId, frame: Frame, droppable: bool) {
         let i = self.push(frame, droppable);
         self.deliveries.push((to, i));
+    }
+
+    pub(super) fn send_later(&mut self, to: PlayerId, frame: Frame) {
+        let i = self.push(frame, true);
+        self.later.push((to, i));
     }
 
     pub(super) fn share(

@@ -8,6 +8,8 @@
 //!   Clients that see everyone and acknowledged the same frame get the same
 //!   next frame, built once (the cost is per distinct baseline, not per
 //!   client); with an interest radius each client's frame is its own.
+//! - Binary clients on datagrams also get their head again, alone, half a
+//!   tick later (an own echo, [`Outbox::later`]).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -117,6 +119,12 @@ impl Room {
             frames.stats.binary_bytes += frame.len() as u64;
             frames.stats.snapshots += 1;
             out.send(id, Frame::Binary(frame), true);
+            if seat.echo {
+                let mut echo = Vec::with_capacity(compact::HEAD_BYTES + compact::TIMING_BYTES);
+                compact::encode_own(tick, &self.states[at], timing.as_ref(), &mut echo);
+                frames.stats.binary_bytes += echo.len() as u64;
+                out.send_later(id, Frame::Binary(echo));
+            }
         }
     }
 }

@@ -181,6 +181,10 @@ impl Outbound for Sender {
         queue.kicked = Some(code);
         queue.wake();
     }
+
+    fn datagrams(&self) -> bool {
+        true
+    }
 }
 
 impl Peer for Sender {
