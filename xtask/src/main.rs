@@ -25,6 +25,12 @@ commands:
           against the real server, written into docs/BENCHMARKS.md
           (`--quick` for short runs, `--soak SECONDS` for the memory run;
           default 300; `--quality` for docs/QUALITY.md alone)
+  relay [--addr HOST:PORT] [--relay-latency-ms MS] [--relay-jitter-ms MS]
+        [--relay-loss P] [--seconds S]
+          a UDP impairment relay in front of a running server's WebTransport
+          (default: the main cell, 75 ms ± 30 ms and 5 % loss each way, to
+          127.0.0.1:8080, for an hour); prints the page's URL through it
+          (`/?wt-port=`); Ctrl-C stops it
   replay FILE [--until FRAME] [--svg OUT] [--with-room ROOM]
           replay a client recording natively and check it frame by frame;
           prints a summary and writes a timeline (SVG) beside the file;
@@ -40,6 +46,7 @@ fn main() -> ExitCode {
         Some("test") => test(),
         Some("bench") => bench::run(&args[1..]),
         Some("setup") => setup(),
+        Some("relay") => relay(&args[1..]),
         Some("replay") => replay(&args[1..], false),
         Some("replay-room") => replay(&args[1..], true),
         Some("-h" | "--help" | "help") => {
@@ -419,6 +426,37 @@ fn replay(args: &[String], room: bool) -> Result {
         Some(code) => std::process::exit(code),
         None => Err(format!("the replay was stopped ({status})")),
     }
+}
+
+/// `cargo xtask relay`: the bots binary's relay alone, with the main
+/// cell's impairment unless the arguments say otherwise (later flags win).
+fn relay(extra: &[String]) -> Result {
+    let cargo = cargo();
+    let mut args = vec![
+        "run",
+        "--release",
+        "-p",
+        "skirmish-tests",
+        "--bin",
+        "bots",
+        "--",
+        "--relay-only",
+        "--transport",
+        "webtransport",
+        "--addr",
+        "127.0.0.1:8080",
+        "--relay-latency-ms",
+        "75",
+        "--relay-jitter-ms",
+        "30",
+        "--relay-loss",
+        "0.05",
+        "--seconds",
+        "3600",
+    ];
+    args.extend(extra.iter().skip_while(|a| *a == "--").map(String::as_str));
+    println!("==> building and starting the relay (about a minute the first time)");
+    sh(&cargo, &args, &[])
 }
 
 fn run(server_args: &[String]) -> Result {

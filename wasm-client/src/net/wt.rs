@@ -39,6 +39,14 @@ pub struct WtLink {
     mailbox: Rc<RefCell<Mailbox>>,
 }
 
+/// How long the browser may hold an outgoing datagram before it drops it,
+/// ms: about one tick.
+const DATAGRAM_MAX_AGE_MS: f64 = 50.0;
+
+/// Outgoing datagrams queued before the stream reports backpressure: an
+/// input message and its resend.
+const DATAGRAM_HIGH_WATER_MARK: f64 = 2.0;
+
 impl WtLink {
     /// Starts a session with `url`, pinning the certificate `hashes`
     /// (SHA-256, hex); it is up once [`Link::ready`] says so.
@@ -54,7 +62,13 @@ impl WtLink {
         let transport = WebTransport::new_with_options(url, &options).map_err(|e| describe(&e))?;
         let mailbox: Rc<RefCell<Mailbox>> = Rc::default();
         let stream: Rc<RefCell<Option<WritableStreamDefaultWriter>>> = Rc::default();
-        let datagrams = transport.datagrams().writable().get_writer().ok();
+        let duplex = transport.datagrams();
+        // A datagram older than a tick is stale (the next input message
+        // carries the same inputs and newer ones): the browser drops it
+        // rather than send it late behind a congested window.
+        duplex.set_outgoing_max_age(DATAGRAM_MAX_AGE_MS);
+        duplex.set_outgoing_high_water_mark(DATAGRAM_HIGH_WATER_MARK);
+        let datagrams = duplex.writable().get_writer().ok();
         spawn_local(watch_closed(transport.closed(), mailbox.clone()));
         spawn_local(start(transport.clone(), stream.clone(), mailbox.clone()));
         Ok(WtLink {
