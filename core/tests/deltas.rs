@@ -120,7 +120,7 @@ proptest! {
             for p in 1..=players as u32 {
                 let (turn, throttle) = tick_moves[p as usize - 1];
                 let ack = if p == 1 && !ack_lost[n as usize] { decoder.ack() } else { None };
-                let message = ClientMessage::Input { inputs: vec![input(n + 1, turn, throttle)], snapshot_ack: ack };
+                let message = ClientMessage::Input { inputs: vec![input(n + 1, turn, throttle)], snapshot_ack: ack, seq: None };
                 room.receive(PlayerId(p), &message, &mut out).unwrap();
             }
             let tick = room.tick(&mut out);
@@ -194,6 +194,7 @@ fn aoi_players_meet_within_a_tick_and_part_after_the_margin_without_flicker() {
             let message = ClientMessage::Input {
                 inputs: vec![input(n, turn, throttle)],
                 snapshot_ack: decoders[i].ack(),
+                seq: None,
             };
             room.receive(id, &message, &mut out).unwrap();
         }
@@ -284,6 +285,7 @@ fn forty_under(budget: usize, rtt_ticks: u32) -> (u32, Vec<usize>, skirmish_core
             let message = ClientMessage::Input {
                 inputs: vec![input(n, turn, 1.0)],
                 snapshot_ack: ack,
+                seq: None,
             };
             room.receive(PlayerId(p), &message, &mut out).unwrap();
         }
@@ -378,6 +380,7 @@ fn clients_on_the_same_baseline_share_one_body() {
             let message = ClientMessage::Input {
                 inputs: vec![input(n, 0.3, 1.0)],
                 snapshot_ack: ack,
+                seq: None,
             };
             room.receive(PlayerId(p), &message, &mut out).unwrap();
         }
@@ -419,6 +422,7 @@ fn a_view_too_large_to_budget_gets_the_shared_truth() {
             let message = ClientMessage::Input {
                 inputs: vec![input(n, if p % 2 == 0 { 1.0 } else { -0.5 }, 1.0)],
                 snapshot_ack: decoders[p as usize - 1].ack(),
+                seq: None,
             };
             room.receive(PlayerId(p), &message, &mut out).unwrap();
         }

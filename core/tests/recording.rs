@@ -213,12 +213,18 @@ fn until_keeps_the_whole_state_at_that_frame() {
     assert!(state.contains("authority"), "{state}");
 }
 
-/// Offsets of the binary frames' payloads in a recording, with their length.
+/// Offsets of the binary snapshots' payloads in a recording, with their
+/// length (not own echoes: one whose snapshot came first is rightly not
+/// news, changed or not).
 fn binary_frames(bytes: &[u8]) -> Vec<(usize, usize)> {
     let (_, calls) = skirmish_core::open_client(bytes).expect("opens");
     calls
         .filter_map(|c| match c.expect("reads") {
-            (offset, skirmish_core::Call::Binary(b, _)) => Some((offset, b.len())),
+            (offset, skirmish_core::Call::Binary(b, _))
+                if b.first() != Some(&skirmish_core::compact::OWN) =>
+            {
+                Some((offset, b.len()))
+            }
             _ => None,
         })
         .collect()
@@ -378,7 +384,8 @@ fn a_changed_input_is_caught_and_damage_is_refused() {
             .filter(|(_, c)| matches!(c, RoomCall::Tick(_)))
             .count() as u64
     };
-    // An input in the middle, where it first arrived, turned the other way.
+    // An input in the middle, where it first arrived (in time for its
+    // tick, so that it counts), turned the other way.
     let mut seen = std::collections::BTreeSet::new();
     let (k, turn) = calls
         .iter()
@@ -387,7 +394,8 @@ fn a_changed_input_is_caught_and_damage_is_refused() {
             RoomCall::Message(id, ClientMessage::Input { inputs, .. }, _) => {
                 let last = inputs.last()?;
                 let first_time = seen.insert((*id, last.tick));
-                (first_time && last.turn.abs() > 0.2).then_some((k, last.turn))
+                let in_time = u64::from(last.tick.0) > ticks_before(k);
+                (first_time && in_time && last.turn.abs() > 0.2).then_some((k, last.turn))
             }
             _ => None,
         })
@@ -502,6 +510,7 @@ fn frames_are_recorded_as_they_arrived_not_enlarged() {
         let message = ClientMessage::Input {
             inputs,
             snapshot_ack: Some(Tick(t)),
+            seq: None,
         };
         let Frame::Binary(bytes) = encode_client(&message, Encoding::Compact) else {
             panic!("compact inputs travel binary");

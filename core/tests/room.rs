@@ -271,6 +271,7 @@ fn at_most_two_inputs_are_applied_per_tick_however_many_arrive() {
             &ClientMessage::Input {
                 inputs: burst,
                 snapshot_ack: None,
+                seq: None,
             },
             &mut out,
         )
@@ -311,6 +312,7 @@ fn at_most_two_inputs_are_applied_per_tick_however_many_arrive() {
             &ClientMessage::Input {
                 inputs,
                 snapshot_ack: None,
+                seq: None,
             },
             &mut out,
         )
@@ -339,6 +341,7 @@ fn duel(room: &mut Room, shooter: PlayerId, target: PlayerId) -> Vec<Outbox> {
             &ClientMessage::Input {
                 inputs,
                 snapshot_ack: None,
+                seq: None,
             },
             &mut out,
         )

@@ -354,6 +354,7 @@ impl Client {
         self.send(&ClientMessage::Input {
             inputs,
             snapshot_ack: None,
+            seq: None,
         })
         .await
     }

@@ -271,6 +271,24 @@ pub fn bursts() -> Stepper {
     s
 }
 
+/// 8 bots on 150 ms RTT with ±30 ms jitter for 40 s, losing `up` of what
+/// goes up and `down` of what comes down: where the loss cover goes.
+pub fn one_way_loss(up: f32, down: f32) -> Stepper {
+    let base = link(150.0, 30.0, 0.0);
+    // In force from the first millisecond (a change at zero is never
+    // "in" a step).
+    let net = NetScript::steady(base).then(
+        Duration::from_millis(1),
+        LinkConditions { loss: up, ..base },
+        LinkConditions { loss: down, ..base },
+    );
+    let mut s = clear_bots(8, 17, |i| {
+        wander(i, net.clone(), ClientClock::default(), Encoding::Compact)
+    });
+    s.run(Duration::from_secs(40));
+    s
+}
+
 /// What a fairness run gave: shots the shooter saw leave and hits the
 /// server confirmed.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

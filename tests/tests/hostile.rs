@@ -35,7 +35,7 @@ async fn every_bad_message_gets_its_error_code_and_is_counted() -> Result {
         ("not json", "{{{{".to_string()),
         ("unknown type", r#"{"type":"teleport","x":5}"#.to_string()),
         ("over 8 KiB", format!(r#"{{"type":"ping","id":1,"pad":"{}"}}"#, "x".repeat(MAX_FRAME_BYTES))),
-        ("17 inputs", skirmish_core::encode(&ClientMessage::Input { inputs: too_many, snapshot_ack: None })),
+        ("17 inputs", skirmish_core::encode(&ClientMessage::Input { inputs: too_many, snapshot_ack: None, seq: None })),
         (
             "ticks not increasing",
             r#"{"type":"input","inputs":[{"tick":5,"turn":0,"throttle":1},{"tick":4,"turn":0,"throttle":1}]}"#.to_string(),

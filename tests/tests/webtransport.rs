@@ -86,6 +86,7 @@ async fn a_player_joins_on_the_stream_and_plays_with_datagrams() -> Result<()> {
         let message = ClientMessage::Input {
             inputs: vec![input(tick, 0.0, 1.0, false)],
             snapshot_ack: None,
+            seq: None,
         };
         client.send_datagram(encode(&message).as_bytes())?;
     }

@@ -337,6 +337,7 @@ mod tests {
                 resyncs: 0,
                 last_rewind: Some(std::time::Duration::from_millis(230)),
                 input_to_ack: None,
+                ..skirmish_core::PacingHud::default()
             },
             ..Hud::default()
         };

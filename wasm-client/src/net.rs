@@ -298,6 +298,7 @@ mod tests {
         let input = ClientMessage::Input {
             inputs: vec![WireInput::default()],
             snapshot_ack: Some(Tick(3)),
+            seq: Some(1),
         };
         let (payload, reliability) = outgoing(&input, session.encode(&input));
         assert_eq!(reliability, Reliability::Droppable);

@@ -14,6 +14,12 @@
 //! taken back visibly when the real sample arrives; 100 ms covers one or two
 //! lost snapshots, and holding afterwards is honest about a stalled link.
 //!
+//! A guess taken back is not drawn as a jump: when a remote drawn
+//! extrapolated is next sampled elsewhere (its real samples turned), the
+//! difference is kept as an offset from where it is now sampled, drawn and
+//! faded out with a time constant of [`SETTLE_SECS`] (100 ms), so that it never
+//! snaps back against its own motion ([`RemoteBuffer::settle`]).
+//!
 //! Only states the [`Authority`](crate::client::authority::Authority) accepted enter a
 //! buffer, so a stale packet never affects interpolation (CAPS-6); the buffer
 //! also refuses any tick not newer than its newest sample on its own.
@@ -82,10 +88,24 @@ struct Sample {
     velocity: Vec2,
 }
 
-/// The accepted samples of one remote player, oldest first.
+/// How quickly a taken-back extrapolation fades from the drawn pose: the
+/// time constant of its decay (seconds).
+pub const SETTLE_SECS: f32 = 0.1;
+
+/// A taken-back guess farther than this from the new sample is not faded:
+/// the remote respawned or teleported, and is drawn where it is.
+const MAX_SETTLE_OFFSET: f32 = 40.0;
+
+/// The accepted samples of one remote player, oldest first, and what is
+/// left of a taken-back extrapolation.
 #[derive(Clone, Debug, Default)]
 pub struct RemoteBuffer {
     samples: VecDeque<Sample>,
+    /// Drawn minus sampled position, fading.
+    offset: Vec2,
+    /// What was drawn at the last frame: where, how it was sampled, and the
+    /// newest sample then.
+    drawn: Option<(Vec2, SampleKind, Tick)>,
 }
 
 impl RemoteBuffer {
@@ -119,6 +139,55 @@ impl RemoteBuffer {
     /// The newest sample's tick.
     pub fn newest_tick(&self) -> Option<Tick> {
         self.samples.back().map(|s| s.tick)
+    }
+
+    /// The pose to draw at server time `at`: the sample, moved by what is
+    /// left of a taken-back extrapolation.
+    pub fn drawn(
+        &self,
+        at: f64,
+        tick: Duration,
+        config: &InterpolationConfig,
+    ) -> Option<(Pose, SampleKind)> {
+        let (pose, kind) = self.sample(at, tick, config)?;
+        Some((
+            Pose {
+                position: pose.position + self.offset,
+                rotation: pose.rotation,
+            },
+            kind,
+        ))
+    }
+
+    /// A frame of `dt` seconds is drawn at `at`: the offset fades, and a
+    /// remote drawn extrapolated at the last frame that is sampled
+    /// elsewhere now keeps being drawn where it was, the difference fading
+    /// from there on.
+    pub fn settle(&mut self, at: f64, tick: Duration, config: &InterpolationConfig, dt: f32) {
+        let Some((pose, kind)) = self.sample(at, tick, config) else {
+            return;
+        };
+        let tau = SETTLE_SECS;
+        self.offset = if config.enabled && tau > 0.0 && dt.is_finite() {
+            self.offset * libm::expf(-dt.max(0.0) / tau)
+        } else {
+            Vec2::ZERO
+        };
+        let newest = self.newest_tick().unwrap_or_default();
+        // A guess is taken back when samples came since it was drawn (it
+        // was extrapolated from an older one): interpolating now, or
+        // extrapolating from the new newest.
+        if let Some((drawn, SampleKind::Extrapolated, from)) = self.drawn {
+            let error = drawn - pose.position;
+            let taken_back = kind != SampleKind::Extrapolated || from != newest;
+            if taken_back && config.enabled && tau > 0.0 && error.length() <= MAX_SETTLE_OFFSET {
+                self.offset = error;
+            }
+        }
+        if !self.offset.is_finite() || self.offset.length() > MAX_SETTLE_OFFSET {
+            self.offset = Vec2::ZERO;
+        }
+        self.drawn = Some((pose.position + self.offset, kind, newest));
     }
 
     /// The pose at server time `at` (ticks with fraction), with ticks of
@@ -220,6 +289,57 @@ mod tests {
             "through pi, not through 0: {}",
             pose.rotation
         );
+    }
+
+    #[test]
+    fn a_taken_back_extrapolation_fades_instead_of_snapping_back() {
+        let config = InterpolationConfig::default();
+        let tick = Duration::from_millis(50);
+        let mut b = RemoteBuffer::default();
+        let state = |t: u32, x: f32, vx: f32| {
+            let mut s = PlayerState::at(
+                Tick(t),
+                None,
+                Pose {
+                    position: Vec2::new(x, 0.0),
+                    rotation: 0.0,
+                },
+            );
+            s.velocity = Some(Vec2::new(vx, 0.0));
+            s
+        };
+        // Moving +x at 200 u/s; the samples stop at tick 10 (x = 100).
+        for t in 0..=10 {
+            b.push(&state(t, 10.0 * t as f32, 200.0), &config);
+        }
+        let frame = 0.01f32;
+        let mut at = 9.0;
+        let (mut drawn, mut raw) = (Vec::new(), Vec::new());
+        for i in 0..60 {
+            // A 10 ms frame is a fifth of a tick.
+            at += 0.2;
+            if i == 10 {
+                // It had turned back by tick 11: x = 95, then 85, 75.
+                for (t, x) in [(11, 95.0), (12, 85.0), (13, 75.0)] {
+                    b.push(&state(t, x, -200.0), &config);
+                }
+            }
+            b.settle(at, tick, &config, frame);
+            drawn.push(b.drawn(at, tick, &config).expect("samples").0.position.x);
+            raw.push(b.sample(at, tick, &config).expect("samples").0.position.x);
+        }
+        let steps = |xs: &[f32]| xs.windows(2).map(|w| w[1] - w[0]).collect::<Vec<f32>>();
+        let (drawn, raw) = (steps(&drawn), steps(&raw));
+        // Sampled as is, the taken-back guess (110 -> 93) is one jump.
+        assert!(raw[9] < -15.0, "{raw:?}");
+        // Drawn, it holds for that frame, then comes back no faster than
+        // its own motion (2 u a frame) and the fading together.
+        assert!(drawn[9].abs() < 0.5, "{drawn:?}");
+        assert!(drawn.iter().all(|s| *s > -4.0), "{drawn:?}");
+        // And it ends where the samples are.
+        let (end, _) = b.drawn(at, tick, &config).expect("samples");
+        let (truth, _) = b.sample(at, tick, &config).expect("samples");
+        assert!(end.position.distance(truth.position) < 0.5);
     }
 
     #[test]

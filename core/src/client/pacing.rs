@@ -423,6 +423,7 @@ mod tests {
             slack_ms,
             late: 0,
             repeated: 0,
+            received: None,
         }
     }
 
@@ -538,6 +539,7 @@ mod tests {
             slack_ms: 0,
             late,
             repeated,
+            received: None,
         };
         assert_eq!(p.on_timing(&at(3, 1)), (3, 1), "from zero");
         assert_eq!(p.on_timing(&at(10, 1)), (7, 0));

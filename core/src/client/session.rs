@@ -32,6 +32,7 @@
 mod acks;
 mod baselines;
 mod config;
+mod cover;
 mod downlink;
 mod events;
 mod hud;
@@ -142,6 +143,8 @@ pub struct ClientSession {
     resend_at: Option<Duration>,
     /// Resends still to come for the last step.
     resends_left: u32,
+    /// Input messages' numbers and the uplink loss they show.
+    cover: cover::Cover,
     /// Input-to-acknowledgement of the newest inputs, for the HUD.
     acks: acks::AckTimer,
     /// How far back the last own shot was judged from, as the view was.
@@ -195,6 +198,7 @@ impl ClientSession {
             schedule_started: false,
             resend_at: None,
             resends_left: 0,
+            cover: cover::Cover::default(),
             acks: acks::AckTimer::default(),
             last_rewind: None,
             timeline: RemoteTimeline::default(),
@@ -413,6 +417,11 @@ impl ClientSession {
         if let Some(cadence) = cadence {
             let target = self.remote_target();
             self.timeline.advance(now, target, cadence);
+            let at = self.remote_time().unwrap_or(0.0);
+            let interpolation = self.interpolation();
+            for buffer in self.remotes.values_mut() {
+                buffer.settle(at, cadence, &interpolation, elapsed.as_secs_f32());
+            }
             self.run_steps(real, cadence);
             if let State::Playing(_, local) = &mut self.state {
                 local.advance_frame(elapsed.as_secs_f32());

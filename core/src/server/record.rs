@@ -24,6 +24,9 @@ const MESSAGE: u8 = 4;
 const TICK: u8 = 5;
 const END: u8 = 6;
 const FRAME: u8 = 7;
+/// An input message with its sequence number (format 3): as [`INPUT`],
+/// the number after the acknowledgement.
+const NUMBERED_INPUT: u8 = 8;
 
 /// How a recorded room ended, as its last record says (format 2 on).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -160,11 +163,15 @@ fn write_message(w: &mut Writer, id: PlayerId, message: &ClientMessage, since: D
         ClientMessage::Input {
             inputs,
             snapshot_ack,
+            seq,
         } => {
-            w.u8(INPUT);
+            w.u8(if seq.is_some() { NUMBERED_INPUT } else { INPUT });
             w.varint(u64::from(id.0));
             w.varint(since);
             w.varint(snapshot_ack.map_or(0, |t| u64::from(t.0) + 1));
+            if let Some(seq) = seq {
+                w.varint(u64::from(*seq));
+            }
             w.varint(inputs.len() as u64);
             for input in inputs {
                 w.varint(u64::from(input.tick.0));
@@ -347,7 +354,7 @@ fn read_call(r: &mut Reader<'_>) -> Result<RoomCall, FormatError> {
             RoomCall::Join(id, name, read_seating(r)?)
         }
         LEAVE => RoomCall::Leave(id(r)?),
-        INPUT => {
+        INPUT | NUMBERED_INPUT => {
             let id = id(r)?;
             let since = since(r)?;
             let ack = r.varint()?;
@@ -356,6 +363,12 @@ fn read_call(r: &mut Reader<'_>) -> Result<RoomCall, FormatError> {
                 n => Some(Tick(
                     u32::try_from(n - 1).map_err(|_| r.damaged("an ack past u32"))?,
                 )),
+            };
+            let seq = if tag == NUMBERED_INPUT {
+                let n = r.varint()?;
+                Some(u16::try_from(n).map_err(|_| r.damaged("a sequence number past u16"))?)
+            } else {
+                None
             };
             let count = r.varint()?;
             // No more than a message may carry: a count past it is
@@ -387,6 +400,7 @@ fn read_call(r: &mut Reader<'_>) -> Result<RoomCall, FormatError> {
                 ClientMessage::Input {
                     inputs,
                     snapshot_ack,
+                    seq,
                 },
                 since,
             )

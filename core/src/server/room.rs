@@ -446,7 +446,11 @@ impl Room {
             ClientMessage::Input {
                 inputs,
                 snapshot_ack,
+                seq,
             } => {
+                if let Some(seq) = seq {
+                    self.world.receive_seq(id, *seq);
+                }
                 let binary = self
                     .seats
                     .get(&id)

@@ -350,6 +350,14 @@ impl World {
         }
     }
 
+    /// Input message `seq` of `id` arrived (it is reported back in its
+    /// timing, so the client measures its uplink loss).
+    pub fn receive_seq(&mut self, id: PlayerId, seq: u16) {
+        if let Some(schedule) = self.players.get_mut(&id).and_then(|p| p.schedule.as_mut()) {
+            schedule.numbered(seq);
+        }
+    }
+
     /// Advances the world by one tick; returns the hits of this tick.
     pub fn step(&mut self) -> &[CombatEvent] {
         self.tick = self.tick.next();

@@ -18,10 +18,13 @@
 //! ```text
 //! head: u8 kind = 1, u32 server_tick, own block:
 //!       u32 id, u32 ack (0 = none), f32 x, f32 y, f32 rotation, u8 hp,
-//!       u8 flags (1 alive, 2 has velocity, 4 timing follows), f32 vx, f32 vy,
+//!       u8 flags (1 alive, 2 has velocity, 4 timing follows, 8 receipt
+//!       follows), f32 vx, f32 vy,
 //!       if flags & 4 (protocol 2 only): i8 input tick - server tick
 //!       (-128: no sample), i16 slack_ms, u16 late, u16 repeated
-//!       (`crate::shared::timing::InputTiming`)
+//!       (`crate::shared::timing::InputTiming`),
+//!       if flags & 8 (with 4): u16 newest input message, u32 the 32 before
+//!       (`crate::shared::timing::Receipt`)
 //! tail: u16 count, then per player in id order:
 //!       u32 id, u16 x, u16 y, u16 rotation, u8 hp, u8 flags, i8 vx, i8 vy
 //! own echo: u8 kind = 3, u32 server_tick, own block (the snapshot's head
@@ -43,7 +46,7 @@ use crate::shared::sim::wrap_angle;
 use crate::shared::state::PlayerId;
 use crate::shared::state::PlayerState;
 use crate::shared::tick::Tick;
-use crate::shared::timing::InputTiming;
+use crate::shared::timing::{InputTiming, Receipt};
 
 /// The frame kind of a compact snapshot.
 pub const SNAPSHOT: u8 = 1;
@@ -53,14 +56,18 @@ pub const SNAPSHOT: u8 = 1;
 pub const OWN: u8 = 3;
 /// Bytes of the head (kind, tick and the own block).
 pub const HEAD_BYTES: usize = 1 + 4 + 4 + 4 + 12 + 1 + 1 + 8;
-/// Bytes of the input timing a protocol-2 head adds.
-pub const TIMING_BYTES: usize = 1 + 2 + 2 + 2;
+/// Bytes of the input timing a protocol-2 head adds (and of its receipt
+/// of numbered input messages, when it has one).
+pub const TIMING_BYTES: usize = 1 + 2 + 2 + 2 + RECEIPT_BYTES;
+/// Bytes of a receipt in a head.
+const RECEIPT_BYTES: usize = 2 + 4;
 /// Bytes of one remote entry in the tail.
 pub const ENTRY_BYTES: usize = 4 + 2 + 2 + 2 + 1 + 1 + 1 + 1;
 
 const ALIVE: u8 = 1;
 const HAS_VELOCITY: u8 = 2;
 const TIMING: u8 = 4;
+const RECEIPT: u8 = 8;
 
 /// A player's state as binary frames carry a remote player: position to
 /// 1/65535 of the arena, rotation to 1/65536 of a turn, HP to a byte,
@@ -153,7 +160,12 @@ pub(crate) fn write_own(
         out.extend_from_slice(&v.to_le_bytes());
     }
     out.push(own.hp.min(255) as u8);
-    out.push(flags(own) | if timing.is_some() { TIMING } else { 0 });
+    let receipt = timing.and_then(|t| t.received);
+    out.push(
+        flags(own)
+            | if timing.is_some() { TIMING } else { 0 }
+            | if receipt.is_some() { RECEIPT } else { 0 },
+    );
     let v = own.velocity.unwrap_or(Vec2::ZERO);
     out.extend_from_slice(&v.x.to_le_bytes());
     out.extend_from_slice(&v.y.to_le_bytes());
@@ -168,6 +180,10 @@ pub(crate) fn write_own(
         out.extend_from_slice(&slack.to_le_bytes());
         out.extend_from_slice(&t.late.to_le_bytes());
         out.extend_from_slice(&t.repeated.to_le_bytes());
+        if let Some(r) = receipt {
+            out.extend_from_slice(&r.newest.to_le_bytes());
+            out.extend_from_slice(&r.before.to_le_bytes());
+        }
     }
 }
 
@@ -188,6 +204,14 @@ pub(crate) fn read_own(
         let slack_ms = r.u16()? as i16;
         let late = r.u16()?;
         let repeated = r.u16()?;
+        let received = if flags & RECEIPT != 0 {
+            Some(Receipt {
+                newest: r.u16()?,
+                before: r.u32()?,
+            })
+        } else {
+            None
+        };
         let sample = (offset != i8::MIN)
             .then(|| i64::from(tick.0) + i64::from(offset))
             .and_then(|t| u32::try_from(t).ok())
@@ -197,7 +221,10 @@ pub(crate) fn read_own(
             slack_ms: if sample.is_some() { slack_ms } else { 0 },
             late,
             repeated,
+            received,
         })
+    } else if flags & RECEIPT != 0 {
+        return Err(bad("a receipt without timing"));
     } else {
         None
     };

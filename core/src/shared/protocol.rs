@@ -133,6 +133,12 @@ pub enum ClientMessage {
         /// keep getting full frames.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         snapshot_ack: Option<Tick>,
+        /// The message's number on its connection (wrapping at 65536, one
+        /// more for each input message sent, resends included): the server
+        /// reports which arrived ([`crate::InputTiming::received`]), so the
+        /// client measures its uplink loss. Omitted: nothing is reported.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        seq: Option<u16>,
     },
     /// A clock probe; the server answers with `pong`.
     Ping {
@@ -380,6 +386,7 @@ pub fn decode_client(text: &str) -> Result<ClientMessage, ProtocolError> {
     if let Ok(InputBody {
         inputs,
         snapshot_ack,
+        seq,
         ..
     }) = serde_json::from_str::<InputBody>(text)
     {
@@ -387,6 +394,7 @@ pub fn decode_client(text: &str) -> Result<ClientMessage, ProtocolError> {
         return Ok(ClientMessage::Input {
             inputs,
             snapshot_ack,
+            seq,
         });
     }
     let message: ClientMessage = serde_json::from_str(text)
@@ -428,6 +436,8 @@ struct InputBody {
     inputs: Vec<WireInput>,
     #[serde(default)]
     snapshot_ack: Option<Tick>,
+    #[serde(default)]
+    seq: Option<u16>,
 }
 
 #[derive(Deserialize)]
@@ -677,11 +687,11 @@ mod props {
                 .into_iter()
                 .map(|t| WireInput { tick: Tick(t), turn, throttle, fire, view_tick: view })
                 .collect();
-            let mut text = encode(&ClientMessage::Input { inputs: inputs.clone(), snapshot_ack: None });
+            let mut text = encode(&ClientMessage::Input { inputs: inputs.clone(), snapshot_ack: None, seq: Some(9) });
             if let Some(extra) = extra {
                 text = text.replacen('{', &format!("{{\"{extra}\":[1,{{}}],"), 1);
             }
-            prop_assert_eq!(decode_client(&text).unwrap(), ClientMessage::Input { inputs, snapshot_ack: None });
+            prop_assert_eq!(decode_client(&text).unwrap(), ClientMessage::Input { inputs, snapshot_ack: None, seq: Some(9) });
         }
 
         /// Arbitrary text never panics the decoder.

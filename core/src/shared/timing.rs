@@ -11,8 +11,8 @@
 //! inputs. The client's pacing controller (`client::pacing`) holds its
 //! inputs early enough from these numbers alone.
 //!
-//! In a compact head the feedback is 7 bytes (see `compact`); JSON clients
-//! get a `timing` message before each snapshot.
+//! In a compact head the feedback is 7 bytes, 13 with a [`Receipt`] (see
+//! `compact`); JSON clients get a `timing` message before each snapshot.
 
 use serde::{Deserialize, Serialize};
 
@@ -40,6 +40,62 @@ pub struct InputTiming {
     /// own was missing (a running count that wraps at 65536).
     #[serde(default)]
     pub repeated: u16,
+    /// Which of its numbered input messages arrived, for its uplink loss;
+    /// `None` until one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub received: Option<Receipt>,
+}
+
+/// Which input messages of a client arrived, by their sequence numbers
+/// (`seq` of `input`): the newest, and a bit for each of the 32 before it
+/// (bit `i`: `newest - 1 - i` arrived). Numbers wrap at 65536; one more
+/// than 32 thousand behind the newest counts as ahead of it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Receipt {
+    /// The newest sequence number that arrived.
+    pub newest: u16,
+    /// Bit `i`: message `newest - 1 - i` arrived.
+    pub before: u32,
+}
+
+impl Receipt {
+    /// The receipt after message `seq` arrived (to `receipt`, or the first).
+    pub fn note(receipt: Option<Receipt>, seq: u16) -> Receipt {
+        let Some(mut r) = receipt else {
+            return Receipt {
+                newest: seq,
+                before: 0,
+            };
+        };
+        let ahead = seq.wrapping_sub(r.newest) as i16;
+        if ahead > 0 {
+            let shift = u32::from(ahead.unsigned_abs());
+            r.before = if shift > 32 {
+                0
+            } else {
+                // The old newest is now `shift` behind.
+                r.before.checked_shl(shift).unwrap_or(0) | 1 << (shift - 1)
+            };
+            r.newest = seq;
+        } else if ahead < 0 {
+            let back = u32::from(ahead.unsigned_abs());
+            if back <= 32 {
+                r.before |= 1 << (back - 1);
+            }
+        }
+        r
+    }
+
+    /// Whether message `seq` arrived: `None` when it is past the newest or
+    /// more than 32 before it (not known here).
+    pub fn has(&self, seq: u16) -> Option<bool> {
+        let back = self.newest.wrapping_sub(seq);
+        match back {
+            0 => Some(true),
+            1..=32 => Some(self.before & 1 << (back - 1) != 0),
+            _ => None,
+        }
+    }
 }
 
 /// Slack in milliseconds clamped to what the wire carries.
@@ -204,9 +260,48 @@ mod tests {
             slack_ms: -3,
             late: 1,
             repeated: 2,
+            received: None,
         };
         let text = serde_json::to_string(&t).unwrap();
         assert_eq!(text, r#"{"slack_ms":-3,"late":1,"repeated":2}"#);
         assert_eq!(serde_json::from_str::<InputTiming>(&text).unwrap(), t);
+        let with = InputTiming {
+            received: Some(Receipt {
+                newest: 9,
+                before: 5,
+            }),
+            ..t
+        };
+        let text = serde_json::to_string(&with).unwrap();
+        assert!(
+            text.ends_with(r#""received":{"newest":9,"before":5}}"#),
+            "{text}"
+        );
+        assert_eq!(serde_json::from_str::<InputTiming>(&text).unwrap(), with);
+    }
+
+    #[test]
+    fn a_receipt_knows_the_32_messages_before_the_newest_across_the_wrap() {
+        let mut r = None;
+        for seq in [65_530u16, 65_531, 65_533, 65_535, 0, 2] {
+            r = Some(Receipt::note(r, seq));
+        }
+        let r = r.expect("noted");
+        assert_eq!(r.newest, 2);
+        let arrived: Vec<u16> = (65_528u16..=65_535)
+            .chain(0..=3)
+            .filter(|&s| r.has(s) == Some(true))
+            .collect();
+        assert_eq!(arrived, [65_530, 65_531, 65_533, 65_535, 0, 2]);
+        assert_eq!(r.has(1), Some(false));
+        assert_eq!(r.has(3), None, "past the newest");
+        // A late arrival is filled in; a duplicate changes nothing.
+        let late = Receipt::note(Some(r), 1);
+        assert_eq!(late.has(1), Some(true));
+        assert_eq!(Receipt::note(Some(late), 1), late);
+        // A jump of more than 32 forgets what was before it.
+        let far = Receipt::note(Some(late), 40);
+        assert_eq!((far.newest, far.before), (40, 0));
+        assert_eq!(far.has(2), None);
     }
 }

@@ -7,8 +7,10 @@
 //! ```text
 //! u8  kind = INPUT (0x49, never `{`)
 //! u8  count (1..=16) | 0x80 when a snapshot ack follows
+//!                     | 0x40 when a sequence number follows
 //! u32 tick of the first input
 //! u32 snapshot ack (only with 0x80)
+//! u16 sequence number (only with 0x40)
 //! per input:
 //!   u8 head: bits 0-1 turn, bits 2-3 throttle (0: 0.0, 1: 1.0, 2: -1.0,
 //!            3: an f32 follows), bit 4 fire, bit 5 view tick follows,
@@ -44,27 +46,40 @@ pub fn encode_client(message: &ClientMessage, encoding: Encoding) -> Frame {
             ClientMessage::Input {
                 inputs,
                 snapshot_ack,
+                seq,
             },
             Encoding::Compact,
         ) if !inputs.is_empty() && inputs.len() <= MAX_INPUTS_PER_MESSAGE => {
-            let mut out = Vec::with_capacity(10 + 3 * inputs.len());
-            encode_inputs(inputs, *snapshot_ack, &mut out);
+            let mut out = Vec::with_capacity(12 + 3 * inputs.len());
+            encode_inputs(inputs, *snapshot_ack, *seq, &mut out);
             Frame::Binary(out)
         }
         _ => Frame::Text(encode(message)),
     }
 }
 
-/// Appends the binary form of `inputs` (1 to 16, ticks increasing) and the
-/// acknowledgement to `out`.
-pub fn encode_inputs(inputs: &[WireInput], snapshot_ack: Option<Tick>, out: &mut Vec<u8>) {
+/// Appends the binary form of `inputs` (1 to 16, ticks increasing), the
+/// acknowledgement and the message's sequence number to `out`.
+pub fn encode_inputs(
+    inputs: &[WireInput],
+    snapshot_ack: Option<Tick>,
+    seq: Option<u16>,
+    out: &mut Vec<u8>,
+) {
     let first = inputs.first().map_or(0, |i| i.tick.0);
     out.push(INPUT);
     let count = inputs.len().min(MAX_INPUTS_PER_MESSAGE) as u8;
-    out.push(count | if snapshot_ack.is_some() { 0x80 } else { 0 });
+    out.push(
+        count
+            | if snapshot_ack.is_some() { 0x80 } else { 0 }
+            | if seq.is_some() { 0x40 } else { 0 },
+    );
     out.extend_from_slice(&first.to_le_bytes());
     if let Some(ack) = snapshot_ack {
         out.extend_from_slice(&ack.0.to_le_bytes());
+    }
+    if let Some(seq) = seq {
+        out.extend_from_slice(&seq.to_le_bytes());
     }
     let mut previous: Option<u32> = None;
     for input in inputs.iter().take(MAX_INPUTS_PER_MESSAGE) {
@@ -103,7 +118,7 @@ pub fn decode_inputs(bytes: &[u8]) -> Result<ClientMessage, ProtocolError> {
         return Err(bad("a binary frame that is not an input message"));
     }
     let counted = r.u8()?;
-    let count = usize::from(counted & 0x7f);
+    let count = usize::from(counted & 0x3f);
     if count == 0 || count > MAX_INPUTS_PER_MESSAGE {
         return Err(ProtocolError::new(
             ErrorCode::TooManyInputs,
@@ -113,6 +128,11 @@ pub fn decode_inputs(bytes: &[u8]) -> Result<ClientMessage, ProtocolError> {
     let mut tick = r.u32()?;
     let snapshot_ack = if counted & 0x80 != 0 {
         Some(Tick(r.u32()?))
+    } else {
+        None
+    };
+    let seq = if counted & 0x40 != 0 {
+        Some(u16::from_le_bytes(r.take::<2>()?))
     } else {
         None
     };
@@ -156,6 +176,7 @@ pub fn decode_inputs(bytes: &[u8]) -> Result<ClientMessage, ProtocolError> {
     Ok(ClientMessage::Input {
         inputs,
         snapshot_ack,
+        seq,
     })
 }
 

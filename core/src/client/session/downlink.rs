@@ -215,6 +215,7 @@ impl ClientSession {
                     self.authority.apply_combat(&event);
                     self.tracers.push(event.from, event.to, at);
                     if Some(event.attacker) == me {
+                        self.stats.hits += 1;
                         self.push_event(SessionEvent::HitConfirmed(event));
                     } else if Some(event.target) == me {
                         self.push_event(SessionEvent::Hurt(event));
@@ -249,6 +250,7 @@ impl ClientSession {
         self.period = welcome.sim.cadence();
         self.hold = 0;
         self.resend_at = None;
+        self.cover.restart();
         self.forget_world();
         self.push_event(SessionEvent::Joined {
             id: welcome.id,
@@ -378,6 +380,10 @@ impl ClientSession {
         // not turn resends on: lateness from jitter or a congested path is
         // not cured by sending more.
         self.pacing.on_timing(timing);
+        if let Some(receipt) = timing.received {
+            let now = self.now();
+            self.cover.on_receipt(receipt, now);
+        }
         self.push_event(SessionEvent::Timing(*timing));
     }
 }

@@ -49,6 +49,19 @@ pub struct SessionStats {
     /// Own echoes that brought the own state before (or instead of) their
     /// snapshot (datagram transports: a lost or late snapshot covered).
     pub echoes_used: u64,
+    /// Numbered input messages the server's receipts judged, and lost.
+    pub uplink_judged: u64,
+    /// See [`SessionStats::uplink_judged`].
+    pub uplink_lost: u64,
+    /// Times the loss cover stopped under heavy uplink loss.
+    pub cover_breaks: u64,
+    /// Own shots that left (drawn as the own tracer).
+    pub shots: u64,
+    /// Own shots whose line passed through a living remote where the page
+    /// drew it when the shot left: what the player saw as a hit.
+    pub shots_on_target: u64,
+    /// Hits of the own shots the server confirmed.
+    pub hits: u64,
     /// Protocol 2: steps skipped after a frame longer than `max_frame`
     /// (their ticks repeated by the server), so the schedule kept time.
     pub steps_skipped: u64,
@@ -77,6 +90,11 @@ pub struct PacingHud {
     /// that made an input to the first snapshot acknowledging it, median
     /// and 99th percentile.
     pub input_to_ack: Option<(Duration, Duration)>,
+    /// The share of input messages lost on the way up lately (the server's
+    /// receipts), in %; `None` before any receipt.
+    pub uplink_loss_pct: Option<f64>,
+    /// Whether the loss cover is stopped by heavy uplink loss.
+    pub cover_broken: bool,
 }
 
 /// The numbers the HUD shows.
@@ -190,7 +208,12 @@ impl ClientSession {
             last_error: self.last_error.clone(),
             down_rate: self.rates.down,
             up_rate: self.rates.up,
-            stats: self.stats,
+            stats: SessionStats {
+                uplink_judged: self.cover.judged,
+                uplink_lost: self.cover.lost,
+                cover_breaks: self.cover.breaks,
+                ..self.stats
+            },
             pacing: PacingHud {
                 scheduled: self.scheduled(),
                 slack_ms: self.pacing.measured_slack_ms(),
@@ -201,6 +224,8 @@ impl ClientSession {
                 resyncs: self.pacing.resyncs(),
                 last_rewind: self.last_rewind,
                 input_to_ack: self.acks.p50_p99(),
+                uplink_loss_pct: self.cover.loss().map(|l| l * 100.0),
+                cover_broken: self.cover.broken(),
             },
             up: self.up.stats(),
             down: self.down.stats(),

@@ -3,21 +3,24 @@
 //! covers a lost input message without a larger margin.
 //!
 //! Every input message carries every unacknowledged input (the newest
-//! [`MAX_INPUTS_PER_MESSAGE`]). Over datagrams, while loss is seen (a gap in the snapshots,
-//! or inputs the server counted late or repeated, within
-//! [`LOSS_MEMORY`]), the same inputs are sent again a quarter and half a
-//! step later ([`RESENDS`]): a lost datagram then costs a quarter of a step,
-//! not a whole one, and three in a row are needed to make an input wait
-//! for the next step's message. The cost is the uplink bytes
-//! of one more message per step, only while loss is seen.
+//! [`MAX_INPUTS_PER_MESSAGE`]). Over datagrams each is numbered, and while
+//! the server's receipts show a lost one within [`LOSS_MEMORY`] (`cover.rs`;
+//! before any receipt, a gap in the snapshots), the same inputs are sent
+//! again a quarter and half a step later (`SessionConfig::resends`): a lost
+//! datagram then costs a quarter of a step, not a whole one, and three in a
+//! row are needed to make an input wait for the next step's message. The
+//! cost is the uplink bytes of two more messages per step, only while the
+//! uplink loses, and none under heavy loss (the breaker of `cover.rs`).
 
 use std::time::Duration;
+
+use glam::Vec2;
 
 use super::{ClientSession, Controls, SessionEvent, State};
 use crate::client::conditioner::Delivery;
 use crate::client::pacing::Jump;
 use crate::client::pending::PushError;
-use crate::shared::combat::shot_path;
+use crate::shared::combat::{ray_circle, shot_path};
 use crate::shared::input::MoveInput;
 use crate::shared::protocol::{ClientMessage, Encoding, WireInput, MAX_INPUTS_PER_MESSAGE};
 use crate::shared::tick::Tick;
@@ -108,11 +111,15 @@ impl ClientSession {
         }
     }
 
-    /// Whether input messages are resent now: loss seen lately, over
-    /// datagrams (over a stream a resend can never overtake the original).
+    /// Whether input messages are resent now: over datagrams (over a
+    /// stream a resend can never overtake the original), while the uplink
+    /// lost a message lately and its loss is not heavy (`cover.rs`).
     fn loss_active(&self) -> bool {
+        let now = self.now();
         self.up.delivery() == Delivery::Datagrams
-            && self.losing_until.is_some_and(|until| self.now() < until)
+            && self
+                .cover
+                .active(now, self.losing_until.is_some_and(|until| now < until))
     }
 
     /// The first input tick of a protocol-2 session: the server's tick by
@@ -196,14 +203,22 @@ impl ClientSession {
             && self
                 .cooldown
                 .fire(tick, welcome.rules.cooldown_ticks(&welcome.sim));
+        let mut shot = None;
         if fired {
+            self.stats.shots += 1;
             let (dir, reach) = shot_path(&welcome.sim, &pose, welcome.rules.range);
+            shot = Some((pose.position, dir, reach));
             self.tracers
                 .push(pose.position, pose.position + dir * reach, now);
             if let Some(view) = view_tick {
                 self.last_rewind = Some(Duration::from_secs_f64(
                     ((f64::from(tick.0) - view) * welcome.sim.cadence().as_secs_f64()).max(0.0),
                 ));
+            }
+        }
+        if let Some((from, dir, reach)) = shot {
+            if self.drawn_on_target(view_tick, from, dir, reach) {
+                self.stats.shots_on_target += 1;
             }
         }
         self.stats.inputs += 1;
@@ -219,6 +234,24 @@ impl ClientSession {
         self.resend_at = (self.resends_left > 0).then(|| now + self.period / 4);
         self.acks.made(tick, now);
         self.push_event(SessionEvent::StepPredicted { tick, fired });
+    }
+
+    /// Whether a shot from `from` along `dir` for `reach` passes through a
+    /// living remote where this frame draws it at `at` (the view the server
+    /// judges the shot against): what the player saw as a hit.
+    fn drawn_on_target(&self, at: Option<f64>, from: Vec2, dir: Vec2, reach: f32) -> bool {
+        let (Some(at), Some(welcome)) = (at, self.welcome()) else {
+            return false;
+        };
+        let interpolation = self.interpolation();
+        let cadence = welcome.sim.cadence();
+        self.remotes.iter().any(|(id, buffer)| {
+            self.authority.get(*id).is_some_and(|s| s.alive)
+                && buffer
+                    .drawn(at, cadence, &interpolation)
+                    .and_then(|(p, _)| ray_circle(from, dir, p.position, welcome.sim.player_radius))
+                    .is_some_and(|t| t <= reach)
+        })
     }
 
     /// Sends every unacknowledged input (the newest
@@ -238,9 +271,12 @@ impl ClientSession {
             return;
         }
         self.stats.input_messages += 1;
+        // Numbered over datagrams, so the server can say which arrived.
+        let seq = (self.up.delivery() == Delivery::Datagrams).then(|| self.cover.number());
         self.up.send(
             now,
             ClientMessage::Input {
+                seq,
                 inputs,
                 // A compact client acknowledges the newest baseline it
                 // keeps (deltas are coded against it); a JSON client the

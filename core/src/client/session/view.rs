@@ -65,7 +65,7 @@ impl ClientSession {
             .filter_map(|state| {
                 let cadence = self.welcome()?.sim.cadence();
                 let buffer = self.remotes.get(&state.id)?;
-                let (pose, kind) = buffer.sample(at, cadence, &interpolation)?;
+                let (pose, kind) = buffer.drawn(at, cadence, &interpolation)?;
                 Some(RemoteView {
                     id: state.id,
                     pose,

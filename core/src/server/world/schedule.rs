@@ -42,7 +42,7 @@ use crate::shared::config::SimConfig;
 use crate::shared::protocol::WireInput;
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
-use crate::shared::timing::{slack_to_wire, InputTiming};
+use crate::shared::timing::{slack_to_wire, InputTiming, Receipt};
 
 /// How far ahead of the server's tick an input may be (1.6 s at 50 ms).
 pub const MAX_AHEAD_TICKS: u32 = MAX_QUEUED_INPUTS as u32;
@@ -76,6 +76,8 @@ pub(super) struct Schedule {
     oldest_views: VecDeque<(Tick, f64)>,
     /// A late input's shot, fired at the next tick simulated.
     late_shot: Option<LateShot>,
+    /// Which numbered input messages arrived, reported with the timing.
+    received: Option<Receipt>,
 }
 
 /// The shot of a late input, waiting for the next tick.
@@ -120,6 +122,11 @@ impl Schedule {
         self.rtt.acknowledged(acked, now, self.joined, sim.tick_ms);
     }
 
+    /// Input message `seq` arrived.
+    pub(super) fn numbered(&mut self, seq: u16) {
+        self.received = Some(Receipt::note(self.received, seq));
+    }
+
     /// The measured round trip, if any.
     pub(super) fn round_trip(&self) -> Option<Duration> {
         self.rtt.get()
@@ -157,6 +164,7 @@ impl Schedule {
             slack_ms: sample.map_or(0, |(_, s)| slack_to_wire(s)),
             late: self.late as u16,
             repeated: self.repeated as u16,
+            received: self.received,
         }
     }
 }

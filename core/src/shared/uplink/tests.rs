@@ -16,8 +16,12 @@ fn input(tick: u32, turn: f32, throttle: f32, fire: bool, view: Option<f64>) -> 
 }
 
 fn bytes_of(inputs: &[WireInput], ack: Option<Tick>) -> Vec<u8> {
+    bytes_with(inputs, ack, None)
+}
+
+fn bytes_with(inputs: &[WireInput], ack: Option<Tick>, seq: Option<u16>) -> Vec<u8> {
     let mut out = Vec::new();
-    encode_inputs(inputs, ack, &mut out);
+    encode_inputs(inputs, ack, seq, &mut out);
     out
 }
 
@@ -32,6 +36,7 @@ fn keyboard_inputs_resent_while_unacknowledged_cost_three_bytes_each() {
     let json = encode(&ClientMessage::Input {
         inputs: inputs.clone(),
         snapshot_ack: Some(Tick(95)),
+        seq: None,
     });
     assert!(
         json.len() > 8 * bytes.len(),
@@ -42,8 +47,20 @@ fn keyboard_inputs_resent_while_unacknowledged_cost_three_bytes_each() {
     assert_eq!(
         decode_inputs(&bytes),
         Ok(ClientMessage::Input {
+            inputs: inputs.clone(),
+            snapshot_ack: Some(Tick(95)),
+            seq: None,
+        })
+    );
+    // A sequence number costs two bytes more.
+    let numbered = bytes_with(&inputs, Some(Tick(95)), Some(65_535));
+    assert_eq!(numbered.len(), bytes.len() + 2);
+    assert_eq!(
+        decode_inputs(&numbered),
+        Ok(ClientMessage::Input {
             inputs,
-            snapshot_ack: Some(Tick(95))
+            snapshot_ack: Some(Tick(95)),
+            seq: Some(65_535),
         })
     );
 }
@@ -53,6 +70,7 @@ fn the_server_reads_it_as_a_binary_frame_and_json_stays_json() {
     let message = ClientMessage::Input {
         inputs: vec![input(7, 0.25, -0.0, false, None)],
         snapshot_ack: None,
+        seq: Some(3),
     };
     let Frame::Binary(bytes) = encode_client(&message, Encoding::Compact) else {
         panic!("compact clients send binary inputs");
@@ -142,12 +160,16 @@ mod props {
 
     proptest! {
         #[test]
-        fn every_valid_message_comes_back_bit_for_bit((inputs, ack) in any_message()) {
-            let bytes = bytes_of(&inputs, ack);
-            let Ok(ClientMessage::Input { inputs: back, snapshot_ack }) = decode_inputs(&bytes) else {
+        fn every_valid_message_comes_back_bit_for_bit(
+            (inputs, ack) in any_message(),
+            numbered in prop::option::of(any::<u16>()),
+        ) {
+            let bytes = bytes_with(&inputs, ack, numbered);
+            let Ok(ClientMessage::Input { inputs: back, snapshot_ack, seq }) = decode_inputs(&bytes) else {
                 return Err(TestCaseError::fail("a valid message was refused"));
             };
             prop_assert_eq!(snapshot_ack, ack);
+            prop_assert_eq!(seq, numbered);
             prop_assert_eq!(back.len(), inputs.len());
             for (a, b) in inputs.iter().zip(&back) {
                 prop_assert_eq!(a.tick, b.tick);
