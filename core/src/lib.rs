@@ -77,6 +77,7 @@ pub use server::world::{
 pub use shared::combat::{shot_path, CombatRules, Cooldown, MAX_VIEW_DELAY_MS};
 pub use shared::config::{ConfigError, Rect, SimConfig, MAX_OBSTACLES};
 pub use shared::input::{MoveInput, PredictedMoveStep};
+pub use shared::percentile::{nearest_rank, percentile};
 pub use shared::protocol::{
     check_room_name, decode_client, decode_client_frame, decode_server, encode, ClientMessage,
     CombatEvent, Encoding, ErrorCode, Frame, ProtocolError, RosterEntry, ServerMessage, WireInput,

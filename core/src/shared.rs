@@ -10,6 +10,7 @@ pub mod delta;
 pub mod determinism;
 pub mod framing;
 pub mod input;
+pub mod percentile;
 pub mod protocol;
 pub mod record;
 pub mod rng;

@@ -160,16 +160,7 @@ pub struct BotReport {
     pub late_at: Vec<Instant>,
 }
 
-/// The `p`-th percentile (0..=100) of `values`, 0 when empty.
-pub fn percentile(values: &[f64], p: f64) -> f64 {
-    if values.is_empty() {
-        return 0.0;
-    }
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
-    sorted[rank.min(sorted.len() - 1)]
-}
+pub use skirmish_core::percentile;
 
 /// Plays one bot to the end of its duration.
 ///

@@ -116,16 +116,7 @@ pub fn link(rtt_ms: f32, jitter_ms: f32, loss: f32) -> LinkConditions {
     }
 }
 
-/// Percentile `p` (0 to 100) of `values` (nearest rank); 0 when empty.
-pub fn percentile(values: &[f64], p: f64) -> f64 {
-    if values.is_empty() {
-        return 0.0;
-    }
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    let rank = ((p / 100.0) * v.len() as f64).ceil() as usize;
-    v[rank.clamp(1, v.len()) - 1]
-}
+pub use skirmish_core::percentile;
 
 #[cfg(test)]
 mod tests {

@@ -6,6 +6,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use crate::shared::percentile::nearest_rank;
 use crate::shared::tick::Tick;
 
 /// Acknowledged inputs the quantiles are taken over.
@@ -50,12 +51,8 @@ impl AckTimer {
     pub(crate) fn p50_p99(&self) -> Option<(Duration, Duration)> {
         let mut sorted: Vec<u64> = self.delays.iter().copied().collect();
         sorted.sort_unstable();
-        let last = sorted.len().checked_sub(1)?;
-        let at = |q: f64| {
-            let i = ((last as f64) * q).round() as usize;
-            Duration::from_micros(sorted[i.min(last)])
-        };
-        Some((at(0.5), at(0.99)))
+        let at = |p: f64| nearest_rank(sorted.len(), p).map(|i| Duration::from_micros(sorted[i]));
+        Some((at(50.0)?, at(99.0)?))
     }
 }
 
