@@ -420,7 +420,7 @@ impl Bots {
     }
 }
 
-fn http_get(addr: &str, path: &str) -> Result<String> {
+pub(crate) fn http_get(addr: &str, path: &str) -> Result<String> {
     let fail = |e: std::io::Error| format!("GET http://{addr}{path}: {e}");
     let mut stream = TcpStream::connect(addr).map_err(fail)?;
     stream

@@ -12,7 +12,7 @@
 use std::fs;
 use std::process::{Command, Stdio};
 
-use super::{release_bin, spawn_server};
+use super::{http_get, release_bin, spawn_server};
 use crate::{cargo, root, sh, Result};
 
 /// Writes `docs/QUALITY.md` and its plots, then appends the relay run.
@@ -62,18 +62,29 @@ fn relay_runs(seconds: u32) -> Result<String> {
         "--addr {addr} --transport webtransport --compact --bots 16 --seconds {seconds} \
          --relay-latency-ms 75 --relay-jitter-ms 30 --relay-loss 0.05 --seed 7"
     );
+    // Pushes between players (the server's count, per run) explain the
+    // mispredictions that late and repeated inputs do not.
+    let pushes = || pushes(&addr);
+    let before = pushes();
     let m = bots(&main, "relay-main-cell")?;
+    let pushed_m = pushes() - before;
     let two = main.replace("--bots 16", "--bots 32 --rooms 2");
+    let before = pushes();
     let tw = bots(&two, "relay-main-cell-two-rooms")?;
+    let pushed_tw = pushes() - before;
     let step = format!(
         "--addr {addr} --transport webtransport --compact --bots 8 --seconds 45 \
          --relay-latency-ms 25 --relay-jitter-ms 5 --relay-step-latency-ms 125 \
          --relay-step-at 10 --relay-step-for 20 --seed 8"
     );
+    let before = pushes();
     let st = bots(&step, "relay-rtt-step")?;
+    let pushed_st = pushes() - before;
     let bare =
         format!("{main} --resends 0").replace(&format!("--seconds {seconds}"), "--seconds 30");
+    let before = pushes();
     let rs = bots(&bare, "relay-main-cell-no-resends")?;
+    let pushed_rs = pushes() - before;
     let date = Command::new("date")
         .arg("+%Y-%m-%d")
         .output()
@@ -81,9 +92,9 @@ fn relay_runs(seconds: u32) -> Result<String> {
         .and_then(|o| String::from_utf8(o.stdout).ok())
         .unwrap_or_default();
     let pct = |f: &dyn Fn(&str) -> f64, name: &str| 100.0 * f(name) / f("inputs_sent").max(1.0);
-    let row = |f: &dyn Fn(&str) -> f64| {
+    let row = |f: &dyn Fn(&str) -> f64, pushed: f64| {
         format!(
-            "{:.0} ms | {:.0} / {:.0} ms | {:.0} / {:.0} ms | {:.0} ms | {:.2} % | {:.2} % | {} | {} | {} | {} | {:.0} / {:.0} B/s",
+            "{:.0} ms | {:.0} / {:.0} ms | {:.0} / {:.0} ms | {:.0} ms | {:.2} % | {:.2} % | {} | {pushed} | {} | {} | {} | {:.0} / {:.0} B/s",
             f("rtt_p50_ms"),
             f("input_to_ack_p50_ms"),
             f("input_to_ack_p99_ms"),
@@ -107,9 +118,12 @@ main cell, `{main}` and, for the RTT step (50 ms to 250 ms RTT from 10 s to 30 s
 (full bots, protocol 2, over WebTransport through the UDP impairment relay on 127.0.0.1;\n\
 wall-clock time on a shared 2-core machine, so the figures move from run to run; the\n\
 two-room row adds `--bots 32 --rooms 2`). \"Settled\" leaves out each bot's first five\n\
-seconds, while its schedule moves from the first round trip's lead to the measured one.\n\n\
-| run | RTT p50 | input-to-ack p50 / p99 | settled (from 5 s) | slack p50 | late | repeated | mispredictions | snaps | hard resyncs | input resends | bytes/s per bot, up / down |\n\
-|---|---|---|---|---|---|---|---|---|---|---|---|\n\
+seconds, while its schedule moves from the first round trip's lead to the measured one.\n\
+\"Pushes\" is the server's count of pairs of players pushed apart in the run\n\
+(`skirmish_player_pushes_total`): these bots share one arena and sometimes meet, and a push\n\
+is a misprediction of both players of its pair that no late input explains.\n\n\
+| run | RTT p50 | input-to-ack p50 / p99 | settled (from 5 s) | slack p50 | late | repeated | mispredictions | pushes | snaps | hard resyncs | input resends | bytes/s per bot, up / down |\n\
+|---|---|---|---|---|---|---|---|---|---|---|---|---|\n\
 | main cell, 16 bots (as shipped: two resends while loss is seen, own echoes) | {} |\n\
 | main cell, 32 bots in two rooms | {} |\n\
 | RTT step, 8 bots | {} |\n\
@@ -117,10 +131,10 @@ seconds, while its schedule moves from the first round trip's lead to the measur
 RTT step: the worst 1 s window from 2 s after the step up had {:.2} % late inputs (target at\n\
 most 0.5 %); from 5 s after the step down input-to-ack p50 was {:.0} ms (target at most RTT +\n\
 75 ms = 125 ms).\n",
-        row(&m),
-        row(&tw),
-        row(&st),
-        row(&rs),
+        row(&m, pushed_m),
+        row(&tw, pushed_tw),
+        row(&st, pushed_st),
+        row(&rs, pushed_rs),
         st("step_worst_late_pct_per_s"),
         st("step_input_to_ack_p50_ms_5s_after_down"),
         date = date.trim(),
@@ -155,4 +169,18 @@ fn bots(args: &str, name: &str) -> Result<impl Fn(&str) -> f64> {
             .and_then(|v| v.parse().ok())
             .unwrap_or(f64::NAN)
     })
+}
+
+/// The server's count of players pushed apart so far (0 when `/metrics`
+/// cannot be read).
+fn pushes(addr: &str) -> f64 {
+    http_get(addr, "/metrics")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .filter(|l| l.starts_with("skirmish_player_pushes_total"))
+                .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+                .reduce(|a, b| a + b)
+        })
+        .unwrap_or(0.0)
 }
