@@ -15,13 +15,27 @@ use fantoccini::Client;
 use skirmish_tests::relay::{Impairment, UdpRelay};
 use skirmish_tests::test_config;
 
-/// Shots the shooter page fires before it is read; the long run of
-/// `docs/QUALITY.md` sets `RELAY_SHOTS=400`.
-fn shots() -> f64 {
-    std::env::var("RELAY_SHOTS")
+/// The main cell's network, each way.
+const MAIN_CELL: Impairment = Impairment {
+    latency_ms: 75.0,
+    jitter_ms: 30.0,
+    loss: 0.05,
+    duplicate: 0.0,
+};
+
+/// A count from the environment (the long runs of `docs/QUALITY.md`), or
+/// the short run's.
+fn count(var: &str, short: f64) -> f64 {
+    std::env::var(var)
         .ok()
         .and_then(|n| n.parse().ok())
-        .unwrap_or(40.0)
+        .unwrap_or(short)
+}
+
+/// Shots the shooter page fires before it is read; the long run of
+/// `docs/QUALITY.md` sets `RELAY_SHOTS=300`.
+fn shots() -> f64 {
+    count("RELAY_SHOTS", 40.0)
 }
 
 /// Drives the page toward the nearest remote until 450 u from it, then in
@@ -112,13 +126,7 @@ async fn duel(
 async fn a_shooter_through_the_relay_hits_what_it_draws_as_often_as_on_a_clean_network(
 ) -> Result<()> {
     let srv = web_server(test_config())?;
-    let main_cell = Impairment {
-        latency_ms: 75.0,
-        jitter_ms: 30.0,
-        loss: 0.05,
-        duplicate: 0.0,
-    };
-    let relay = UdpRelay::start(srv.addr, main_cell, main_cell, 11).await?;
+    let relay = UdpRelay::start(srv.addr, MAIN_CELL, MAIN_CELL, 11).await?;
     let driver = start_driver()?;
     let (target, shooter) = (browser(&driver).await?, browser(&driver).await?);
     let clean = duel(&srv, &target, &shooter, "clean-duel", None).await;
@@ -157,22 +165,13 @@ async fn a_shooter_through_the_relay_hits_what_it_draws_as_often_as_on_a_clean_n
 /// Inputs the page plays before it is read (20 a second); the long run of
 /// `docs/QUALITY.md` sets `RELAY_INPUTS=1200`.
 fn inputs() -> f64 {
-    std::env::var("RELAY_INPUTS")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(300.0)
+    count("RELAY_INPUTS", 300.0)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_through_an_impairing_udp_relay_stays_within_its_budget() -> Result<()> {
     let srv = web_server(test_config())?;
-    let main_cell = Impairment {
-        latency_ms: 75.0,
-        jitter_ms: 30.0,
-        loss: 0.05,
-        duplicate: 0.0,
-    };
-    let relay = UdpRelay::start(srv.addr, main_cell, main_cell, 7).await?;
+    let relay = UdpRelay::start(srv.addr, MAIN_CELL, MAIN_CELL, 7).await?;
     let driver = start_driver()?;
     let client = browser(&driver).await?;
     let query = format!(
