@@ -86,6 +86,7 @@ struct Sample {
     tick: Tick,
     pose: Pose,
     velocity: Vec2,
+    alive: bool,
 }
 
 /// How quickly a taken-back extrapolation fades from the drawn pose: the
@@ -122,6 +123,7 @@ impl RemoteBuffer {
             tick: state.tick,
             pose: state.pose(),
             velocity: state.velocity.unwrap_or(Vec2::ZERO),
+            alive: state.alive,
         });
         true
     }
@@ -190,6 +192,18 @@ impl RemoteBuffer {
         self.drawn = Some((pose.position + self.offset, kind, newest));
     }
 
+    /// Whether the player was alive at server time `at`, as the newest
+    /// sample at or before it says (the first sample before any); `None`
+    /// while empty. A remote is drawn dying and respawning at the time it
+    /// is drawn at, not when the newest snapshot says so.
+    pub fn alive_at(&self, at: f64) -> Option<bool> {
+        let i = self.samples.partition_point(|s| f64::from(s.tick.0) <= at);
+        self.samples
+            .get(i.saturating_sub(1))
+            .or(self.samples.front())
+            .map(|s| s.alive)
+    }
+
     /// The pose at server time `at` (ticks with fraction), with ticks of
     /// `tick` length; `None` while empty.
     pub fn sample(
@@ -223,6 +237,10 @@ impl RemoteBuffer {
         // `at` is past the first sample.
         let i = self.samples.partition_point(|s| f64::from(s.tick.0) <= at);
         let (a, b) = (self.samples.get(i.checked_sub(1)?)?, self.samples.get(i)?);
+        if a.alive != b.alive {
+            // A death or a respawn is not motion: held until its tick.
+            return Some((a.pose, SampleKind::Held));
+        }
         let span = f64::from(b.tick.0 - a.tick.0);
         let t = ((at - f64::from(a.tick.0)) / span) as f32;
         Some((a.pose.lerp(&b.pose, t), SampleKind::Interpolated))
@@ -340,6 +358,37 @@ mod tests {
         let (end, _) = b.drawn(at, tick, &config).expect("samples");
         let (truth, _) = b.sample(at, tick, &config).expect("samples");
         assert!(end.position.distance(truth.position) < 0.5);
+    }
+
+    #[test]
+    fn a_respawn_is_not_drawn_as_a_slide_across_the_arena() {
+        let config = InterpolationConfig::default();
+        let tick = Duration::from_millis(50);
+        let mut b = RemoteBuffer::default();
+        let at = |t: u32, x: f32, alive: bool| {
+            let mut s = PlayerState::at(
+                Tick(t),
+                None,
+                Pose {
+                    position: Vec2::new(x, 0.0),
+                    rotation: 0.0,
+                },
+            );
+            s.alive = alive;
+            s
+        };
+        b.push(&at(1, 100.0, true), &config);
+        b.push(&at(2, 100.0, false), &config);
+        b.push(&at(3, 100.0, false), &config);
+        b.push(&at(4, 900.0, true), &config);
+        assert_eq!(b.alive_at(1.5), Some(true));
+        assert_eq!(b.alive_at(2.0), Some(false));
+        // Between the last dead sample and the respawn: held where it died.
+        let (pose, kind) = b.sample(3.5, tick, &config).expect("samples");
+        assert_eq!((pose.position.x, kind), (100.0, SampleKind::Held));
+        assert_eq!(b.alive_at(3.5), Some(false));
+        assert_eq!(b.alive_at(4.0), Some(true));
+        assert_eq!(b.alive_at(0.0), Some(true), "before the first: the first");
     }
 
     #[test]

@@ -247,6 +247,7 @@ impl ClientSession {
         let cadence = welcome.sim.cadence();
         self.remotes.iter().any(|(id, buffer)| {
             self.authority.get(*id).is_some_and(|s| s.alive)
+                && buffer.alive_at(at) == Some(true)
                 && buffer
                     .drawn(at, cadence, &interpolation)
                     .and_then(|(p, _)| ray_circle(from, dir, p.position, welcome.sim.player_radius))

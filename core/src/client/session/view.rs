@@ -66,12 +66,15 @@ impl ClientSession {
                 let cadence = self.welcome()?.sim.cadence();
                 let buffer = self.remotes.get(&state.id)?;
                 let (pose, kind) = buffer.drawn(at, cadence, &interpolation)?;
+                // Dead as soon as the server says so; alive again only once
+                // the time it is drawn at reaches its respawn.
+                let alive = state.alive && buffer.alive_at(at).unwrap_or(true);
                 Some(RemoteView {
                     id: state.id,
                     pose,
                     kind,
                     hp: state.hp,
-                    alive: state.alive,
+                    alive,
                 })
             })
             .collect();
