@@ -19,3 +19,4 @@ pub mod state;
 pub mod tick;
 pub mod timing;
 pub mod uplink;
+pub mod varint;

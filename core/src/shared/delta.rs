@@ -42,6 +42,7 @@ use crate::shared::protocol::ProtocolError;
 use crate::shared::state::{PlayerId, PlayerState};
 use crate::shared::tick::Tick;
 use crate::shared::timing::InputTiming;
+use crate::shared::varint::{self, VarintError};
 
 /// The frame kind of a delta snapshot.
 pub const DELTA: u8 = 2;
@@ -160,7 +161,7 @@ pub fn write_body(
     stale: &[bool],
     out: &mut Vec<u8>,
 ) {
-    write_varint(removed.len() as u64, out);
+    varint::write(removed.len() as u64, out);
     let mut previous = None;
     for id in removed {
         write_gap(previous, *id, out);
@@ -170,7 +171,7 @@ pub fn write_body(
         .iter()
         .filter(|(_, predicted, value)| *predicted != Some(*value))
         .count();
-    write_varint(listed as u64, out);
+    varint::write(listed as u64, out);
     let mut previous = None;
     for (id, predicted, value) in entries {
         if *predicted == Some(*value) {
@@ -193,10 +194,10 @@ pub fn write_body(
         for (i, _) in stale.iter().enumerate().filter(|(_, s)| **s) {
             mask[i / 8] |= 1 << (i % 8);
         }
-        write_varint(mask.len() as u64, out);
+        varint::write(mask.len() as u64, out);
         out.extend_from_slice(&mask);
     } else {
-        write_varint(0, out);
+        varint::write(0, out);
     }
 }
 
@@ -356,7 +357,7 @@ pub fn entry_cost(predicted: Option<&Quantised>, value: &Quantised) -> usize {
         if old == new {
             0
         } else {
-            varint_len(zigzag(new.wrapping_sub(old) as i16))
+            varint::len(zigzag(new.wrapping_sub(old) as i16))
         }
     };
     let narrow = |old: u8, new: u8| usize::from(old != new);
@@ -368,11 +369,6 @@ pub fn entry_cost(predicted: Option<&Quantised>, value: &Quantised) -> usize {
         + narrow(predicted.flags, value.flags)
         + narrow(predicted.vx as u8, value.vx as u8)
         + narrow(predicted.vy as u8, value.vy as u8)
-}
-
-fn varint_len(v: u64) -> usize {
-    let bits = 64 - v.leading_zeros() as usize;
-    bits.div_ceil(7).max(1)
 }
 
 /// The state of `id` in a set in id order.
@@ -413,7 +409,7 @@ fn write_changes(predicted: &Quantised, value: &Quantised, out: &mut Vec<u8>) ->
     out.push(mask);
     for (bit, old, new) in wide {
         if mask & bit != 0 {
-            write_varint(zigzag(new.wrapping_sub(old) as i16), out);
+            varint::write(zigzag(new.wrapping_sub(old) as i16), out);
         }
     }
     for (bit, _, new) in narrow {
@@ -452,7 +448,7 @@ fn read_changes(
 
 fn write_gap(previous: Option<PlayerId>, id: PlayerId, out: &mut Vec<u8>) {
     let gap = previous.map_or(id.0, |p| id.0 - p.0 - 1);
-    write_varint(u64::from(gap), out);
+    varint::write(u64::from(gap), out);
 }
 
 fn read_gap(r: &mut Reader<'_>, previous: Option<PlayerId>) -> Result<PlayerId, ProtocolError> {
@@ -482,24 +478,11 @@ fn unzigzag(v: u64) -> Result<i16, ProtocolError> {
     Ok(((v >> 1) as i16) ^ -((v & 1) as i16))
 }
 
-fn write_varint(mut v: u64, out: &mut Vec<u8>) {
-    while v >= 0x80 {
-        out.push((v as u8 & 0x7f) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
 fn read_varint(r: &mut Reader<'_>) -> Result<u64, ProtocolError> {
-    let mut v = 0u64;
-    for shift in (0..64).step_by(7) {
-        let byte = r.u8()?;
-        v |= u64::from(byte & 0x7f) << shift;
-        if byte & 0x80 == 0 {
-            return Ok(v);
-        }
-    }
-    Err(bad("a varint longer than 64 bits"))
+    varint::read(|| r.u8().ok()).map_err(|e| match e {
+        VarintError::End => bad("frame too short"),
+        VarintError::TooLong => bad("a varint longer than 64 bits"),
+    })
 }
 
 /// Every player of `states` quantised, in id order.

@@ -17,6 +17,7 @@
 use std::time::Duration;
 
 use crate::shared::protocol::PROTOCOL_VERSION;
+use crate::shared::varint::{self, VarintError};
 
 /// The first five bytes of every recording.
 pub const MAGIC: &[u8; 5] = b"SKREC";
@@ -131,12 +132,8 @@ impl Writer {
     }
 
     /// An unsigned integer, LEB128.
-    pub fn varint(&mut self, mut v: u64) {
-        while v >= 0x80 {
-            self.bytes.push((v as u8) | 0x80);
-            v >>= 7;
-        }
-        self.bytes.push(v as u8);
+    pub fn varint(&mut self, v: u64) {
+        varint::write(v, &mut self.bytes);
     }
 
     /// A signed integer, zigzag then LEB128.
@@ -288,19 +285,11 @@ impl<'a> Reader<'a> {
     /// # Errors
     /// At the end, or longer than 64 bits.
     pub fn varint(&mut self) -> Result<u64, FormatError> {
-        let mut v = 0u64;
-        for shift in (0..64).step_by(7) {
-            let b = self.u8()?;
-            let part = u64::from(b & 0x7f);
-            if shift == 63 && part > 1 {
-                return Err(self.damaged("an integer longer than 64 bits"));
-            }
-            v |= part << shift;
-            if b & 0x80 == 0 {
-                return Ok(v);
-            }
-        }
-        Err(self.damaged("an integer longer than 64 bits"))
+        let read = varint::read(|| self.u8().ok());
+        read.map_err(|e| match e {
+            VarintError::End => self.damaged(CUT_SHORT),
+            VarintError::TooLong => self.damaged("an integer longer than 64 bits"),
+        })
     }
 
     /// A zigzag-coded signed integer.

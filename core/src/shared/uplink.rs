@@ -32,6 +32,7 @@
 use crate::shared::protocol::{check_inputs, ClientMessage, Encoding, ErrorCode, Frame};
 use crate::shared::protocol::{encode, ProtocolError, WireInput, MAX_INPUTS_PER_MESSAGE};
 use crate::shared::tick::Tick;
+use crate::shared::varint::{self, VarintError};
 
 /// The first byte of a binary input message.
 pub const INPUT: u8 = 0x49;
@@ -95,12 +96,12 @@ pub fn encode_inputs(
         head |= u8::from(gap.is_some_and(|g| g != 1)) << 6;
         out.push(head);
         if let Some(gap) = gap.filter(|g| *g != 1) {
-            varint(u64::from(gap.wrapping_sub(2)), out);
+            varint::write(u64::from(gap.wrapping_sub(2)), out);
         }
         out.extend(turn.iter().flatten());
         out.extend(throttle.iter().flatten());
         if let Some(view) = view {
-            varint(zigzag(view), out);
+            varint::write(zigzag(view), out);
         }
         previous = Some(input.tick.0);
     }
@@ -191,14 +192,6 @@ fn code(value: f32) -> (Option<[u8; 4]>, u8) {
     }
 }
 
-fn varint(mut value: u64, out: &mut Vec<u8>) {
-    while value >= 0x80 {
-        out.push(value as u8 | 0x80);
-        value >>= 7;
-    }
-    out.push(value as u8);
-}
-
 fn zigzag(value: i64) -> u64 {
     ((value << 1) ^ (value >> 63)) as u64
 }
@@ -246,15 +239,10 @@ impl Reader<'_> {
     }
 
     fn varint(&mut self) -> Result<u64, ProtocolError> {
-        let mut value = 0u64;
-        for shift in (0..64).step_by(7) {
-            let byte = self.u8()?;
-            value |= u64::from(byte & 0x7f) << shift;
-            if byte & 0x80 == 0 {
-                return Ok(value);
-            }
-        }
-        Err(bad("a varint longer than 64 bits"))
+        varint::read(|| self.u8().ok()).map_err(|e| match e {
+            VarintError::End => bad("frame too short"),
+            VarintError::TooLong => bad("a varint longer than 64 bits"),
+        })
     }
 }
 
