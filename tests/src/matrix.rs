@@ -338,7 +338,7 @@ pub fn fairness(net: LinkConditions, seed: u64, secs: u64) -> Fairness {
     );
     s.run(Duration::from_secs(secs));
     Fairness {
-        shots: s.clients[0].trace.shots,
+        shots: s.clients[0].trace.shot_ticks.len() as u64,
         hits: s.clients[0].trace.hits,
     }
 }

@@ -143,9 +143,7 @@ pub struct ClientTrace {
     pub uplink_bytes: u64,
     /// Mispredictions when each happened.
     pub mispredicted_at: Vec<f64>,
-    /// Shots that left (drawn as the own tracer).
-    pub shots: u64,
-    /// The ticks of the shots that left.
+    /// The ticks of the shots that left (drawn as the own tracer).
     pub shot_ticks: Vec<Tick>,
     /// Hits of the own shots the server confirmed.
     pub hits: u64,
@@ -478,7 +476,6 @@ impl SimClient {
             match event {
                 SessionEvent::StepPredicted { tick, fired } => {
                     self.unacked.push_back((tick, now));
-                    self.trace.shots += u64::from(fired);
                     if fired {
                         self.trace.shot_ticks.push(tick);
                     }

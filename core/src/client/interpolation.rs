@@ -169,9 +169,8 @@ impl RemoteBuffer {
         let Some((pose, kind)) = self.sample(at, tick, config) else {
             return;
         };
-        let tau = SETTLE_SECS;
-        self.offset = if config.enabled && tau > 0.0 && dt.is_finite() {
-            self.offset * libm::expf(-dt.max(0.0) / tau)
+        self.offset = if config.enabled && dt.is_finite() {
+            self.offset * libm::expf(-dt.max(0.0) / SETTLE_SECS)
         } else {
             Vec2::ZERO
         };
@@ -182,7 +181,7 @@ impl RemoteBuffer {
         if let Some((drawn, SampleKind::Extrapolated, from)) = self.drawn {
             let error = drawn - pose.position;
             let taken_back = kind != SampleKind::Extrapolated || from != newest;
-            if taken_back && config.enabled && tau > 0.0 && error.length() <= MAX_SETTLE_OFFSET {
+            if taken_back && config.enabled && error.length() <= MAX_SETTLE_OFFSET {
                 self.offset = error;
             }
         }
@@ -312,23 +311,15 @@ mod tests {
     #[test]
     fn a_taken_back_extrapolation_fades_instead_of_snapping_back() {
         let config = InterpolationConfig::default();
-        let tick = Duration::from_millis(50);
+        let tick = TICK;
         let mut b = RemoteBuffer::default();
-        let state = |t: u32, x: f32, vx: f32| {
-            let mut s = PlayerState::at(
-                Tick(t),
-                None,
-                Pose {
-                    position: Vec2::new(x, 0.0),
-                    rotation: 0.0,
-                },
-            );
-            s.velocity = Some(Vec2::new(vx, 0.0));
-            s
+        let moving = |t: u32, x: f32, vx: f32| PlayerState {
+            velocity: Some(Vec2::new(vx, 0.0)),
+            ..state(t, x, 0.0)
         };
         // Moving +x at 200 u/s; the samples stop at tick 10 (x = 100).
         for t in 0..=10 {
-            b.push(&state(t, 10.0 * t as f32, 200.0), &config);
+            b.push(&moving(t, 10.0 * t as f32, 200.0), &config);
         }
         let frame = 0.01f32;
         let mut at = 9.0;
@@ -339,7 +330,7 @@ mod tests {
             if i == 10 {
                 // It had turned back by tick 11: x = 95, then 85, 75.
                 for (t, x) in [(11, 95.0), (12, 85.0), (13, 75.0)] {
-                    b.push(&state(t, x, -200.0), &config);
+                    b.push(&moving(t, x, -200.0), &config);
                 }
             }
             b.settle(at, tick, &config, frame);
@@ -363,19 +354,10 @@ mod tests {
     #[test]
     fn a_respawn_is_not_drawn_as_a_slide_across_the_arena() {
         let config = InterpolationConfig::default();
-        let tick = Duration::from_millis(50);
         let mut b = RemoteBuffer::default();
-        let at = |t: u32, x: f32, alive: bool| {
-            let mut s = PlayerState::at(
-                Tick(t),
-                None,
-                Pose {
-                    position: Vec2::new(x, 0.0),
-                    rotation: 0.0,
-                },
-            );
-            s.alive = alive;
-            s
+        let at = |t: u32, x: f32, alive: bool| PlayerState {
+            alive,
+            ..state(t, x, 0.0)
         };
         b.push(&at(1, 100.0, true), &config);
         b.push(&at(2, 100.0, false), &config);
@@ -384,7 +366,7 @@ mod tests {
         assert_eq!(b.alive_at(1.5), Some(true));
         assert_eq!(b.alive_at(2.0), Some(false));
         // Between the last dead sample and the respawn: held where it died.
-        let (pose, kind) = b.sample(3.5, tick, &config).expect("samples");
+        let (pose, kind) = b.sample(3.5, TICK, &config).expect("samples");
         assert_eq!((pose.position.x, kind), (100.0, SampleKind::Held));
         assert_eq!(b.alive_at(3.5), Some(false));
         assert_eq!(b.alive_at(4.0), Some(true));
