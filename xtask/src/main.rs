@@ -343,6 +343,13 @@ fn test() -> Result {
             "wasm-pack",
             &["test", "--headless", "--chrome", "wasm-client"],
         ),
+        // Ready to be depended on: metadata, license files, a README and
+        // no path-only dependency (the packaged crate is built alone).
+        step(
+            "package skirmish-core",
+            &cargo,
+            &["package", "-p", "skirmish-core", "--allow-dirty"],
+        ),
         Step {
             envs: vec![("RUSTDOCFLAGS", "-D warnings")],
             ..step("docs", &cargo, &["doc", "--workspace", "--no-deps"])
