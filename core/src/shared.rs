@@ -3,6 +3,7 @@
 //! encodings, and the determinism check. Nothing here knows which side runs
 //! it.
 
+pub mod bytes;
 pub mod combat;
 pub mod compact;
 pub mod config;

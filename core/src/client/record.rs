@@ -329,7 +329,7 @@ pub fn open_client(bytes: &[u8]) -> Result<(SessionConfig, Calls<'_>), FormatErr
     // The configuration is the header's last field: its bytes end where
     // the records start.
     let start = r.offset() - header.config.len();
-    let mut at = Reader::fields(&header.config);
+    let mut at = Reader::new(&header.config);
     let config = read_config(&mut at).map_err(|e| match e {
         FormatError::Damaged { offset, what } => FormatError::Damaged {
             offset: start + offset,

@@ -321,7 +321,7 @@ fn id(r: &mut Reader<'_>) -> Result<PlayerId, FormatError> {
 }
 
 fn since(r: &mut Reader<'_>) -> Result<Duration, FormatError> {
-    r.varint().map(Duration::from_nanos)
+    Ok(Duration::from_nanos(r.varint()?))
 }
 
 /// A joiner's seating: bit 0 of its first byte is compact, bit 1

@@ -39,6 +39,7 @@
 
 use glam::Vec2;
 
+use crate::shared::bytes::Reader;
 use crate::shared::protocol::{ErrorCode, ProtocolError};
 
 use crate::shared::config::SimConfig;
@@ -421,54 +422,6 @@ fn dequantise(q: u16, extent: f32) -> f32 {
 
 pub(crate) fn bad(message: &str) -> ProtocolError {
     ProtocolError::new(ErrorCode::BadMessage, message)
-}
-
-/// Reads little-endian numbers off a frame; every read past the end is an
-/// error.
-pub(crate) struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Reader<'a> {
-    pub(crate) fn new(bytes: &'a [u8]) -> Reader<'a> {
-        Reader { bytes, at: 0 }
-    }
-
-    fn take<const N: usize>(&mut self) -> Result<[u8; N], ProtocolError> {
-        let end = self
-            .at
-            .checked_add(N)
-            .ok_or_else(|| bad("frame too short"))?;
-        let slice = self
-            .bytes
-            .get(self.at..end)
-            .ok_or_else(|| bad("frame too short"))?;
-        self.at = end;
-        let mut out = [0; N];
-        out.copy_from_slice(slice);
-        Ok(out)
-    }
-
-    pub(crate) fn u8(&mut self) -> Result<u8, ProtocolError> {
-        Ok(self.take::<1>()?[0])
-    }
-
-    pub(crate) fn u16(&mut self) -> Result<u16, ProtocolError> {
-        Ok(u16::from_le_bytes(self.take()?))
-    }
-
-    pub(crate) fn u32(&mut self) -> Result<u32, ProtocolError> {
-        Ok(u32::from_le_bytes(self.take()?))
-    }
-
-    pub(crate) fn f32(&mut self) -> Result<f32, ProtocolError> {
-        Ok(f32::from_le_bytes(self.take()?))
-    }
-
-    pub(crate) fn remaining(&self) -> usize {
-        self.bytes.len().saturating_sub(self.at)
-    }
 }
 
 #[cfg(test)]

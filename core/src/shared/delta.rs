@@ -36,13 +36,14 @@
 //! or update of a player the baseline lacks, or a malformed frame is a
 //! [`ProtocolError`].
 
-use crate::shared::compact::{self, bad, Quantised, Reader};
+use crate::shared::bytes::Reader;
+use crate::shared::compact::{self, bad, Quantised};
 use crate::shared::config::SimConfig;
 use crate::shared::protocol::ProtocolError;
 use crate::shared::state::{PlayerId, PlayerState};
 use crate::shared::tick::Tick;
 use crate::shared::timing::InputTiming;
-use crate::shared::varint::{self, VarintError};
+use crate::shared::varint;
 
 /// The frame kind of a delta snapshot.
 pub const DELTA: u8 = 2;
@@ -263,7 +264,7 @@ pub fn decode<'b>(
     })?;
     let motion = Motion::new(server_tick.0.saturating_sub(baseline_tick.0), config);
 
-    let removed_count = read_count(&mut r)?;
+    let removed_count = r.count()?;
     let mut removed = Vec::with_capacity(removed_count);
     let mut previous = None;
     for _ in 0..removed_count {
@@ -271,7 +272,7 @@ pub fn decode<'b>(
         removed.push(id);
         previous = Some(id);
     }
-    let entry_count = read_count(&mut r)?;
+    let entry_count = r.count()?;
     let mut entries: Vec<(PlayerId, u8, Quantised)> = Vec::with_capacity(entry_count);
     let mut previous = None;
     for _ in 0..entry_count {
@@ -287,7 +288,7 @@ pub fn decode<'b>(
         };
         entries.push((id, mask, value));
     }
-    let stale_bytes = read_count(&mut r)?;
+    let stale_bytes = r.count()?;
     let mut stale_mask = Vec::with_capacity(stale_bytes);
     for _ in 0..stale_bytes {
         stale_mask.push(r.u8()?);
@@ -427,7 +428,7 @@ fn read_changes(
 ) -> Result<Quantised, ProtocolError> {
     for (bit, field) in [(X, &mut q.x), (Y, &mut q.y), (ROTATION, &mut q.rotation)] {
         if mask & bit != 0 {
-            let difference = unzigzag(read_varint(r)?)?;
+            let difference = unzigzag(r.varint()?)?;
             *field = field.wrapping_add(difference as u16);
         }
     }
@@ -452,21 +453,12 @@ fn write_gap(previous: Option<PlayerId>, id: PlayerId, out: &mut Vec<u8>) {
 }
 
 fn read_gap(r: &mut Reader<'_>, previous: Option<PlayerId>) -> Result<PlayerId, ProtocolError> {
-    let gap = u32::try_from(read_varint(r)?).map_err(|_| bad("an id gap out of range"))?;
+    let gap = u32::try_from(r.varint()?).map_err(|_| bad("an id gap out of range"))?;
     let id = match previous {
         None => Some(gap),
         Some(p) => p.0.checked_add(1).and_then(|n| n.checked_add(gap)),
     };
     id.map(PlayerId).ok_or_else(|| bad("an id out of range"))
-}
-
-/// A count, at most one per remaining byte (every item takes one at least).
-fn read_count(r: &mut Reader<'_>) -> Result<usize, ProtocolError> {
-    let count = read_varint(r)?;
-    usize::try_from(count)
-        .ok()
-        .filter(|n| *n <= r.remaining())
-        .ok_or_else(|| bad("a count larger than the frame"))
 }
 
 fn zigzag(v: i16) -> u64 {
@@ -476,13 +468,6 @@ fn zigzag(v: i16) -> u64 {
 fn unzigzag(v: u64) -> Result<i16, ProtocolError> {
     let v = u16::try_from(v).map_err(|_| bad("a difference out of range"))?;
     Ok(((v >> 1) as i16) ^ -((v & 1) as i16))
-}
-
-fn read_varint(r: &mut Reader<'_>) -> Result<u64, ProtocolError> {
-    varint::read(|| r.u8().ok()).map_err(|e| match e {
-        VarintError::End => bad("frame too short"),
-        VarintError::TooLong => bad("a varint longer than 64 bits"),
-    })
 }
 
 /// Every player of `states` quantised, in id order.

@@ -1,6 +1,6 @@
 //! The recording format's bones, shared by the client's flight recorder
-//! and the server's room recorder: the header, a byte writer and a reader
-//! that never panics, and the state hash.
+//! and the server's room recorder: the header, reading it through the one
+//! byte reader ([`crate::shared::bytes`]), and the state hash.
 //!
 //! A recording is a header followed by records, each a tag byte and its
 //! fields. Integers are LEB128 varints (signed ones zigzag-coded), floats
@@ -16,8 +16,8 @@
 
 use std::time::Duration;
 
+use crate::shared::bytes::ReadError;
 use crate::shared::protocol::PROTOCOL_VERSION;
-use crate::shared::varint::{self, VarintError};
 
 /// The first five bytes of every recording.
 pub const MAGIC: &[u8; 5] = b"SKREC";
@@ -106,79 +106,39 @@ pub struct Header {
     pub config: Vec<u8>,
 }
 
-/// Appends the fields of a recording to a buffer.
-#[derive(Clone, Debug, Default)]
-pub struct Writer {
-    /// The bytes written so far.
-    pub bytes: Vec<u8>,
-}
+pub use crate::shared::bytes::{Reader, Writer};
 
 impl Writer {
     /// A writer holding the header of a `kind` recording with `config`.
     pub fn with_header(kind: Kind, config: &[u8]) -> Writer {
         let mut w = Writer::default();
         w.bytes.extend_from_slice(MAGIC);
-        w.bytes.push(kind.byte());
-        w.bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        w.u8(kind.byte());
+        w.u16(FORMAT_VERSION);
         w.varint(u64::from(PROTOCOL_VERSION));
         w.text(BUILD);
         w.blob(config);
         w
     }
-
-    /// One byte.
-    pub fn u8(&mut self, v: u8) {
-        self.bytes.push(v);
-    }
-
-    /// An unsigned integer, LEB128.
-    pub fn varint(&mut self, v: u64) {
-        varint::write(v, &mut self.bytes);
-    }
-
-    /// A signed integer, zigzag then LEB128.
-    pub fn signed(&mut self, v: i64) {
-        self.varint(((v << 1) ^ (v >> 63)) as u64);
-    }
-
-    /// A float, its bits little-endian.
-    pub fn f32(&mut self, v: f32) {
-        self.bytes.extend_from_slice(&v.to_bits().to_le_bytes());
-    }
-
-    /// A double, its bits little-endian.
-    pub fn f64(&mut self, v: f64) {
-        self.bytes.extend_from_slice(&v.to_bits().to_le_bytes());
-    }
-
-    /// A `u64`, little-endian (hashes).
-    pub fn u64(&mut self, v: u64) {
-        self.bytes.extend_from_slice(&v.to_le_bytes());
-    }
-
-    /// A byte string: its length, then the bytes.
-    pub fn blob(&mut self, v: &[u8]) {
-        self.varint(v.len() as u64);
-        self.bytes.extend_from_slice(v);
-    }
-
-    /// A string, as a byte string.
-    pub fn text(&mut self, v: &str) {
-        self.blob(v.as_bytes());
-    }
-}
-
-/// Reads the fields of a recording; every read that runs past the end or
-/// finds nonsense is a [`FormatError::Damaged`] naming the byte.
-#[derive(Clone, Debug)]
-pub struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
 }
 
 /// What a [`FormatError::Damaged`] says when the bytes stop inside a record:
 /// a file cut short (a crash, a kill), not one with wrong bytes.
 pub const CUT_SHORT: &str = "the recording ends inside a record";
+
+impl From<ReadError> for FormatError {
+    fn from(e: ReadError) -> FormatError {
+        let (offset, what) = match e {
+            ReadError::End { at } => (at, CUT_SHORT),
+            ReadError::TooLong { at } => (at, "an integer longer than 64 bits"),
+            ReadError::NotUtf8 { at } => (at, "a string that is not UTF-8"),
+        };
+        FormatError::Damaged {
+            offset,
+            what: what.to_string(),
+        }
+    }
+}
 
 impl FormatError {
     /// Whether the bytes stopped inside a record (a file cut short): what
@@ -198,16 +158,13 @@ impl<'a> Reader<'a> {
         if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
             return Err(FormatError::NotARecording);
         }
-        let mut r = Reader {
-            bytes,
-            at: MAGIC.len(),
-        };
+        let mut r = Reader::at(bytes, MAGIC.len());
         let found = match r.u8()? {
             b'C' => Kind::Client,
             b'R' => Kind::Room,
             other => return Err(r.damaged(format!("unknown recording kind {other:#04x}"))),
         };
-        let format = u16::from_le_bytes([r.u8()?, r.u8()?]);
+        let format = r.u16()?;
         let protocol = r.varint()?;
         let build = r.text()?.to_string();
         let protocol = u32::try_from(protocol).unwrap_or(u32::MAX);
@@ -228,11 +185,6 @@ impl<'a> Reader<'a> {
         Ok((Header { build, config }, r))
     }
 
-    /// A reader of bare fields (no header): a header's configuration.
-    pub fn fields(bytes: &'a [u8]) -> Reader<'a> {
-        Reader { bytes, at: 0 }
-    }
-
     /// The next record, read by `read`, with the offset it starts at;
     /// `None` at the end or once a read failed (`failed` remembers it).
     pub fn next_record<T>(
@@ -243,124 +195,18 @@ impl<'a> Reader<'a> {
         if *failed || self.is_empty() {
             return None;
         }
-        let at = self.at;
+        let at = self.offset();
         let record = read(self);
         *failed = record.is_err();
         Some(record.map(|r| (at, r)))
     }
 
-    /// Where the next read starts.
-    pub fn offset(&self) -> usize {
-        self.at
-    }
-
-    /// Whether every byte was read.
-    pub fn is_empty(&self) -> bool {
-        self.at >= self.bytes.len()
-    }
-
     /// A [`FormatError::Damaged`] at the current byte.
     pub fn damaged(&self, what: impl Into<String>) -> FormatError {
         FormatError::Damaged {
-            offset: self.at,
+            offset: self.offset(),
             what: what.into(),
         }
-    }
-
-    /// One byte.
-    ///
-    /// # Errors
-    /// At the end.
-    pub fn u8(&mut self) -> Result<u8, FormatError> {
-        let v = *self
-            .bytes
-            .get(self.at)
-            .ok_or_else(|| self.damaged(CUT_SHORT))?;
-        self.at += 1;
-        Ok(v)
-    }
-
-    /// An unsigned LEB128 integer of at most 64 bits.
-    ///
-    /// # Errors
-    /// At the end, or longer than 64 bits.
-    pub fn varint(&mut self) -> Result<u64, FormatError> {
-        let read = varint::read(|| self.u8().ok());
-        read.map_err(|e| match e {
-            VarintError::End => self.damaged(CUT_SHORT),
-            VarintError::TooLong => self.damaged("an integer longer than 64 bits"),
-        })
-    }
-
-    /// A zigzag-coded signed integer.
-    ///
-    /// # Errors
-    /// As [`Reader::varint`].
-    pub fn signed(&mut self) -> Result<i64, FormatError> {
-        let v = self.varint()?;
-        Ok(((v >> 1) as i64) ^ -((v & 1) as i64))
-    }
-
-    /// A float.
-    ///
-    /// # Errors
-    /// At the end.
-    pub fn f32(&mut self) -> Result<f32, FormatError> {
-        let b = self.take(4)?;
-        Ok(f32::from_bits(u32::from_le_bytes([b[0], b[1], b[2], b[3]])))
-    }
-
-    /// A double.
-    ///
-    /// # Errors
-    /// At the end.
-    pub fn f64(&mut self) -> Result<f64, FormatError> {
-        self.u64().map(f64::from_bits)
-    }
-
-    /// A little-endian `u64`.
-    ///
-    /// # Errors
-    /// At the end.
-    pub fn u64(&mut self) -> Result<u64, FormatError> {
-        let b = self.take(8)?;
-        let mut a = [0u8; 8];
-        a.copy_from_slice(b);
-        Ok(u64::from_le_bytes(a))
-    }
-
-    /// A byte string.
-    ///
-    /// # Errors
-    /// At the end, or a length past the end.
-    pub fn blob(&mut self) -> Result<&'a [u8], FormatError> {
-        let len = self.varint()?;
-        let len = usize::try_from(len).map_err(|_| self.damaged("a length past the end"))?;
-        self.take(len)
-    }
-
-    /// A UTF-8 string.
-    ///
-    /// # Errors
-    /// As [`Reader::blob`], or not UTF-8.
-    pub fn text(&mut self) -> Result<&'a str, FormatError> {
-        let start = self.at;
-        let bytes = self.blob()?;
-        std::str::from_utf8(bytes).map_err(|_| FormatError::Damaged {
-            offset: start,
-            what: "a string that is not UTF-8".to_string(),
-        })
-    }
-
-    fn take(&mut self, n: usize) -> Result<&'a [u8], FormatError> {
-        let end = self
-            .at
-            .checked_add(n)
-            .filter(|&end| end <= self.bytes.len())
-            .ok_or_else(|| self.damaged(CUT_SHORT))?;
-        let b = &self.bytes[self.at..end];
-        self.at = end;
-        Ok(b)
     }
 }
 
@@ -477,7 +323,8 @@ mod tests {
         assert_eq!(times.read(&mut r), Ok(Duration::from_millis(20)));
         assert_eq!(times.read(&mut r), Ok(Duration::from_millis(10)));
         assert!(r.is_empty());
-        assert!(matches!(r.u8(), Err(FormatError::Damaged { .. })));
+        let cut = FormatError::from(r.u8().unwrap_err());
+        assert!(cut.is_cut_short(), "{cut}");
     }
 
     #[test]
@@ -524,6 +371,10 @@ mod tests {
         let mut w = Writer::with_header(Kind::Client, b"");
         w.bytes.extend_from_slice(&[0xff; 11]);
         let (_, mut r) = Reader::open(&w.bytes, Kind::Client).expect("header");
-        assert!(matches!(r.varint(), Err(FormatError::Damaged { .. })));
+        let err = FormatError::from(r.varint().unwrap_err());
+        assert!(
+            matches!(&err, FormatError::Damaged { what, .. } if what.contains("64 bits")),
+            "{err}"
+        );
     }
 }

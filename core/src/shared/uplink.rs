@@ -29,10 +29,11 @@
 //! a tick, which the server's rewind cannot tell apart. Decoding applies
 //! the same checks as the JSON form and never panics.
 
+use crate::shared::bytes::{unzigzag, zigzag, Reader};
 use crate::shared::protocol::{check_inputs, ClientMessage, Encoding, ErrorCode, Frame};
 use crate::shared::protocol::{encode, ProtocolError, WireInput, MAX_INPUTS_PER_MESSAGE};
 use crate::shared::tick::Tick;
-use crate::shared::varint::{self, VarintError};
+use crate::shared::varint;
 
 /// The first byte of a binary input message.
 pub const INPUT: u8 = 0x49;
@@ -114,7 +115,7 @@ pub fn encode_inputs(
 /// trailing bytes, a reserved bit, a tick past `u32`), and the checks of the
 /// JSON form: `too_many_inputs`, `ticks_not_increasing`, `non_finite`.
 pub fn decode_inputs(bytes: &[u8]) -> Result<ClientMessage, ProtocolError> {
-    let mut r = Reader { bytes, at: 0 };
+    let mut r = Reader::new(bytes);
     if r.u8()? != INPUT {
         return Err(bad("a binary frame that is not an input message"));
     }
@@ -133,7 +134,7 @@ pub fn decode_inputs(bytes: &[u8]) -> Result<ClientMessage, ProtocolError> {
         None
     };
     let seq = if counted & 0x40 != 0 {
-        Some(u16::from_le_bytes(r.take::<2>()?))
+        Some(r.u16()?)
     } else {
         None
     };
@@ -154,8 +155,8 @@ pub fn decode_inputs(bytes: &[u8]) -> Result<ClientMessage, ProtocolError> {
                 .and_then(|g| tick.checked_add(g))
                 .ok_or_else(|| bad("an input tick past the largest tick"))?;
         }
-        let turn = r.value(head & 3)?;
-        let throttle = r.value(head >> 2 & 3)?;
+        let turn = value(&mut r, head & 3)?;
+        let throttle = value(&mut r, head >> 2 & 3)?;
         let view_tick = if head & 0x20 != 0 {
             let steps = unzigzag(r.varint()?);
             Some(f64::from(tick) + steps as f64 / VIEW_STEPS)
@@ -170,7 +171,7 @@ pub fn decode_inputs(bytes: &[u8]) -> Result<ClientMessage, ProtocolError> {
             view_tick,
         });
     }
-    if r.at != bytes.len() {
+    if !r.is_empty() {
         return Err(bad("trailing bytes after the inputs"));
     }
     check_inputs(&inputs)?;
@@ -192,58 +193,19 @@ fn code(value: f32) -> (Option<[u8; 4]>, u8) {
     }
 }
 
-fn zigzag(value: i64) -> u64 {
-    ((value << 1) ^ (value >> 63)) as u64
-}
-
-fn unzigzag(value: u64) -> i64 {
-    (value >> 1) as i64 ^ -((value & 1) as i64)
-}
-
 fn bad(message: &str) -> ProtocolError {
     ProtocolError::new(ErrorCode::BadMessage, message)
 }
 
-/// Reads a frame front to back, failing (never panicking) when it is short.
-struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl Reader<'_> {
-    fn take<const N: usize>(&mut self) -> Result<[u8; N], ProtocolError> {
-        let bytes = self
-            .bytes
-            .get(self.at..self.at + N)
-            .and_then(|b| <[u8; N]>::try_from(b).ok())
-            .ok_or_else(|| bad("an input message cut short"))?;
-        self.at += N;
-        Ok(bytes)
-    }
-
-    fn u8(&mut self) -> Result<u8, ProtocolError> {
-        Ok(self.take::<1>()?[0])
-    }
-
-    fn u32(&mut self) -> Result<u32, ProtocolError> {
-        Ok(u32::from_le_bytes(self.take()?))
-    }
-
-    fn value(&mut self, code: u8) -> Result<f32, ProtocolError> {
-        Ok(match code {
-            0 => 0.0,
-            1 => 1.0,
-            2 => -1.0,
-            _ => f32::from_le_bytes(self.take()?),
-        })
-    }
-
-    fn varint(&mut self) -> Result<u64, ProtocolError> {
-        varint::read(|| self.u8().ok()).map_err(|e| match e {
-            VarintError::End => bad("frame too short"),
-            VarintError::TooLong => bad("a varint longer than 64 bits"),
-        })
-    }
+/// The control value a two-bit code stands for, reading its bytes when it
+/// has them.
+fn value(r: &mut Reader<'_>, code: u8) -> Result<f32, ProtocolError> {
+    Ok(match code {
+        0 => 0.0,
+        1 => 1.0,
+        2 => -1.0,
+        _ => r.f32()?,
+    })
 }
 
 #[cfg(test)]

@@ -78,7 +78,7 @@ pub(super) fn write_config(w: &mut Writer, c: &SessionConfig) {
 }
 
 fn read_duration(r: &mut Reader<'_>) -> Result<Duration, FormatError> {
-    r.varint().map(Duration::from_nanos)
+    Ok(Duration::from_nanos(r.varint()?))
 }
 
 /// The longest [`SessionConfig::max_frame`] a recording may ask for (the
@@ -265,17 +265,17 @@ mod tests {
         config.smoothing.half_life = f32::MIN_POSITIVE;
         let mut w = Writer::default();
         write_config(&mut w, &config);
-        let mut r = Reader::fields(&w.bytes);
+        let mut r = Reader::new(&w.bytes);
         assert_eq!(read_config(&mut r), Ok(config.clone()));
         assert!(r.is_empty());
         for cut in 0..w.bytes.len() {
-            assert!(read_config(&mut Reader::fields(&w.bytes[..cut])).is_err());
+            assert!(read_config(&mut Reader::new(&w.bytes[..cut])).is_err());
         }
         // A negative bound (found by fuzzing: the pacing clamps with it).
         config.pacing.max_dilation = -0.1;
         let mut w = Writer::default();
         write_config(&mut w, &config);
-        let err = read_config(&mut Reader::fields(&w.bytes));
+        let err = read_config(&mut Reader::new(&w.bytes));
         assert!(matches!(err, Err(FormatError::Damaged { .. })), "{err:?}");
     }
 
@@ -286,7 +286,7 @@ mod tests {
             change(&mut config);
             let mut w = Writer::default();
             write_config(&mut w, &config);
-            match read_config(&mut Reader::fields(&w.bytes)) {
+            match read_config(&mut Reader::new(&w.bytes)) {
                 Err(FormatError::Damaged { what, .. }) => what,
                 other => panic!("expected damage, got {other:?}"),
             }

@@ -128,20 +128,9 @@ fn the_tick_is_in_bytes_one_to_five_of_every_binary_frame() {
 }
 
 #[test]
-fn varints_and_zigzag_round_trip() {
-    for v in [0u64, 1, 127, 128, 300, u64::from(u32::MAX), u64::MAX] {
-        let mut out = Vec::new();
-        varint::write(v, &mut out);
-        assert_eq!(read_varint(&mut Reader::new(&out)).unwrap(), v);
-    }
+fn zigzag_differences_round_trip() {
     for v in [0i16, 1, -1, 63, -64, i16::MAX, i16::MIN] {
         assert_eq!(unzigzag(zigzag(v)).unwrap(), v);
-    }
-    assert!(read_varint(&mut Reader::new(&[0xff; 11])).is_err());
-    for v in [0u64, 1, 127, 128, 16_383, 16_384, u64::MAX] {
-        let mut out = Vec::new();
-        varint::write(v, &mut out);
-        assert_eq!(varint::len(v), out.len(), "{v}");
     }
 }
 
