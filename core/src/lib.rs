@@ -37,8 +37,10 @@
 //!   asserted on both targets.
 
 mod client;
+mod game;
 mod server;
 mod shared;
+mod tanks;
 
 pub use client::authority::{Authority, AuthorityStats, Refused};
 pub use client::backoff::Backoff;
@@ -94,5 +96,8 @@ pub use shared::tick::Tick;
 pub use shared::timing::{InputTiming, LatenessHistogram, RewindHistogram, SlackHistogram};
 pub use shared::uplink::{decode_inputs, encode_client, encode_inputs, INPUT as BINARY_INPUT};
 pub use shared::{compact, delta, determinism, framing, protocol, timing};
+
+pub use game::{Game, Offset, Size, Stamp, Visual};
+pub use tanks::{PoseOffset, Tanks};
 
 pub use glam::Vec2;

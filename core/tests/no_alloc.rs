@@ -48,7 +48,7 @@ fn predict_reconcile_and_frames_allocate_nothing_in_steady_state() {
         let report = player.reconcile(&state).expect("states are newer");
         for _ in 0..3 {
             player.advance_frame(1.0 / 60.0);
-            std::hint::black_box(player.visible_pose(0.5));
+            std::hint::black_box(player.visible(0.5));
         }
         report
     };

@@ -30,7 +30,7 @@ fn pending_ticks(p: &LocalPlayer) -> Vec<u32> {
 #[test]
 fn lpr1_acceptance_rebuilds_prediction_from_latest_baseline() {
     let mut p = player_with(5);
-    assert_eq!(p.predicted_pose().position, Vec2::new(550.0, 600.0));
+    assert_eq!(p.predicted().position, Vec2::new(550.0, 600.0));
 
     // The server saw the player a little short (515 instead of 520) at ack 2.
     let state = PlayerState::at(Tick(10), Some(Tick(2)), at(515.0, 600.0));
@@ -39,14 +39,14 @@ fn lpr1_acceptance_rebuilds_prediction_from_latest_baseline() {
     let expected = replay(state.pose(), p.pending().iter(), &open());
     assert_eq!(pending_ticks(&p), vec![3, 4, 5]);
     assert_eq!(report.replayed, 3);
-    assert!(p.predicted_pose().bits_eq(&expected));
-    assert_eq!(p.predicted_pose().position, Vec2::new(545.0, 600.0));
+    assert!(p.predicted().bits_eq(&expected));
+    assert_eq!(p.predicted().position, Vec2::new(545.0, 600.0));
     // The replay result is the smoothing target: the visible pose converges to it.
-    assert!(p.rebuilt_pose().bits_eq(&expected));
+    assert!(p.rebuilt().bits_eq(&expected));
     for _ in 0..60 {
         p.advance_frame(1.0 / 60.0);
     }
-    assert!(p.visible_pose(1.0).bits_eq(&expected));
+    assert!(p.visible(1.0).bits_eq(&expected));
 }
 
 #[test]
@@ -55,7 +55,7 @@ fn lpr2_repeated_updates_rebuild_without_consuming_pending_inputs() {
     let first = PlayerState::at(Tick(10), Some(Tick(2)), at(520.0, 600.0));
     p.reconcile(&first).unwrap();
     assert_eq!(pending_ticks(&p), vec![3, 4, 5]);
-    let after_first = p.predicted_pose();
+    let after_first = p.predicted();
 
     let second = PlayerState::at(Tick(11), Some(Tick(4)), at(538.0, 600.0));
     let report = p.reconcile(&second).unwrap();
@@ -63,7 +63,7 @@ fn lpr2_repeated_updates_rebuild_without_consuming_pending_inputs() {
     assert_eq!(pending_ticks(&p), vec![5], "only ticks <= 4 are pruned");
     assert_eq!(after_first.position.x, 550.0);
     assert_eq!(
-        p.predicted_pose().position.x,
+        p.predicted().position.x,
         548.0,
         "rebuilt from its own baseline"
     );
@@ -71,7 +71,7 @@ fn lpr2_repeated_updates_rebuild_without_consuming_pending_inputs() {
     // Tick 5 stays available for a third, later baseline.
     let third = PlayerState::at(Tick(12), Some(Tick(4)), at(530.0, 600.0));
     assert_eq!(p.reconcile(&third).unwrap().replayed, 1);
-    assert_eq!(p.predicted_pose().position.x, 540.0);
+    assert_eq!(p.predicted().position.x, 540.0);
 }
 
 #[test]
@@ -122,11 +122,11 @@ fn lpss3_presentation_target_is_baseline_plus_replay_displacement() {
     let moved = (2..=4).fold(origin, |pose, t| {
         simulate(pose, &turning(t), Duration::from_millis(50), &config)
     });
-    let target = p.rebuilt_pose();
+    let target = p.rebuilt();
     let expected = base.position + (moved.position - origin.position);
     assert!(target.position.distance(expected) < 1e-3);
     assert!((target.rotation - (base.rotation + (moved.rotation - origin.rotation))).abs() < 1e-6);
-    assert!(target.bits_eq(&p.predicted_pose()));
+    assert!(target.bits_eq(&p.predicted()));
 }
 
 #[test]
@@ -143,12 +143,12 @@ fn rs1_example_timeline_rewind_replay_lands_on_same_prediction() {
     for seq in 1..=3 {
         p.predict(forward(seq)).unwrap();
     }
-    assert_eq!(p.predicted_pose().position, Vec2::new(115.0, 100.0));
+    assert_eq!(p.predicted().position, Vec2::new(115.0, 100.0));
 
     let report = p
         .reconcile(&PlayerState::at(Tick(2), Some(Tick(2)), at(110.0, 100.0)))
         .unwrap();
-    assert_eq!(p.predicted_pose().position, Vec2::new(115.0, 100.0));
+    assert_eq!(p.predicted().position, Vec2::new(115.0, 100.0));
     assert_eq!((report.pruned, report.replayed), (2, 1));
     assert_eq!(report.error, 0.0);
     assert_eq!(report.outcome, CorrectionOutcome::None);
@@ -172,15 +172,15 @@ fn rs2_prediction_error_rewinds_replays_and_corrects_smoothly() {
     let report = p
         .reconcile(&PlayerState::at(Tick(2), Some(Tick(2)), at(109.0, 100.0)))
         .unwrap();
-    assert_eq!(p.predicted_pose().position, Vec2::new(114.0, 100.0));
+    assert_eq!(p.predicted().position, Vec2::new(114.0, 100.0));
     assert_eq!(report.error, 1.0);
     assert_eq!(report.outcome, CorrectionOutcome::Smoothed);
     // The visible pose does not jump: it is still at 115, then glides to 114.
-    assert!((p.visible_pose(1.0).position.x - 115.0).abs() < 1e-4);
-    let mut last = p.visible_pose(1.0).position.x;
+    assert!((p.visible(1.0).position.x - 115.0).abs() < 1e-4);
+    let mut last = p.visible(1.0).position.x;
     for _ in 0..30 {
         p.advance_frame(1.0 / 60.0);
-        let x = p.visible_pose(1.0).position.x;
+        let x = p.visible(1.0).position.x;
         assert!(x <= last && x >= 114.0, "monotonic, no overshoot: {x}");
         last = x;
     }
@@ -195,11 +195,11 @@ fn rs4_full_pending_buffer_refuses_counts_and_recovers() {
     for t in 1..=4 {
         p.predict(forward(t)).unwrap();
     }
-    let before = p.predicted_pose();
+    let before = p.predicted();
     assert_eq!(p.predict(forward(5)), Err(PushError::Full { capacity: 4 }));
     assert_eq!(p.stats().pending_full, 1);
     assert!(
-        p.predicted_pose().bits_eq(&before),
+        p.predicted().bits_eq(&before),
         "a refused step is not predicted"
     );
     assert_eq!(pending_ticks(&p), vec![1, 2, 3, 4], "nothing evicted");
@@ -245,7 +245,7 @@ fn caps2_authoritative_state_applies_at_once_and_presentation_converges() {
         Some(&state),
         "hp and velocity too, at once"
     );
-    assert_eq!(p.predicted_pose().position, Vec2::new(536.0, 600.0));
+    assert_eq!(p.predicted().position, Vec2::new(536.0, 600.0));
     assert!(
         p.visible_error() > 0.0,
         "visible differs only through the correction"
@@ -253,7 +253,7 @@ fn caps2_authoritative_state_applies_at_once_and_presentation_converges() {
     for _ in 0..60 {
         p.advance_frame(1.0 / 60.0);
     }
-    assert!(p.visible_pose(1.0).bits_eq(&state.pose()));
+    assert!(p.visible(1.0).bits_eq(&state.pose()));
 }
 
 #[test]
@@ -261,7 +261,7 @@ fn stale_and_non_finite_states_are_rejected_and_counted() {
     let mut p = player_with(3);
     p.reconcile(&PlayerState::at(Tick(8), Some(Tick(1)), at(510.0, 600.0)))
         .unwrap();
-    let before = (p.predicted_pose(), pending_ticks(&p));
+    let before = (p.predicted(), pending_ticks(&p));
     assert_eq!(
         p.reconcile(&PlayerState::at(Tick(8), Some(Tick(3)), at(0.0, 0.0))),
         Err(ReconcileError::Stale {
@@ -272,7 +272,7 @@ fn stale_and_non_finite_states_are_rejected_and_counted() {
     assert!(p
         .reconcile(&PlayerState::at(Tick(9), Some(Tick(3)), at(f32::NAN, 0.0)))
         .is_err());
-    assert_eq!((p.predicted_pose(), pending_ticks(&p)), before);
+    assert_eq!((p.predicted(), pending_ticks(&p)), before);
     assert_eq!(
         (p.stats().rejected_stale, p.stats().rejected_invalid),
         (1, 1)
@@ -283,11 +283,11 @@ fn stale_and_non_finite_states_are_rejected_and_counted() {
 #[test]
 fn render_interpolation_is_continuous_across_reconciliation() {
     let mut p = player_with(4);
-    assert_eq!(p.visible_pose(0.5).position.x, 535.0);
-    let before: Vec<_> = [0.0, 0.25, 0.5, 1.0].map(|a| p.visible_pose(a)).to_vec();
+    assert_eq!(p.visible(0.5).position.x, 535.0);
+    let before: Vec<_> = [0.0, 0.25, 0.5, 1.0].map(|a| p.visible(a)).to_vec();
     p.reconcile(&PlayerState::at(Tick(6), Some(Tick(2)), at(517.0, 602.0)))
         .unwrap();
     for (a, old) in [0.0, 0.25, 0.5, 1.0].iter().zip(before) {
-        assert!(p.visible_pose(*a).position.distance(old.position) < 1e-3);
+        assert!(p.visible(*a).position.distance(old.position) < 1e-3);
     }
 }

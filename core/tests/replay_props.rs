@@ -67,14 +67,14 @@ proptest! {
         for input in &inputs {
             p.predict(*input).expect("fewer steps than the buffer holds");
         }
-        let live = p.predicted_pose();
+        let live = p.predicted();
         let k = ack_at.index(inputs.len() + 1);
         let server = server_pose(start, &inputs[..k], &config);
         let ack = (k > 0).then_some(Tick(k as u32));
 
         for r in 0..repeats {
             let report = p.reconcile(&PlayerState::at(Tick(2 + r as u32), ack, server)).unwrap();
-            prop_assert!(p.predicted_pose().bits_eq(&live), "{:?} != {:?}", p.predicted_pose(), live);
+            prop_assert!(p.predicted().bits_eq(&live), "{:?} != {:?}", p.predicted(), live);
             prop_assert_eq!(report.error, 0.0);
             prop_assert_eq!(report.outcome, CorrectionOutcome::None);
             prop_assert_eq!(report.replayed, inputs.len() - k);
@@ -108,8 +108,8 @@ proptest! {
             a.reconcile(&state).unwrap();
             b.reconcile(&state).unwrap();
             let expected = server_pose(*base, &inputs[k..], &config);
-            prop_assert!(a.predicted_pose().bits_eq(&expected));
-            prop_assert!(b.predicted_pose().bits_eq(&expected));
+            prop_assert!(a.predicted().bits_eq(&expected));
+            prop_assert!(b.predicted().bits_eq(&expected));
             prop_assert_eq!(a.pending().len(), inputs.len() - k);
         }
     }

@@ -405,10 +405,7 @@ fn toggles_turn_each_part_off() {
     recv(&mut s, &snapshot(30, vec![acked]));
     let report = last_report(&mut s).expect("a report");
     assert_eq!(report.replayed, 0);
-    assert_eq!(
-        s.local().expect("joined").predicted_pose().position.x,
-        110.0
-    );
+    assert_eq!(s.local().expect("joined").predicted().position.x, 110.0);
 
     // Smoothing off: any correction snaps.
     let mut s = joined();

@@ -196,7 +196,14 @@ fn core_imports_point_down() {
         };
         let side = inside.split(['/', '.']).next().unwrap_or_default();
         let forbidden: &[&str] = match side {
-            "shared" => &["crate::client", "crate::server"],
+            "shared" => &[
+                "crate::client",
+                "crate::server",
+                "crate::game",
+                "crate::tanks",
+            ],
+            "game" => &["crate::client", "crate::server", "crate::tanks"],
+            "tanks" => &["crate::client", "crate::server"],
             "client" => &["crate::server"],
             "server" => &["crate::client"],
             _ => &[],
@@ -208,6 +215,8 @@ fn core_imports_point_down() {
                     "use crate::shared",
                     "use crate::client",
                     "use crate::server",
+                    "use crate::game",
+                    "use crate::tanks",
                 ]
                 .iter()
                 .any(|home| code.starts_with(home));

@@ -144,7 +144,7 @@ fn a_client_session_predicts_and_reconciles_inside_wasm() {
     }
     let local = session.local().expect("joined");
     assert_eq!(local.pending().len(), 6);
-    assert_eq!(local.predicted_pose().position, Vec2::new(560.0, 600.0));
+    assert_eq!(local.predicted().position, Vec2::new(560.0, 600.0));
     let last_input = sent
         .iter()
         .rev()
@@ -185,6 +185,6 @@ fn a_client_session_predicts_and_reconciles_inside_wasm() {
     assert_eq!((report.pruned, report.replayed), (3, 3));
     assert_eq!(report.outcome, CorrectionOutcome::Smoothed);
     let local = session.local().expect("joined");
-    assert_eq!(local.predicted_pose().position, Vec2::new(558.0, 600.0));
+    assert_eq!(local.predicted().position, Vec2::new(558.0, 600.0));
     assert_eq!(session.hud().corrections, 1);
 }

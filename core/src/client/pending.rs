@@ -16,7 +16,7 @@
 
 use std::collections::VecDeque;
 
-use crate::shared::input::{MoveInput, PredictedMoveStep};
+use crate::shared::input::{MoveInput, PredictedStep};
 use crate::shared::tick::Tick;
 
 /// Why a step was not recorded.
@@ -38,26 +38,32 @@ pub enum PushError {
     },
 }
 
-/// Unacknowledged predicted steps, oldest first.
+/// Unacknowledged predicted steps of a game whose controls are `I`,
+/// oldest first.
 #[derive(Clone, Debug)]
-pub struct PendingInputs {
-    steps: VecDeque<PredictedMoveStep>,
+pub struct PendingInputs<I = MoveInput> {
+    steps: VecDeque<PredictedStep<I>>,
     capacity: usize,
     newest: Option<Tick>,
 }
 
-impl Default for PendingInputs {
+impl<I: Copy> Default for PendingInputs<I> {
     fn default() -> Self {
-        PendingInputs::with_capacity(PendingInputs::DEFAULT_CAPACITY)
+        PendingInputs::with_capacity(DEFAULT_CAPACITY)
     }
 }
 
+/// 128 steps: 6.4 s of play at a 50 ms cadence.
+const DEFAULT_CAPACITY: usize = 128;
+
 impl PendingInputs {
     /// 128 steps: 6.4 s of play at a 50 ms cadence.
-    pub const DEFAULT_CAPACITY: usize = 128;
+    pub const DEFAULT_CAPACITY: usize = DEFAULT_CAPACITY;
+}
 
+impl<I: Copy> PendingInputs<I> {
     /// An empty buffer holding at most `capacity` steps (at least one).
-    pub fn with_capacity(capacity: usize) -> PendingInputs {
+    pub fn with_capacity(capacity: usize) -> PendingInputs<I> {
         let capacity = capacity.max(1);
         PendingInputs {
             steps: VecDeque::with_capacity(capacity),
@@ -72,7 +78,7 @@ impl PendingInputs {
     /// [`PushError::NotIncreasing`] if its tick is not after every tick
     /// recorded before (acknowledged ones included), [`PushError::Full`] if the
     /// buffer is full. The buffer is unchanged either way.
-    pub fn push(&mut self, step: PredictedMoveStep) -> Result<(), PushError> {
+    pub fn push(&mut self, step: PredictedStep<I>) -> Result<(), PushError> {
         if let Some(last) = self.newest {
             if step.tick <= last {
                 return Err(PushError::NotIncreasing {
@@ -99,12 +105,12 @@ impl PendingInputs {
     }
 
     /// The steps, oldest first.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = &PredictedMoveStep> + Clone {
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &PredictedStep<I>> + Clone {
         self.steps.iter()
     }
 
     /// The step inputs, oldest first; what a client resends.
-    pub fn inputs(&self) -> impl ExactSizeIterator<Item = MoveInput> + '_ {
+    pub fn inputs(&self) -> impl ExactSizeIterator<Item = I> + '_ {
         self.steps.iter().map(|s| s.input)
     }
 
@@ -137,6 +143,7 @@ impl PendingInputs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::shared::input::PredictedMoveStep;
     use std::time::Duration;
 
     fn step(tick: u32) -> PredictedMoveStep {

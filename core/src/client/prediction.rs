@@ -22,12 +22,13 @@ use glam::Vec2;
 
 use crate::client::pending::{PendingInputs, PushError};
 use crate::client::smoothing::{Correction, CorrectionOutcome, SmoothingConfig, SETTLED_DISTANCE};
+use crate::game::{Game, Offset, Stamp, Visual};
 use crate::shared::config::SimConfig;
-use crate::shared::input::MoveInput;
-use crate::shared::input::PredictedMoveStep;
-use crate::shared::sim::{angle_delta, replay, sanitize, simulate, wrap_angle, Pose};
+use crate::shared::input::{MoveInput, PredictedStep};
+use crate::shared::sim::Pose;
 use crate::shared::state::PlayerState;
 use crate::shared::tick::Tick;
+use crate::tanks::Tanks;
 
 /// Why a [`PlayerState`] was not accepted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
@@ -96,40 +97,43 @@ pub struct LocalStats {
     pub correction_sum: f32,
 }
 
-/// The controlled player's prediction and presentation state.
+/// The controlled player's prediction and presentation state, for a game
+/// `G` (the tank game by default).
 #[derive(Clone, Debug)]
-pub struct LocalPlayer {
-    sim: SimConfig,
+pub struct LocalPlayer<G: Game = Tanks> {
+    sim: G::Config,
     smoothing: SmoothingConfig,
-    pending: PendingInputs,
-    authoritative: Option<PlayerState>,
-    predicted: Pose,
-    previous: Pose,
-    rebuilt: Pose,
-    correction: Correction,
+    pending: PendingInputs<G::Input>,
+    authoritative: Option<G::Own>,
+    accepted: Option<Tick>,
+    predicted: G::Local,
+    previous: G::Local,
+    rebuilt: G::Local,
+    correction: Correction<<G::Local as Visual>::Offset>,
     stats: LocalStats,
     replay: bool,
 }
 
-impl LocalPlayer {
+impl<G: Game> LocalPlayer<G> {
     /// A player at `spawn`, predicting with `sim` and showing corrections
     /// according to `smoothing`, with a pending buffer of the default size.
-    pub fn new(sim: SimConfig, smoothing: SmoothingConfig, spawn: Pose) -> LocalPlayer {
+    pub fn new(sim: G::Config, smoothing: SmoothingConfig, spawn: G::Local) -> LocalPlayer<G> {
         LocalPlayer::with_pending_capacity(sim, smoothing, spawn, PendingInputs::DEFAULT_CAPACITY)
     }
 
     /// Like [`LocalPlayer::new`] with a pending buffer of `capacity` steps.
     pub fn with_pending_capacity(
-        sim: SimConfig,
+        sim: G::Config,
         smoothing: SmoothingConfig,
-        spawn: Pose,
+        spawn: G::Local,
         capacity: usize,
-    ) -> LocalPlayer {
+    ) -> LocalPlayer<G> {
         LocalPlayer {
             sim,
             smoothing,
             pending: PendingInputs::with_capacity(capacity),
             authoritative: None,
+            accepted: None,
             predicted: spawn,
             previous: spawn,
             rebuilt: spawn,
@@ -139,29 +143,23 @@ impl LocalPlayer {
         }
     }
 
-    /// Predicts one fixed step of `input` (sanitized first) and records it.
+    /// Predicts one fixed step of `input` (sanitized first) at client tick
+    /// `tick`, made while remote players were drawn at server tick
+    /// `view_tick`, and records it; the step keeps its view until
+    /// acknowledged, so every resend carries the same view.
     ///
     /// # Errors
     /// The pending buffer refused the step (see [`PendingInputs::push`]); it
     /// was neither applied nor recorded, and must not be sent. A full buffer
     /// is counted in [`LocalStats::pending_full`].
-    pub fn predict(&mut self, input: MoveInput) -> Result<Pose, PushError> {
-        self.predict_seen(input, None)
-    }
-
-    /// [`LocalPlayer::predict`], for an input made while remote players
-    /// were drawn at server tick `view_tick`; the step keeps it until
-    /// acknowledged, so every resend carries the same view.
-    ///
-    /// # Errors
-    /// As [`LocalPlayer::predict`].
-    pub fn predict_seen(
+    pub fn step(
         &mut self,
-        input: MoveInput,
+        tick: Tick,
+        input: G::Input,
         view_tick: Option<f64>,
-    ) -> Result<Pose, PushError> {
-        let input = sanitize(input);
-        let step = PredictedMoveStep::new(input, self.sim.cadence()).seen_at(view_tick);
+    ) -> Result<G::Local, PushError> {
+        let input = G::sanitize(input);
+        let step = PredictedStep::at(tick, input, G::cadence(&self.sim)).seen_at(view_tick);
         if let Err(e) = self.pending.push(step) {
             if matches!(e, PushError::Full { .. }) {
                 self.stats.pending_full += 1;
@@ -169,57 +167,61 @@ impl LocalPlayer {
             return Err(e);
         }
         self.previous = self.predicted;
-        self.predicted = simulate(self.predicted, &input, step.duration, &self.sim);
+        self.predicted = G::predict(self.predicted, &input, step.duration, &self.sim);
         Ok(self.predicted)
     }
 
-    /// Accepts a newer authoritative state and rebuilds the prediction.
+    /// Accepts a newer authoritative state, true at `stamp.tick` with the
+    /// player's inputs through `stamp.ack` applied, and rebuilds the
+    /// prediction.
     ///
     /// # Errors
-    /// A state not newer than the last accepted one, or with non-finite
-    /// numbers, is refused, counted, and changes nothing else.
-    pub fn reconcile(&mut self, state: &PlayerState) -> Result<ReconcileReport, ReconcileError> {
-        if let Some(accepted) = self.authoritative.map(|a| a.tick) {
-            if state.tick <= accepted {
+    /// A state not newer than the last accepted one, or not valid
+    /// ([`Game::is_valid`]), is refused, counted, and changes nothing else.
+    pub fn accept(
+        &mut self,
+        stamp: Stamp,
+        own: &G::Own,
+    ) -> Result<ReconcileReport, ReconcileError> {
+        if let Some(accepted) = self.accepted {
+            if stamp.tick <= accepted {
                 self.stats.rejected_stale += 1;
                 return Err(ReconcileError::Stale {
                     accepted,
-                    got: state.tick,
+                    got: stamp.tick,
                 });
             }
         }
-        if !state.is_finite() {
+        if !G::is_valid(own) {
             self.stats.rejected_invalid += 1;
-            return Err(ReconcileError::NonFinite(state.tick));
+            return Err(ReconcileError::NonFinite(stamp.tick));
         }
-        let first = self.authoritative.is_none();
-        self.authoritative = Some(*state);
+        let first = self.accepted.is_none();
+        self.authoritative = Some(*own);
+        self.accepted = Some(stamp.tick);
         self.stats.accepted += 1;
 
-        let pruned = state
-            .ack_move_tick
-            .map_or(0, |n| self.pending.ack_through(n));
+        let pruned = stamp.ack.map_or(0, |n| self.pending.ack_through(n));
+        let baseline = G::local(own);
         let (rebuilt, replayed) = if self.replay {
-            let rebuilt = replay(state.pose(), self.pending.iter(), &self.sim);
+            let rebuilt = self.pending.iter().fold(baseline, |local, step| {
+                G::predict(local, &step.input, step.duration, &self.sim)
+            });
             (rebuilt, self.pending.len())
         } else {
-            (state.pose(), 0)
+            (baseline, 0)
         };
         self.stats.replayed_steps += replayed as u64;
 
-        let old = self.predicted;
-        let moved = rebuilt.position - old.position;
-        let turned = angle_delta(old.rotation, rebuilt.rotation);
+        let moved = self.predicted.offset_to(&rebuilt);
         // Keep the frame interpolation continuous: the previous step moves
         // with the prediction.
-        self.previous = Pose {
-            position: self.previous.position + moved,
-            rotation: wrap_angle(self.previous.rotation + turned),
-        };
+        self.previous = self.previous.shifted(&moved);
         self.predicted = rebuilt;
         self.rebuilt = rebuilt;
 
-        let error = moved.length();
+        let size = moved.size();
+        let error = size.distance;
         if !first {
             self.stats.max_error = self.stats.max_error.max(error);
             if error > SETTLED_DISTANCE {
@@ -232,7 +234,7 @@ impl LocalPlayer {
             CorrectionOutcome::Placed
         } else {
             self.correction
-                .on_reconcile(-moved, -turned, &self.smoothing)
+                .on_reconcile(moved.negated(), &self.smoothing)
         };
         match outcome {
             CorrectionOutcome::Smoothed | CorrectionOutcome::Snapped => {
@@ -248,25 +250,29 @@ impl LocalPlayer {
             CorrectionOutcome::Placed | CorrectionOutcome::None => {}
         }
         Ok(ReconcileReport {
-            server_tick: state.tick,
-            ack: state.ack_move_tick,
+            server_tick: stamp.tick,
+            ack: stamp.ack,
             pruned,
             replayed,
             error,
-            error_angle: turned.abs(),
+            error_angle: size.angle,
             outcome,
         })
     }
 
-    /// Accepts `state` as a fresh placement (a respawn, a teleport): the
-    /// prediction is rebuilt from it and the visible pose jumps there
-    /// without counting a correction or a snap.
+    /// Accepts `own` as a fresh placement (a respawn, a teleport): the
+    /// prediction is rebuilt from it and what is drawn jumps there without
+    /// counting a correction or a snap.
     ///
     /// # Errors
-    /// As [`LocalPlayer::reconcile`], except that staleness is not checked.
-    pub fn place(&mut self, state: &PlayerState) -> Result<ReconcileReport, ReconcileError> {
-        self.authoritative = None;
-        self.reconcile(state)
+    /// As [`LocalPlayer::accept`], except that staleness is not checked.
+    pub fn accept_placed(
+        &mut self,
+        stamp: Stamp,
+        own: &G::Own,
+    ) -> Result<ReconcileReport, ReconcileError> {
+        self.accepted = None;
+        self.accept(stamp, own)
     }
 
     /// Turns replay off (or on again): without it, an accepted state is
@@ -284,9 +290,9 @@ impl LocalPlayer {
         }
     }
 
-    /// The pose to draw, `alpha` (0..=1) of the way from the previous fixed
+    /// What to draw, `alpha` (0..=1) of the way from the previous fixed
     /// step to the current one, plus the visual correction.
-    pub fn visible_pose(&self, alpha: f32) -> Pose {
+    pub fn visible(&self, alpha: f32) -> G::Local {
         let alpha = if alpha.is_finite() {
             alpha.clamp(0.0, 1.0)
         } else {
@@ -296,34 +302,34 @@ impl LocalPlayer {
             .apply(&self.previous.lerp(&self.predicted, alpha))
     }
 
-    /// The gameplay truth: the newest predicted pose.
-    pub fn predicted_pose(&self) -> Pose {
+    /// The gameplay truth: the newest prediction.
+    pub fn predicted(&self) -> G::Local {
         self.predicted
     }
 
-    /// The predicted pose one fixed step earlier.
-    pub fn previous_pose(&self) -> Pose {
+    /// The prediction one fixed step earlier.
+    pub fn previous(&self) -> G::Local {
         self.previous
     }
 
     /// The prediction rebuilt by the last accepted state: the correction
     /// target, constant between accepted states.
-    pub fn rebuilt_pose(&self) -> Pose {
+    pub fn rebuilt(&self) -> G::Local {
         self.rebuilt
     }
 
     /// The last accepted authoritative state: the baseline.
-    pub fn authoritative(&self) -> Option<&PlayerState> {
+    pub fn authoritative(&self) -> Option<&G::Own> {
         self.authoritative.as_ref()
     }
 
     /// The steps not yet acknowledged.
-    pub fn pending(&self) -> &PendingInputs {
+    pub fn pending(&self) -> &PendingInputs<G::Input> {
         &self.pending
     }
 
     /// The current visual correction.
-    pub fn correction(&self) -> &Correction {
+    pub fn correction(&self) -> &Correction<<G::Local as Visual>::Offset> {
         &self.correction
     }
 
@@ -332,8 +338,8 @@ impl LocalPlayer {
         &self.stats
     }
 
-    /// The movement constants in use.
-    pub fn sim_config(&self) -> &SimConfig {
+    /// The game's constants in use.
+    pub fn sim_config(&self) -> &G::Config {
         &self.sim
     }
 
@@ -347,9 +353,58 @@ impl LocalPlayer {
         self.smoothing = smoothing;
     }
 
-    /// The error between what is drawn at the current step and the truth.
+    /// The distance between what is drawn at the current step and the
+    /// truth.
     pub fn visible_error(&self) -> f32 {
-        self.correction.offset().length()
+        self.correction.offset().size().distance
+    }
+}
+
+/// The tank game's calls, in its own vocabulary: an input carries its
+/// tick, a [`PlayerState`] its stamp.
+impl LocalPlayer<Tanks> {
+    /// Predicts one fixed step of `input` (sanitized first) and records it.
+    ///
+    /// # Errors
+    /// As [`LocalPlayer::step`].
+    pub fn predict(&mut self, input: MoveInput) -> Result<Pose, PushError> {
+        self.step(input.tick, input, None)
+    }
+
+    /// [`LocalPlayer::predict`], for an input made while remote players
+    /// were drawn at server tick `view_tick`.
+    ///
+    /// # Errors
+    /// As [`LocalPlayer::step`].
+    pub fn predict_seen(
+        &mut self,
+        input: MoveInput,
+        view_tick: Option<f64>,
+    ) -> Result<Pose, PushError> {
+        self.step(input.tick, input, view_tick)
+    }
+
+    /// Accepts a newer authoritative state and rebuilds the prediction.
+    ///
+    /// # Errors
+    /// As [`LocalPlayer::accept`].
+    pub fn reconcile(&mut self, state: &PlayerState) -> Result<ReconcileReport, ReconcileError> {
+        self.accept(stamp_of(state), state)
+    }
+
+    /// Accepts `state` as a fresh placement.
+    ///
+    /// # Errors
+    /// As [`LocalPlayer::accept_placed`].
+    pub fn place(&mut self, state: &PlayerState) -> Result<ReconcileReport, ReconcileError> {
+        self.accept_placed(stamp_of(state), state)
+    }
+}
+
+fn stamp_of(state: &PlayerState) -> Stamp {
+    Stamp {
+        tick: state.tick,
+        ack: state.ack_move_tick,
     }
 }
 

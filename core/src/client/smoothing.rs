@@ -24,10 +24,10 @@
 //! Everything here is a pure function of state and elapsed time; the caller
 //! supplies the frame time.
 
-use glam::Vec2;
 use serde::{Deserialize, Serialize};
 
-use crate::shared::sim::{wrap_angle, Pose};
+use crate::game::{Offset, Visual};
+use crate::tanks::PoseOffset;
 
 /// An offset below this (in units) is cleared as settled.
 pub const SETTLED_DISTANCE: f32 = 0.01;
@@ -84,24 +84,19 @@ pub enum CorrectionOutcome {
     Snapped,
 }
 
-/// The visual offset between the drawn pose and the predicted pose.
+/// The visual offset between what is drawn and the prediction, of a
+/// game whose visuals differ by `O`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Correction {
-    offset: Vec2,
-    rotation: f32,
+pub struct Correction<O = PoseOffset> {
+    offset: O,
     /// Seconds since the active correction began, if one is active.
     age: Option<f32>,
 }
 
-impl Correction {
-    /// The position offset added to the predicted pose.
-    pub fn offset(&self) -> Vec2 {
+impl<O: Offset> Correction<O> {
+    /// The offset added to the prediction.
+    pub fn offset(&self) -> O {
         self.offset
-    }
-
-    /// The rotation offset added to the predicted pose, in radians.
-    pub fn rotation_offset(&self) -> f32 {
-        self.rotation
     }
 
     /// Whether a counted correction is still converging.
@@ -111,52 +106,44 @@ impl Correction {
 
     /// Whether there is any offset at all.
     pub fn is_zero(&self) -> bool {
-        self.offset == Vec2::ZERO && self.rotation == 0.0
+        self.offset == O::default()
     }
 
-    /// `pose` with the offset added.
-    pub fn apply(&self, pose: &Pose) -> Pose {
-        Pose {
-            position: pose.position + self.offset,
-            rotation: wrap_angle(pose.rotation + self.rotation),
-        }
+    /// `visual` with the offset added.
+    pub fn apply<V: Visual<Offset = O>>(&self, visual: &V) -> V {
+        visual.shifted(&self.offset)
     }
 
-    /// Clears the offset: the visible pose is the predicted pose.
+    /// Clears the offset: what is drawn is the prediction.
     pub fn clear(&mut self) {
-        *self = Correction::default();
+        self.offset = O::default();
+        self.age = None;
     }
 
-    /// Folds a reconciliation's shift (old prediction minus new prediction)
-    /// into the offset and says what became of it.
-    pub fn on_reconcile(
-        &mut self,
-        shift: Vec2,
-        shift_rotation: f32,
-        config: &SmoothingConfig,
-    ) -> CorrectionOutcome {
-        if shift == Vec2::ZERO && shift_rotation == 0.0 {
+    /// Folds a reconciliation's shift (from the new prediction back to the
+    /// old one) into the offset and says what became of it.
+    pub fn on_reconcile(&mut self, shift: O, config: &SmoothingConfig) -> CorrectionOutcome {
+        if shift == O::default() {
             return CorrectionOutcome::None;
         }
-        let offset = self.offset + shift;
-        let rotation = wrap_angle(self.rotation + shift_rotation);
-        if shift.length() < config.dead_zone && shift_rotation.abs() < config.dead_zone_angle {
+        let offset = self.offset.plus(&shift);
+        let step = shift.size();
+        if step.distance < config.dead_zone && step.angle < config.dead_zone_angle {
             self.offset = offset;
-            self.rotation = rotation;
             return CorrectionOutcome::Absorbed;
         }
         let out_of_budget = self.age.is_some_and(|age| age >= config.budget);
+        let size = offset.size();
         if !config.enabled
             || out_of_budget
             || !offset.is_finite()
-            || offset.length() > config.snap_distance
-            || rotation.abs() > config.snap_angle
+            || size.distance > config.snap_distance
+            || size.angle > config.snap_angle
         {
             self.clear();
             return CorrectionOutcome::Snapped;
         }
         self.offset = offset;
-        self.rotation = rotation;
         self.age.get_or_insert(0.0);
         CorrectionOutcome::Smoothed
     }
@@ -173,18 +160,18 @@ impl Correction {
         } else {
             0.0
         };
-        self.offset *= factor;
-        self.rotation *= factor;
+        self.offset = self.offset.scaled(factor);
+        let size = self.offset.size();
         if let Some(age) = self.age.as_mut() {
             *age += dt;
             if *age >= config.budget {
-                let visible = self.offset.length() >= config.dead_zone
-                    || self.rotation.abs() >= config.dead_zone_angle;
+                let visible =
+                    size.distance >= config.dead_zone || size.angle >= config.dead_zone_angle;
                 self.clear();
                 return visible;
             }
         }
-        if self.offset.length() < SETTLED_DISTANCE && self.rotation.abs() < SETTLED_ANGLE {
+        if size.distance < SETTLED_DISTANCE && size.angle < SETTLED_ANGLE {
             self.clear();
         }
         false
@@ -193,18 +180,27 @@ impl Correction {
 
 #[cfg(test)]
 mod tests {
+    use glam::Vec2;
+
     use super::*;
+
+    fn shift(x: f32) -> PoseOffset {
+        PoseOffset {
+            position: Vec2::new(x, 0.0),
+            rotation: 0.0,
+        }
+    }
 
     #[test]
     fn decay_halves_per_half_life_and_settles() {
         let config = SmoothingConfig::default();
         let mut c = Correction::default();
         assert_eq!(
-            c.on_reconcile(Vec2::new(8.0, 0.0), 0.0, &config),
+            c.on_reconcile(shift(8.0), &config),
             CorrectionOutcome::Smoothed
         );
         assert!(!c.advance(0.1, &config));
-        assert!((c.offset().x - 4.0).abs() < 1e-5);
+        assert!((c.offset().position.x - 4.0).abs() < 1e-5);
         // Within the budget the correction converges below the dead zone and
         // is cleared without a snap.
         assert!(!c.advance(0.4, &config));
@@ -220,7 +216,7 @@ mod tests {
         };
         let mut c = Correction::default();
         assert_eq!(
-            c.on_reconcile(Vec2::new(3.0, 0.0), 0.0, &config),
+            c.on_reconcile(shift(3.0), &config),
             CorrectionOutcome::Snapped
         );
         assert!(c.is_zero());
@@ -230,7 +226,7 @@ mod tests {
     fn non_finite_time_changes_nothing() {
         let config = SmoothingConfig::default();
         let mut c = Correction::default();
-        c.on_reconcile(Vec2::new(3.0, 0.0), 0.0, &config);
+        c.on_reconcile(shift(3.0), &config);
         let before = c;
         assert!(!c.advance(f32::NAN, &config));
         assert!(!c.advance(-1.0, &config));

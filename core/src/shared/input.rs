@@ -21,13 +21,14 @@ pub struct MoveInput {
     pub fire: bool,
 }
 
-/// One live-predicted fixed step, kept for replay.
+/// One live-predicted fixed step of a game whose controls are `I`, kept
+/// for replay.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct PredictedMoveStep {
-    /// The client tick, the same as `input.tick`.
+pub struct PredictedStep<I> {
+    /// The client tick the input belongs to.
     pub tick: Tick,
     /// The input that was applied.
-    pub input: MoveInput,
+    pub input: I,
     /// How long the input was applied for.
     pub duration: Duration,
     /// The server tick, with fraction, remote players were drawn at when
@@ -35,11 +36,14 @@ pub struct PredictedMoveStep {
     pub view_tick: Option<f64>,
 }
 
-impl PredictedMoveStep {
-    /// A step for `input`, at the input's own tick.
-    pub fn new(input: MoveInput, duration: Duration) -> PredictedMoveStep {
-        PredictedMoveStep {
-            tick: input.tick,
+/// A predicted step of the tank game.
+pub type PredictedMoveStep = PredictedStep<MoveInput>;
+
+impl<I> PredictedStep<I> {
+    /// A step of `input` at client tick `tick`.
+    pub fn at(tick: Tick, input: I, duration: Duration) -> PredictedStep<I> {
+        PredictedStep {
+            tick,
             input,
             duration,
             view_tick: None,
@@ -48,7 +52,14 @@ impl PredictedMoveStep {
 
     /// The same step, made while remotes were drawn at `view_tick`.
     #[must_use]
-    pub fn seen_at(self, view_tick: Option<f64>) -> PredictedMoveStep {
-        PredictedMoveStep { view_tick, ..self }
+    pub fn seen_at(self, view_tick: Option<f64>) -> PredictedStep<I> {
+        PredictedStep { view_tick, ..self }
+    }
+}
+
+impl PredictedMoveStep {
+    /// A step for `input`, at the input's own tick.
+    pub fn new(input: MoveInput, duration: Duration) -> PredictedMoveStep {
+        PredictedStep::at(input.tick, input, duration)
     }
 }

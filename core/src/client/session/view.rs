@@ -93,14 +93,14 @@ impl ClientSession {
         let cadence = welcome.sim.cadence().as_secs_f32().max(1e-6);
         let alpha = self.accumulator.as_secs_f32() / cadence;
         let visible = if self.toggles.prediction {
-            local.visible_pose(alpha)
+            local.visible(alpha)
         } else {
             state.pose()
         };
         Some(OwnView {
             id: me,
             visible,
-            predicted: local.predicted_pose(),
+            predicted: local.predicted(),
             authoritative: local.authoritative().map(PlayerState::pose),
             hp: state.hp,
             alive: state.alive,

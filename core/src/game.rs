@@ -1,0 +1,132 @@
+//! The contract between the netcode and a game.
+//!
+//! The library owns time (ticks, command frames, pacing), acknowledgements,
+//! the pending inputs, replay and reconciliation, smoothing, interpolation,
+//! deltas, interest, lag compensation, the recorder and the harness. A
+//! game brings what only it knows, through [`Game`]: its configuration, the
+//! controls of one tick, the state its own client predicts and the one
+//! step that moves it. The step must be deterministic: the same state,
+//! input, duration and configuration give the same bits on every target
+//! (no `f32::sin`, no fused multiply-add, no hash-map iteration; `libm`
+//! for transcendental functions).
+//!
+//! What is drawn is a [`Visual`]: the library interpolates between two of
+//! them and shows a misprediction as an [`Offset`] that decays, with the
+//! thresholds of `SmoothingConfig` measured in its [`Size`].
+//!
+//! The netcode is being made generic in steps (issue 27): the client's
+//! prediction, reconciliation and smoothing take any [`Game`]; the rest
+//! still speaks the tank game's types, which [`Tanks`](crate::Tanks)
+//! implements this contract for.
+
+use std::fmt::Debug;
+use std::time::Duration;
+
+use crate::shared::tick::Tick;
+
+/// A game the netcode runs: its types and its deterministic step.
+///
+/// No method takes `self`: a game is a type, not a value, so the library's
+/// types carry it as a parameter at no cost.
+pub trait Game: 'static {
+    /// The game's name, on the wire and in recordings.
+    const NAME: &'static str;
+    /// The game's version: a client, a server or a recording of another
+    /// version is refused, never misread.
+    const VERSION: u32;
+    /// The constants both sides step with, sent to a client as it joins.
+    type Config: Clone + Debug + PartialEq;
+    /// The controls of one tick.
+    type Input: Copy + Debug + Default + PartialEq;
+    /// The own player's authoritative state as the server sends it to its
+    /// owner, exactly.
+    type Own: Copy + Debug + PartialEq;
+    /// The part of the own state the client predicts, and draws.
+    type Local: Visual;
+
+    /// The length of one fixed step.
+    fn cadence(config: &Self::Config) -> Duration;
+
+    /// The input both sides actually use: whatever a client sent, made
+    /// valid (clamped, non-finite numbers replaced). Every input goes
+    /// through it before [`Game::predict`], on both sides.
+    #[must_use]
+    fn sanitize(input: Self::Input) -> Self::Input;
+
+    /// Applies `input` to `local` for `duration`: the one movement step
+    /// that live prediction, replay and the server all run.
+    #[must_use]
+    fn predict(
+        local: Self::Local,
+        input: &Self::Input,
+        duration: Duration,
+        config: &Self::Config,
+    ) -> Self::Local;
+
+    /// The predicted part of an authoritative state.
+    fn local(own: &Self::Own) -> Self::Local;
+
+    /// Whether a state from the network can be accepted (every number
+    /// finite, every field within its range).
+    fn is_valid(own: &Self::Own) -> bool;
+}
+
+/// When an authoritative own state was true, and which of the player's
+/// inputs it has applied: what the library reads with the game's state.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stamp {
+    /// The server tick the state belongs to.
+    pub tick: Tick,
+    /// The newest of the player's input ticks the server has applied.
+    pub ack: Option<Tick>,
+}
+
+/// How large an [`Offset`] is, along the two axes the smoothing rules
+/// measure: a distance and a rotation (0 for a game without headings).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Size {
+    /// How far, in the game's units.
+    pub distance: f32,
+    /// How much rotation, in radians.
+    pub angle: f32,
+}
+
+/// What is drawn of a state: the library interpolates between two of
+/// them and shows a correction as an offset on top.
+pub trait Visual: Copy + Debug + PartialEq {
+    /// A difference between two visuals.
+    type Offset: Offset;
+
+    /// The visual a fraction `t` (0..=1) of the way from `self` to `to`.
+    #[must_use]
+    fn lerp(&self, to: &Self, t: f32) -> Self;
+
+    /// The offset that takes `self` to `to`.
+    fn offset_to(&self, to: &Self) -> Self::Offset;
+
+    /// `self` moved by `offset`.
+    #[must_use]
+    fn shifted(&self, offset: &Self::Offset) -> Self;
+}
+
+/// A difference between two [`Visual`]s, which the smoothing folds,
+/// decays and measures. `Default` is no difference.
+pub trait Offset: Copy + Debug + Default + PartialEq {
+    /// Both offsets, one after the other.
+    #[must_use]
+    fn plus(&self, other: &Self) -> Self;
+
+    /// The offset the other way.
+    #[must_use]
+    fn negated(&self) -> Self;
+
+    /// The offset scaled by `factor` (the decay).
+    #[must_use]
+    fn scaled(&self, factor: f32) -> Self;
+
+    /// How large it is.
+    fn size(&self) -> Size;
+
+    /// Whether every number in it is finite.
+    fn is_finite(&self) -> bool;
+}

@@ -1,0 +1,138 @@
+//! The tank game, Skirmish's first game, as the netcode sees it: the
+//! [`Game`] contract implemented over the movement step ([`simulate`]),
+//! its constants ([`SimConfig`]), its controls ([`MoveInput`]) and a
+//! player's state ([`PlayerState`]), with a [`Pose`] as what is predicted
+//! and drawn.
+//!
+//! It lives in core while the netcode is made generic in steps (issue
+//! 27); its rules (movement, collisions, combat, life) move to a crate of
+//! their own once nothing in the library names them.
+
+use std::time::Duration;
+
+use glam::Vec2;
+
+use crate::game::{Game, Offset, Size, Visual};
+use crate::shared::config::SimConfig;
+use crate::shared::input::MoveInput;
+use crate::shared::sim::{angle_delta, sanitize, simulate, wrap_angle, Pose};
+use crate::shared::state::PlayerState;
+
+/// The tank game: turn, throttle and fire in an arena with obstacles.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tanks;
+
+impl Game for Tanks {
+    const NAME: &'static str = "tanks";
+    const VERSION: u32 = 1;
+    type Config = SimConfig;
+    type Input = MoveInput;
+    type Own = PlayerState;
+    type Local = Pose;
+
+    fn cadence(config: &SimConfig) -> Duration {
+        config.cadence()
+    }
+
+    fn sanitize(input: MoveInput) -> MoveInput {
+        sanitize(input)
+    }
+
+    fn predict(local: Pose, input: &MoveInput, duration: Duration, config: &SimConfig) -> Pose {
+        simulate(local, input, duration, config)
+    }
+
+    fn local(own: &PlayerState) -> Pose {
+        own.pose()
+    }
+
+    fn is_valid(own: &PlayerState) -> bool {
+        own.is_finite()
+    }
+}
+
+/// A difference between two [`Pose`]s: a shift, and a rotation along the
+/// shortest arc (kept in (-pi, pi]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PoseOffset {
+    /// The position part.
+    pub position: Vec2,
+    /// The rotation part, in radians.
+    pub rotation: f32,
+}
+
+impl Offset for PoseOffset {
+    fn plus(&self, other: &PoseOffset) -> PoseOffset {
+        PoseOffset {
+            position: self.position + other.position,
+            rotation: wrap_angle(self.rotation + other.rotation),
+        }
+    }
+
+    fn negated(&self) -> PoseOffset {
+        PoseOffset {
+            position: -self.position,
+            rotation: -self.rotation,
+        }
+    }
+
+    fn scaled(&self, factor: f32) -> PoseOffset {
+        PoseOffset {
+            position: self.position * factor,
+            rotation: self.rotation * factor,
+        }
+    }
+
+    fn size(&self) -> Size {
+        Size {
+            distance: self.position.length(),
+            angle: self.rotation.abs(),
+        }
+    }
+
+    fn is_finite(&self) -> bool {
+        self.position.is_finite() && self.rotation.is_finite()
+    }
+}
+
+impl Visual for Pose {
+    type Offset = PoseOffset;
+
+    fn lerp(&self, to: &Pose, t: f32) -> Pose {
+        Pose::lerp(self, to, t)
+    }
+
+    fn offset_to(&self, to: &Pose) -> PoseOffset {
+        PoseOffset {
+            position: to.position - self.position,
+            rotation: angle_delta(self.rotation, to.rotation),
+        }
+    }
+
+    fn shifted(&self, offset: &PoseOffset) -> Pose {
+        Pose {
+            position: self.position + offset.position,
+            rotation: wrap_angle(self.rotation + offset.rotation),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_offset_taken_and_applied_lands_on_the_target_across_the_seam() {
+        let from = Pose::new(Vec2::new(10.0, 20.0), 3.0);
+        let to = Pose::new(Vec2::new(13.0, 16.0), -3.0);
+        let offset = from.offset_to(&to);
+        assert!(offset.rotation > 0.0, "the short way round, across pi");
+        assert_eq!(offset.size().distance, 5.0);
+        let landed = from.shifted(&offset);
+        assert!(landed.position.distance(to.position) < 1e-5);
+        assert!(angle_delta(landed.rotation, to.rotation).abs() < 1e-5);
+        let back = offset.plus(&offset.negated());
+        assert_eq!(back.size(), Size::default());
+        assert_eq!(offset.scaled(0.5).position, Vec2::new(1.5, -2.0));
+    }
+}

@@ -1,0 +1,113 @@
+//! The client's prediction, reconciliation and smoothing run a game that is
+//! not the tank game: a dot on a line, its input a speed, its state a
+//! position without heading.
+
+use std::time::Duration;
+
+use skirmish_core::{
+    CorrectionOutcome, Game, LocalPlayer, Offset, Size, SmoothingConfig, Stamp, Tick, Visual,
+};
+
+struct Dots;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Dot(f32);
+
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Shift(f32);
+
+impl Offset for Shift {
+    fn plus(&self, other: &Shift) -> Shift {
+        Shift(self.0 + other.0)
+    }
+    fn negated(&self) -> Shift {
+        Shift(-self.0)
+    }
+    fn scaled(&self, factor: f32) -> Shift {
+        Shift(self.0 * factor)
+    }
+    fn size(&self) -> Size {
+        Size {
+            distance: self.0.abs(),
+            angle: 0.0,
+        }
+    }
+    fn is_finite(&self) -> bool {
+        self.0.is_finite()
+    }
+}
+
+impl Visual for Dot {
+    type Offset = Shift;
+    fn lerp(&self, to: &Dot, t: f32) -> Dot {
+        Dot(self.0 + (to.0 - self.0) * t)
+    }
+    fn offset_to(&self, to: &Dot) -> Shift {
+        Shift(to.0 - self.0)
+    }
+    fn shifted(&self, offset: &Shift) -> Dot {
+        Dot(self.0 + offset.0)
+    }
+}
+
+impl Game for Dots {
+    const NAME: &'static str = "dots";
+    const VERSION: u32 = 1;
+    type Config = ();
+    type Input = i8;
+    type Own = Dot;
+    type Local = Dot;
+
+    fn cadence((): &()) -> Duration {
+        Duration::from_millis(50)
+    }
+    fn sanitize(input: i8) -> i8 {
+        input.clamp(-1, 1)
+    }
+    fn predict(local: Dot, input: &i8, duration: Duration, (): &()) -> Dot {
+        Dot(local.0 + f32::from(*input) * 100.0 * duration.as_secs_f32())
+    }
+    fn local(own: &Dot) -> Dot {
+        *own
+    }
+    fn is_valid(own: &Dot) -> bool {
+        own.0.is_finite()
+    }
+}
+
+fn stamp(tick: u32, ack: u32) -> Stamp {
+    Stamp {
+        tick: Tick(tick),
+        ack: Some(Tick(ack)),
+    }
+}
+
+#[test]
+fn a_dot_is_predicted_reconciled_and_smoothed_like_a_tank() {
+    let mut p: LocalPlayer<Dots> = LocalPlayer::new((), SmoothingConfig::default(), Dot(0.0));
+    p.accept(stamp(0, 0), &Dot(0.0)).expect("placed");
+    for tick in 1..=4 {
+        // Sanitized: 7 moves like 1.
+        p.step(Tick(tick), 7, None).expect("room for it");
+    }
+    assert_eq!(p.predicted(), Dot(20.0));
+
+    // The server applied ticks 1 and 2 but saw the dot 3 units behind.
+    let report = p.accept(stamp(5, 2), &Dot(7.0)).expect("newer");
+    assert_eq!((report.pruned, report.replayed), (2, 2));
+    assert_eq!(p.predicted(), Dot(17.0), "rebuilt: 7 + two replayed steps");
+    assert_eq!(report.outcome, CorrectionOutcome::Smoothed);
+    assert_eq!(report.error, 3.0);
+    assert_eq!(p.visible(1.0), Dot(20.0), "nothing jumps at once");
+    for _ in 0..40 {
+        p.advance_frame(1.0 / 60.0);
+    }
+    assert_eq!(p.visible(1.0), Dot(17.0), "the correction decayed away");
+    assert_eq!(p.stats().corrections, 1);
+
+    // A stale or invalid state changes nothing.
+    assert!(p.accept(stamp(5, 4), &Dot(0.0)).is_err());
+    assert!(p.accept(stamp(6, 4), &Dot(f32::NAN)).is_err());
+    assert_eq!(p.predicted(), Dot(17.0));
+    assert_eq!(p.authoritative(), Some(&Dot(7.0)));
+}
