@@ -82,11 +82,11 @@ pub use shared::input::{MoveInput, PredictedMoveStep};
 pub use shared::percentile::{nearest_rank, percentile};
 pub use shared::protocol::{
     check_room_name, decode_client, decode_client_frame, decode_server, encode, ClientMessage,
-    CombatEvent, Encoding, ErrorCode, Frame, ProtocolError, RosterEntry, ServerMessage, WireInput,
-    MAX_FRAME_BYTES, MAX_INPUTS_PER_MESSAGE, MAX_NAME_CHARS, MAX_ROOM_CHARS, MIN_PROTOCOL_VERSION,
-    PROTOCOL_VERSION,
+    CombatEvent, Encoding, ErrorCode, Frame, GameId, ProtocolError, RosterEntry, ServerMessage,
+    WireInput, GAME_NAME, GAME_VERSION, MAX_FRAME_BYTES, MAX_INPUTS_PER_MESSAGE, MAX_NAME_CHARS,
+    MAX_ROOM_CHARS, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION,
 };
-pub use shared::record::{FormatError, Header, Kind, FORMAT_VERSION, MAGIC, OLDEST_FORMAT};
+pub use shared::record::{FormatError, Header, Kind, BUILD, FORMAT_VERSION, MAGIC, OLDEST_FORMAT};
 pub use shared::rng::SeededRng;
 pub use shared::sim::{
     angle_delta, replay, sanitize, simulate, substep, substeps, wrap_angle, Pose,

@@ -15,6 +15,7 @@ use glam::Vec2;
 use crate::game::{Game, Offset, Size, Visual};
 use crate::shared::config::SimConfig;
 use crate::shared::input::MoveInput;
+use crate::shared::protocol::{GAME_NAME, GAME_VERSION};
 use crate::shared::sim::{angle_delta, sanitize, simulate, wrap_angle, Pose};
 use crate::shared::state::PlayerState;
 
@@ -23,8 +24,8 @@ use crate::shared::state::PlayerState;
 pub struct Tanks;
 
 impl Game for Tanks {
-    const NAME: &'static str = "tanks";
-    const VERSION: u32 = 1;
+    const NAME: &'static str = GAME_NAME;
+    const VERSION: u32 = GAME_VERSION;
     type Config = SimConfig;
     type Input = MoveInput;
     type Own = PlayerState;

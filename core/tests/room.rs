@@ -253,6 +253,7 @@ fn messages_from_strangers_and_second_hellos_are_refused_without_effect() {
         protocol: PROTOCOL_VERSION,
         room: None,
         encoding: Encoding::Json,
+        game: None,
     };
     let again = room.receive(A, &hello, &mut out).expect_err("one hello");
     assert_eq!(again.code, ErrorCode::AlreadyJoined);

@@ -256,10 +256,14 @@ impl<T: Transport> Session<'_, T> {
                     room,
                     encoding,
                     protocol,
+                    ..
                 }) => return Ok((name, room, encoding, protocol)),
                 Read::Message(_) => ProtocolError::new(ErrorCode::NotJoined, "send hello first"),
                 Read::Refused(e)
-                    if matches!(e.code, ErrorCode::BadProtocol | ErrorCode::BadName) =>
+                    if matches!(
+                        e.code,
+                        ErrorCode::BadProtocol | ErrorCode::BadName | ErrorCode::WrongGame
+                    ) =>
                 {
                     self.state.metrics.rejected(e.code);
                     return Err((DisconnectReason::Refused, Some((e.code, e.message))));

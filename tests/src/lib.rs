@@ -285,6 +285,7 @@ impl Client {
             protocol,
             room: room.map(str::to_string),
             encoding,
+            game: Some(skirmish_core::GameId::this_build()),
         })
         .await
     }

@@ -236,6 +236,7 @@ impl WtClient {
             protocol: skirmish_core::PROTOCOL_VERSION,
             room: Some(room.into()),
             encoding: skirmish_core::Encoding::Json,
+            game: Some(skirmish_core::GameId::this_build()),
         });
         client.send_reliable(&hello).await?;
         loop {

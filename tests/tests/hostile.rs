@@ -122,13 +122,21 @@ async fn a_client_that_keeps_sending_garbage_is_closed_with_a_reason() -> Result
 }
 
 #[tokio::test]
-async fn hello_with_a_wrong_protocol_or_name_is_refused() -> Result {
+async fn hello_with_a_wrong_protocol_game_or_name_is_refused() -> Result {
     let srv = server(test_config())?;
     let mut old = Client::connect(srv.addr).await?;
     old.send_text(r#"{"type":"hello","name":"ana","protocol":0}"#)
         .await?;
     assert_eq!(old.error().await?, ErrorCode::BadProtocol);
     assert_eq!(old.closed().await?, "bad_protocol");
+    let mut other = Client::connect(srv.addr).await?;
+    other
+        .send_text(
+            r#"{"type":"hello","name":"ana","protocol":2,"game":{"name":"blobs","version":1}}"#,
+        )
+        .await?;
+    assert_eq!(other.error().await?, ErrorCode::WrongGame);
+    assert_eq!(other.closed().await?, "wrong_game");
     let mut nameless = Client::connect(srv.addr).await?;
     nameless
         .send_text(r#"{"type":"hello","name":"  ","protocol":1}"#)

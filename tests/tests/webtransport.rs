@@ -25,6 +25,7 @@ fn hello(name: &str, room: &str) -> String {
         protocol: PROTOCOL_VERSION,
         room: Some(room.into()),
         encoding: Encoding::Compact,
+        game: None,
     })
 }
 

@@ -23,6 +23,7 @@ fn hello(name: &str, room: &str, encoding: Encoding) -> String {
         protocol: PROTOCOL_VERSION,
         room: Some(room.into()),
         encoding,
+        game: None,
     })
 }
 

@@ -67,7 +67,7 @@ use crate::client::timeline::RemoteTimeline;
 use crate::shared::combat::{CombatRules, Cooldown};
 use crate::shared::config::SimConfig;
 use crate::shared::protocol::{
-    decode_server, ClientMessage, ErrorCode, ProtocolError, ServerMessage,
+    decode_server, ClientMessage, ErrorCode, GameId, ProtocolError, ServerMessage,
 };
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
@@ -247,6 +247,7 @@ impl ClientSession {
             protocol: self.config.protocol,
             room: self.config.room.clone(),
             encoding: self.config.encoding,
+            game: Some(GameId::this_build()),
         }
     }
 

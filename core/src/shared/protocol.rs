@@ -102,6 +102,36 @@ impl WireInput {
     }
 }
 
+/// A game and its version, as a client names the one it plays.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GameId {
+    /// The game's name.
+    pub name: String,
+    /// The game's version.
+    pub version: u32,
+}
+
+/// The game this build's protocol carries: the tank game, version 1.
+pub const GAME_NAME: &str = "tanks";
+/// The version of [`GAME_NAME`] this build plays.
+pub const GAME_VERSION: u32 = 1;
+
+impl GameId {
+    /// The game this build plays.
+    pub fn this_build() -> GameId {
+        GameId {
+            name: GAME_NAME.to_string(),
+            version: GAME_VERSION,
+        }
+    }
+}
+
+impl std::fmt::Display for GameId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.name, self.version)
+    }
+}
+
 /// Messages a client sends.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -121,6 +151,11 @@ pub enum ClientMessage {
         /// binary frames (`crate::shared::compact`).
         #[serde(default, skip_serializing_if = "Encoding::is_json")]
         encoding: Encoding,
+        /// The game and version the client plays: one the server does not
+        /// run is refused with `wrong_game`. Omitted (outside tools): the
+        /// server's own game is assumed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        game: Option<GameId>,
     },
     /// Every input not yet acknowledged, oldest first, ticks strictly
     /// increasing, 1 to [`MAX_INPUTS_PER_MESSAGE`].
@@ -281,6 +316,8 @@ error_codes! {
     AlreadyJoined = "already_joined",
     /// A protocol version this server does not speak.
     BadProtocol = "bad_protocol",
+    /// A `hello` naming a game or game version this server does not run.
+    WrongGame = "wrong_game",
     /// An empty or too long name or room name.
     BadName = "bad_name",
     /// A binary frame; the protocol is text only.
@@ -404,8 +441,15 @@ pub fn decode_client(text: &str) -> Result<ClientMessage, ProtocolError> {
             name,
             protocol,
             room,
+            game,
             ..
         } => {
+            if let Some(game) = game.as_ref().filter(|g| **g != GameId::this_build()) {
+                return Err(ProtocolError::new(
+                    ErrorCode::WrongGame,
+                    format!("this server runs {}, not {game}", GameId::this_build()),
+                ));
+            }
             if !(MIN_PROTOCOL_VERSION..=PROTOCOL_VERSION).contains(protocol) {
                 return Err(ProtocolError::new(
                     ErrorCode::BadProtocol,
@@ -538,6 +582,22 @@ mod tests {
     }
 
     #[test]
+    fn a_hello_of_another_game_or_version_is_refused_by_name() {
+        let ours =
+            r#"{"type":"hello","name":"ana","protocol":2,"game":{"name":"tanks","version":1}}"#;
+        assert!(decode_client(ours).is_ok());
+        for (other, named) in [
+            (r#"{"name":"blobs","version":1}"#, "blobs 1"),
+            (r#"{"name":"tanks","version":2}"#, "tanks 2"),
+        ] {
+            let hello = format!(r#"{{"type":"hello","name":"ana","protocol":2,"game":{other}}}"#);
+            let e = decode_client(&hello).unwrap_err();
+            assert_eq!(e.code, ErrorCode::WrongGame);
+            assert_eq!(e.message, format!("this server runs tanks 1, not {named}"));
+        }
+    }
+
+    #[test]
     fn the_documented_examples_decode() {
         let hello = decode_client(r#"{"type":"hello","name":"ana","protocol":1}"#).unwrap();
         assert_eq!(
@@ -547,6 +607,7 @@ mod tests {
                 protocol: 1,
                 room: None,
                 encoding: Encoding::Json,
+                game: None,
             }
         );
         let input = decode_client(
@@ -652,7 +713,7 @@ mod tests {
             let back: ErrorCode = serde_json::from_str(&encode(&code)).unwrap();
             assert_eq!(back, code);
         }
-        assert_eq!(ErrorCode::ALL.len(), 18);
+        assert_eq!(ErrorCode::ALL.len(), 19);
     }
 }
 

@@ -9,25 +9,27 @@
 //!
 //! The header: the magic `SKREC`, a kind byte (`C` a client, `R` a room),
 //! the format version (u16 little-endian), the protocol version (varint),
-//! the build (a string) and the configuration (a byte string: a client's
-//! in binary, a room's as JSON).
-//! A reader refuses another kind, format or protocol, with a message that
-//! says which, before it reads a record.
+//! the build (a string), the game's name (a string) and version (varint;
+//! from format 4) and the configuration (a byte string: a client's in
+//! binary, a room's as JSON).
+//! A reader refuses another kind, format, protocol or game, with a message
+//! that says which, before it reads a record.
 
 use std::time::Duration;
 
 use crate::shared::bytes::ReadError;
-use crate::shared::protocol::PROTOCOL_VERSION;
+use crate::shared::protocol::{GameId, PROTOCOL_VERSION};
 
 /// The first five bytes of every recording.
 pub const MAGIC: &[u8; 5] = b"SKREC";
 
 /// The version of the record layout; bumped by any change to it.
-pub const FORMAT_VERSION: u16 = 3;
+pub const FORMAT_VERSION: u16 = 4;
 
 /// The oldest layout this build still reads: format 1 is format 2 without
 /// a room's end record; format 2 is format 3 without a joiner's datagram
-/// bit (its own echoes).
+/// bit (its own echoes); format 3 is format 4 without the game in the
+/// header (every such recording is of the tank game, version 1).
 pub const OLDEST_FORMAT: u16 = 1;
 
 /// The build that wrote a recording: the crate's version.
@@ -86,6 +88,14 @@ pub enum FormatError {
         /// The build that made it.
         build: String,
     },
+    /// A recording of another game, or of another version of it.
+    #[error("this is a recording of {found}; this build plays {expected} only")]
+    Game {
+        /// The recording's game.
+        found: GameId,
+        /// This build's game.
+        expected: GameId,
+    },
     /// The bytes end or go wrong inside a header or record.
     #[error("damaged at byte {offset}: {what}")]
     Damaged {
@@ -101,6 +111,8 @@ pub enum FormatError {
 pub struct Header {
     /// The build that made it.
     pub build: String,
+    /// The game recorded.
+    pub game: GameId,
     /// The configuration the recorded side started with (a client's in
     /// binary, a room's as JSON).
     pub config: Vec<u8>,
@@ -117,6 +129,9 @@ impl Writer {
         w.u16(FORMAT_VERSION);
         w.varint(u64::from(PROTOCOL_VERSION));
         w.text(BUILD);
+        let game = GameId::this_build();
+        w.text(&game.name);
+        w.varint(u64::from(game.version));
         w.blob(config);
         w
     }
@@ -167,12 +182,29 @@ impl<'a> Reader<'a> {
         let format = r.u16()?;
         let protocol = r.varint()?;
         let build = r.text()?.to_string();
+        let game = if format >= 4 {
+            let name = r.text()?.to_string();
+            let version = u32::try_from(r.varint()?).unwrap_or(u32::MAX);
+            GameId { name, version }
+        } else {
+            GameId {
+                name: "tanks".to_string(),
+                version: 1,
+            }
+        };
         let protocol = u32::try_from(protocol).unwrap_or(u32::MAX);
         if !(OLDEST_FORMAT..=FORMAT_VERSION).contains(&format) || protocol != PROTOCOL_VERSION {
             return Err(FormatError::Version {
                 format,
                 protocol,
                 build,
+            });
+        }
+        let expected = GameId::this_build();
+        if game != expected {
+            return Err(FormatError::Game {
+                found: game,
+                expected,
             });
         }
         if found != kind {
@@ -182,7 +214,14 @@ impl<'a> Reader<'a> {
             });
         }
         let config = r.blob()?.to_vec();
-        Ok((Header { build, config }, r))
+        Ok((
+            Header {
+                build,
+                game,
+                config,
+            },
+            r,
+        ))
     }
 
     /// The next record, read by `read`, with the offset it starts at;
@@ -345,6 +384,22 @@ mod tests {
         assert_eq!(
             Reader::open(b"PK\x03\x04", Kind::Room).map(|_| ()),
             Err(FormatError::NotARecording)
+        );
+        let (header, _) = Reader::open(&w.bytes, Kind::Room).expect("ours");
+        assert_eq!(header.game, GameId::this_build());
+        let mut other = Writer::default();
+        other.bytes.extend_from_slice(&w.bytes[..8]);
+        other.varint(u64::from(PROTOCOL_VERSION));
+        other.text(BUILD);
+        other.text("blobs");
+        other.varint(1);
+        other.blob(b"{}");
+        let err = Reader::open(&other.bytes, Kind::Room)
+            .map(|_| ())
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "this is a recording of blobs 1; this build plays tanks 1 only"
         );
     }
 
