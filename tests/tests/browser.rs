@@ -54,6 +54,33 @@ async fn hold_forward(client: &Client) -> Result<(Duration, Value, Value)> {
     Ok((reaction, moving, end))
 }
 
+/// What of the side panel a 1280x720 window does not show (the browser's
+/// window size): the panel scrolling, a HUD line cut on the right, the
+/// graph below the fold. Empty when everything fits.
+async fn panel_cut_off(client: &Client) -> Result<Vec<String>> {
+    let found = client
+        .execute(
+            "const cut = [];
+             const panel = document.getElementById('panel');
+             if (panel.scrollHeight > panel.clientHeight + 1)
+               cut.push(`panel: ${panel.scrollHeight} px of content in ${panel.clientHeight}`);
+             if (panel.scrollWidth > panel.clientWidth + 1)
+               cut.push(`panel: ${panel.scrollWidth} px wide in ${panel.clientWidth}`);
+             const hud = document.getElementById('hud');
+             if (hud.scrollWidth > hud.clientWidth + 1)
+               cut.push(`hud: a line ${hud.scrollWidth} px wide in ${hud.clientWidth}`);
+             for (const id of ['hud', 'graph', 'save-recording', 'down-loss']) {
+               const r = document.getElementById(id).getBoundingClientRect();
+               if (r.bottom > innerHeight + 1 || r.right > innerWidth + 1)
+                 cut.push(`${id}: ends at ${r.right}x${r.bottom} in ${innerWidth}x${innerHeight}`);
+             }
+             return cut;",
+            vec![],
+        )
+        .await?;
+    Ok(serde_json::from_value(found)?)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn page_loads_and_holding_forward_moves_the_player_and_the_ack_catches_up() -> Result<()> {
     let srv = web_server(test_config())?;
@@ -76,7 +103,10 @@ async fn page_loads_and_holding_forward_moves_the_player_and_the_ack_catches_up(
         "window.skirmish API: {api}"
     );
     screenshot(&client, "hold_forward").await?;
+    let cut = panel_cut_off(&client).await;
     client.close().await?;
+    let cut = cut?;
+    assert!(cut.is_empty(), "the panel cuts text at 1280x720: {cut:?}");
     let (reaction, _, end) = result?;
     println!("moved {reaction:?} after the key press; {end}");
     assert!(reaction < Duration::from_millis(500), "{reaction:?}");

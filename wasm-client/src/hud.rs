@@ -241,7 +241,7 @@ pub fn hud_text(hud: &Hud, lost: &Counters, fps: f64) -> String {
     if p.scheduled {
         let _ = writeln!(
             out,
-            "input slack {}  target {}  dilation {:+.1} %",
+            "input slack {}  target {}\ndilation {:+.1} %",
             ms(p.slack_ms),
             ms(p.target_slack_ms),
             p.dilation_pct
@@ -272,7 +272,7 @@ pub fn hud_text(hud: &Hud, lost: &Counters, fps: f64) -> String {
     if lost.any() {
         let _ = writeln!(
             out,
-            "inbox dropped {}  bad datagrams {}  failed sends {}",
+            "inbox dropped {}  bad datagrams {}\nfailed sends {}",
             lost.inbox_dropped, lost.undecodable, lost.failed_sends
         );
     }
@@ -343,7 +343,7 @@ mod tests {
         };
         let text = hud_text(&hud, &Counters::default(), 60.0);
         assert!(
-            text.contains("input slack 42 ms  target 40 ms  dilation -1.2 %"),
+            text.contains("input slack 42 ms  target 40 ms\ndilation -1.2 %"),
             "{text}"
         );
         assert!(text.contains("late 2  repeated 3  resyncs 0"), "{text}");
