@@ -6,6 +6,7 @@
 //! hanging it.
 
 pub mod bot;
+pub mod chart;
 pub mod light;
 pub mod matrix;
 pub mod plot;

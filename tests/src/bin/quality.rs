@@ -12,6 +12,7 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use skirmish_core::Encoding;
+use skirmish_tests::chart::{chart, Line};
 use skirmish_tests::matrix::{
     self, blackout, drift, fairness, hitch, rtt_step, summarize, Summary, INCIDENT_AT, STEP_DOWN,
     STEP_UP,
@@ -62,61 +63,7 @@ fn settles(clients: &[&SimClient], from: f64, to: f64, ok: impl Fn(&Summary) -> 
 }
 
 /// One plotted line: its name, colour and points of (seconds, value).
-type Series = (&'static str, &'static str, Vec<(f64, f64)>);
-
-/// A polyline plot of `series`, with dashed marks at the given seconds.
-fn svg(title: &str, unit: &str, series: &[Series], marks: &[f64]) -> String {
-    let (w, h, left, bottom) = (720.0, 240.0, 50.0, 30.0);
-    let points = series.iter().flat_map(|s| s.2.iter());
-    let (mut t0, mut t1, mut lo, mut hi) = (f64::MAX, f64::MIN, 0.0_f64, 1.0_f64);
-    for &(t, v) in points {
-        t0 = t0.min(t);
-        t1 = t1.max(t);
-        lo = lo.min(v);
-        hi = hi.max(v);
-    }
-    if t1 <= t0 {
-        t1 = t0 + 1.0;
-    }
-    let x = |t: f64| left + (t - t0) / (t1 - t0) * (w - left - 10.0);
-    let y = |v: f64| (h - bottom) - (v - lo) / (hi - lo) * (h - bottom - 20.0);
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="11"><rect width="100%" height="100%" fill="#fff"/><text x="{left}" y="14">{title}</text>"##
-    );
-    let _ = writeln!(
-        out,
-        r##"<line x1="{left}" y1="{0}" x2="{1}" y2="{0}" stroke="#999"/><text x="4" y="{2}">{lo:.0} {unit}</text><text x="4" y="24">{hi:.0} {unit}</text><text x="{left}" y="{3}">{t0:.0} s</text><text x="{4}" y="{3}">{t1:.0} s</text>"##,
-        y(lo.max(0.0).min(hi)),
-        w - 10.0,
-        h - bottom,
-        h - 8.0,
-        w - 50.0
-    );
-    for &m in marks {
-        let _ = writeln!(
-            out,
-            r##"<line x1="{0}" y1="20" x2="{0}" y2="{1}" stroke="#bbb" stroke-dasharray="4 3"/>"##,
-            x(m),
-            h - bottom
-        );
-    }
-    for (i, (name, colour, points)) in series.iter().enumerate() {
-        let path: Vec<String> = points
-            .iter()
-            .map(|&(t, v)| format!("{:.1},{:.1}", x(t), y(v)))
-            .collect();
-        let _ = writeln!(
-            out,
-            r#"<polyline fill="none" stroke="{colour}" stroke-width="1.2" points="{}"/><text x="{}" y="14" fill="{colour}">{name}</text>"#,
-            path.join(" "),
-            w - 260.0 + 90.0 * i as f64
-        );
-    }
-    out.push_str("</svg>\n");
-    out
-}
+type Series = Line;
 
 /// Per-second medians of a (time, value) trace over every client.
 fn per_second(
@@ -222,10 +169,13 @@ fn timing_rows(plots_dir: &std::path::Path) -> anyhow::Result<Vec<Row>> {
     r.convergence =
         format!("up: late <= 0.5 % after {up}; down: ack within RTT + 75 ms after {down}");
     rows.push(r);
-    let marks = [STEP_UP, STEP_DOWN];
+    let marks = [
+        (STEP_UP, "RTT 50 -> 250 ms"),
+        (STEP_DOWN, "RTT 250 -> 50 ms"),
+    ];
     std::fs::write(
         plots_dir.join("rtt-step.svg"),
-        svg(
+        chart(
             "RTT step: input-to-ack and slack (ms)",
             "ms",
             &plots(&c, 45.0),
@@ -234,7 +184,7 @@ fn timing_rows(plots_dir: &std::path::Path) -> anyhow::Result<Vec<Row>> {
     )?;
     std::fs::write(
         plots_dir.join("rtt-step-dilation.svg"),
-        svg("RTT step: dilation (%)", "%", &dilation(&c), &marks),
+        chart("RTT step: dilation (%)", "%", &dilation(&c), &marks),
     )?;
 
     for (name, file, rate) in [
@@ -254,7 +204,7 @@ fn timing_rows(plots_dir: &std::path::Path) -> anyhow::Result<Vec<Row>> {
         rows.push(r);
         std::fs::write(
             plots_dir.join(format!("{file}.svg")),
-            svg(
+            chart(
                 &format!("{name}: input-to-ack and slack (ms)"),
                 "ms",
                 &plots(&c, 120.0),
@@ -263,7 +213,7 @@ fn timing_rows(plots_dir: &std::path::Path) -> anyhow::Result<Vec<Row>> {
         )?;
         std::fs::write(
             plots_dir.join(format!("{file}-dilation.svg")),
-            svg(&format!("{name}: dilation (%)"), "%", &dilation(&c), &[]),
+            chart(&format!("{name}: dilation (%)"), "%", &dilation(&c), &[]),
         )?;
     }
 
