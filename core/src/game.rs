@@ -107,6 +107,9 @@ pub trait Visual: Copy + Debug + PartialEq {
     /// `self` moved by `offset`.
     #[must_use]
     fn shifted(&self, offset: &Self::Offset) -> Self;
+
+    /// Whether every number in it is finite.
+    fn is_finite(&self) -> bool;
 }
 
 /// A difference between two [`Visual`]s, which the smoothing folds,

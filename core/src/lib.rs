@@ -48,7 +48,7 @@ pub use client::clock::{ServerClock, PINGS_IN_FLIGHT};
 pub use client::conditioner::{
     Conditioner, ConditionerStats, Delivery, LinkConditions, MAX_DELAY_MS,
 };
-pub use client::interpolation::{InterpolationConfig, RemoteBuffer, SampleKind};
+pub use client::interpolation::{InterpolationConfig, RemoteBuffer, RemoteSample, SampleKind};
 pub use client::pacing::{Jump, Pacing, PacingConfig};
 pub use client::pending::{PendingInputs, PushError};
 pub use client::prediction::{LocalPlayer, LocalStats, ReconcileError, ReconcileReport};

@@ -116,6 +116,10 @@ impl Visual for Pose {
             rotation: wrap_angle(self.rotation + offset.rotation),
         }
     }
+
+    fn is_finite(&self) -> bool {
+        Pose::is_finite(self)
+    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,8 @@
 use std::time::Duration;
 
 use skirmish_core::{
-    CorrectionOutcome, Game, LocalPlayer, Offset, Size, SmoothingConfig, Stamp, Tick, Visual,
+    CorrectionOutcome, Game, InterpolationConfig, LocalPlayer, Offset, RemoteBuffer, RemoteSample,
+    SampleKind, Size, SmoothingConfig, Stamp, Tick, Visual,
 };
 
 struct Dots;
@@ -47,6 +48,9 @@ impl Visual for Dot {
     }
     fn shifted(&self, offset: &Shift) -> Dot {
         Dot(self.0 + offset.0)
+    }
+    fn is_finite(&self) -> bool {
+        self.0.is_finite()
     }
 }
 
@@ -110,4 +114,36 @@ fn a_dot_is_predicted_reconciled_and_smoothed_like_a_tank() {
     assert!(p.accept(stamp(6, 4), &Dot(f32::NAN)).is_err());
     assert_eq!(p.predicted(), Dot(17.0));
     assert_eq!(p.authoritative(), Some(&Dot(7.0)));
+}
+
+#[test]
+fn a_remote_dot_is_interpolated_extrapolated_and_held_across_a_death() {
+    let config = InterpolationConfig::default();
+    let tick = Duration::from_millis(50);
+    let mut b: RemoteBuffer<Dot> = RemoteBuffer::default();
+    let sample = |t: u32, x: f32, alive: bool| RemoteSample {
+        tick: Tick(t),
+        visual: Dot(x),
+        velocity: Shift(200.0),
+        alive,
+    };
+    assert!(b.add(sample(10, 100.0, true), &config));
+    assert!(b.add(sample(11, 110.0, true), &config));
+    assert!(!b.add(sample(11, 0.0, true), &config), "not newer");
+    assert!(!b.add(sample(12, f32::NAN, true), &config), "not finite");
+    assert_eq!(
+        b.sample(10.5, tick, &config),
+        Some((Dot(105.0), SampleKind::Interpolated))
+    );
+    // 50 ms past the newest at 200 u/s.
+    let (ahead, kind) = b.sample(12.0, tick, &config).expect("samples");
+    assert_eq!(kind, SampleKind::Extrapolated);
+    assert!((ahead.0 - 120.0).abs() < 1e-3);
+    // A death is not motion.
+    assert!(b.add(sample(12, 500.0, false), &config));
+    assert_eq!(
+        b.sample(11.5, tick, &config),
+        Some((Dot(110.0), SampleKind::Held))
+    );
+    assert_eq!(b.alive_at(12.0), Some(false));
 }

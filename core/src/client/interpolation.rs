@@ -29,9 +29,11 @@ use std::time::Duration;
 
 use glam::Vec2;
 
+use crate::game::{Offset, Visual};
 use crate::shared::sim::Pose;
 use crate::shared::state::PlayerState;
 use crate::shared::tick::Tick;
+use crate::tanks::PoseOffset;
 
 /// How remote players are drawn.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -80,16 +82,22 @@ pub enum SampleKind {
     Held,
 }
 
-/// One accepted sample.
+/// One authoritative sample of a remote, as a game draws it (`V`).
 #[derive(Clone, Copy, Debug, PartialEq)]
-struct Sample {
-    tick: Tick,
-    pose: Pose,
-    velocity: Vec2,
-    alive: bool,
+pub struct RemoteSample<V: Visual> {
+    /// The server tick it was true at.
+    pub tick: Tick,
+    /// What is drawn.
+    pub visual: V,
+    /// Its motion per second, for extrapolation past the newest sample
+    /// (no motion: held).
+    pub velocity: V::Offset,
+    /// Whether it is alive: a death or a respawn between two samples is
+    /// not motion, and is not interpolated across.
+    pub alive: bool,
 }
 
-/// How quickly a taken-back extrapolation fades from the drawn pose: the
+/// How quickly a taken-back extrapolation fades from what is drawn: the
 /// time constant of its decay (seconds).
 pub const SETTLE_SECS: f32 = 0.1;
 
@@ -97,34 +105,63 @@ pub const SETTLE_SECS: f32 = 0.1;
 /// the remote respawned or teleported, and is drawn where it is.
 const MAX_SETTLE_OFFSET: f32 = 40.0;
 
-/// The accepted samples of one remote player, oldest first, and what is
-/// left of a taken-back extrapolation.
-#[derive(Clone, Debug, Default)]
-pub struct RemoteBuffer {
-    samples: VecDeque<Sample>,
-    /// Drawn minus sampled position, fading.
-    offset: Vec2,
-    /// What was drawn at the last frame: where, how it was sampled, and the
+/// The accepted samples of one remote, oldest first, and what is left of
+/// a taken-back extrapolation; of a game whose remotes are drawn as `V`
+/// (the tank game's [`Pose`] by default).
+#[derive(Clone, Debug)]
+pub struct RemoteBuffer<V: Visual = Pose> {
+    samples: VecDeque<RemoteSample<V>>,
+    /// Drawn minus sampled, fading.
+    offset: V::Offset,
+    /// What was drawn at the last frame: what, how it was sampled, and the
     /// newest sample then.
-    drawn: Option<(Vec2, SampleKind, Tick)>,
+    drawn: Option<(V, SampleKind, Tick)>,
+}
+
+impl<V: Visual> Default for RemoteBuffer<V> {
+    fn default() -> Self {
+        RemoteBuffer {
+            samples: VecDeque::new(),
+            offset: V::Offset::default(),
+            drawn: None,
+        }
+    }
 }
 
 impl RemoteBuffer {
-    /// Adds an accepted state; `false` (and nothing changes) if its tick is
-    /// not newer than the newest sample or it is not finite.
+    /// Adds an accepted tank state; `false` (and nothing changes) if its
+    /// tick is not newer than the newest sample or it is not finite.
     pub fn push(&mut self, state: &PlayerState, config: &InterpolationConfig) -> bool {
-        if !state.is_finite() || self.samples.back().is_some_and(|s| state.tick <= s.tick) {
+        state.is_finite()
+            && self.add(
+                RemoteSample {
+                    tick: state.tick,
+                    visual: state.pose(),
+                    velocity: PoseOffset {
+                        position: state.velocity.unwrap_or(Vec2::ZERO),
+                        rotation: 0.0,
+                    },
+                    alive: state.alive,
+                },
+                config,
+            )
+    }
+}
+
+impl<V: Visual> RemoteBuffer<V> {
+    /// Adds an accepted sample; `false` (and nothing changes) if its tick
+    /// is not newer than the newest sample or it is not finite.
+    pub fn add(&mut self, sample: RemoteSample<V>, config: &InterpolationConfig) -> bool {
+        if !sample.visual.is_finite()
+            || !sample.velocity.is_finite()
+            || self.samples.back().is_some_and(|s| sample.tick <= s.tick)
+        {
             return false;
         }
         if self.samples.len() >= config.capacity.max(2) {
             self.samples.pop_front();
         }
-        self.samples.push_back(Sample {
-            tick: state.tick,
-            pose: state.pose(),
-            velocity: state.velocity.unwrap_or(Vec2::ZERO),
-            alive: state.alive,
-        });
+        self.samples.push_back(sample);
         true
     }
 
@@ -143,22 +180,16 @@ impl RemoteBuffer {
         self.samples.back().map(|s| s.tick)
     }
 
-    /// The pose to draw at server time `at`: the sample, moved by what is
-    /// left of a taken-back extrapolation.
+    /// What to draw at server time `at`: the sample, moved by what is left
+    /// of a taken-back extrapolation.
     pub fn drawn(
         &self,
         at: f64,
         tick: Duration,
         config: &InterpolationConfig,
-    ) -> Option<(Pose, SampleKind)> {
-        let (pose, kind) = self.sample(at, tick, config)?;
-        Some((
-            Pose {
-                position: pose.position + self.offset,
-                rotation: pose.rotation,
-            },
-            kind,
-        ))
+    ) -> Option<(V, SampleKind)> {
+        let (visual, kind) = self.sample(at, tick, config)?;
+        Some((visual.shifted(&self.offset), kind))
     }
 
     /// A frame of `dt` seconds is drawn at `at`: the offset fades, and a
@@ -166,32 +197,32 @@ impl RemoteBuffer {
     /// elsewhere now keeps being drawn where it was, the difference fading
     /// from there on.
     pub fn settle(&mut self, at: f64, tick: Duration, config: &InterpolationConfig, dt: f32) {
-        let Some((pose, kind)) = self.sample(at, tick, config) else {
+        let Some((visual, kind)) = self.sample(at, tick, config) else {
             return;
         };
         self.offset = if config.enabled && dt.is_finite() {
-            self.offset * libm::expf(-dt.max(0.0) / SETTLE_SECS)
+            self.offset.scaled(libm::expf(-dt.max(0.0) / SETTLE_SECS))
         } else {
-            Vec2::ZERO
+            V::Offset::default()
         };
         let newest = self.newest_tick().unwrap_or_default();
         // A guess is taken back when samples came since it was drawn (it
         // was extrapolated from an older one): interpolating now, or
         // extrapolating from the new newest.
         if let Some((drawn, SampleKind::Extrapolated, from)) = self.drawn {
-            let error = drawn - pose.position;
+            let error = visual.offset_to(&drawn);
             let taken_back = kind != SampleKind::Extrapolated || from != newest;
-            if taken_back && config.enabled && error.length() <= MAX_SETTLE_OFFSET {
+            if taken_back && config.enabled && error.size().distance <= MAX_SETTLE_OFFSET {
                 self.offset = error;
             }
         }
-        if !self.offset.is_finite() || self.offset.length() > MAX_SETTLE_OFFSET {
-            self.offset = Vec2::ZERO;
+        if !self.offset.is_finite() || self.offset.size().distance > MAX_SETTLE_OFFSET {
+            self.offset = V::Offset::default();
         }
-        self.drawn = Some((pose.position + self.offset, kind, newest));
+        self.drawn = Some((visual.shifted(&self.offset), kind, newest));
     }
 
-    /// Whether the player was alive at server time `at`, as the newest
+    /// Whether the remote was alive at server time `at`, as the newest
     /// sample at or before it says (the first sample before any); `None`
     /// while empty. A remote is drawn dying and respawning at the time it
     /// is drawn at, not when the newest snapshot says so.
@@ -203,34 +234,31 @@ impl RemoteBuffer {
             .map(|s| s.alive)
     }
 
-    /// The pose at server time `at` (ticks with fraction), with ticks of
-    /// `tick` length; `None` while empty.
+    /// What is drawn at server time `at` (ticks with fraction), with ticks
+    /// of `tick` length; `None` while empty.
     pub fn sample(
         &self,
         at: f64,
         tick: Duration,
         config: &InterpolationConfig,
-    ) -> Option<(Pose, SampleKind)> {
+    ) -> Option<(V, SampleKind)> {
         let first = self.samples.front()?;
         let last = self.samples.back()?;
         if !config.enabled {
-            return Some((last.pose, SampleKind::Held));
+            return Some((last.visual, SampleKind::Held));
         }
         if !at.is_finite() || at <= f64::from(first.tick.0) {
-            return Some((first.pose, SampleKind::Held));
+            return Some((first.visual, SampleKind::Held));
         }
         let newest = f64::from(last.tick.0);
         if at >= newest {
             let tick_secs = tick.as_secs_f64();
             let ahead = ((at - newest) * tick_secs).min(config.max_extrapolation.as_secs_f64());
-            if ahead <= 0.0 || last.velocity == Vec2::ZERO {
-                return Some((last.pose, SampleKind::Held));
+            if ahead <= 0.0 || last.velocity == V::Offset::default() {
+                return Some((last.visual, SampleKind::Held));
             }
-            let pose = Pose {
-                position: last.pose.position + last.velocity * ahead as f32,
-                rotation: last.pose.rotation,
-            };
-            return Some((pose, SampleKind::Extrapolated));
+            let visual = last.visual.shifted(&last.velocity.scaled(ahead as f32));
+            return Some((visual, SampleKind::Extrapolated));
         }
         // The first sample after `at`; the one before it exists because
         // `at` is past the first sample.
@@ -238,11 +266,11 @@ impl RemoteBuffer {
         let (a, b) = (self.samples.get(i.checked_sub(1)?)?, self.samples.get(i)?);
         if a.alive != b.alive {
             // A death or a respawn is not motion: held until its tick.
-            return Some((a.pose, SampleKind::Held));
+            return Some((a.visual, SampleKind::Held));
         }
         let span = f64::from(b.tick.0 - a.tick.0);
         let t = ((at - f64::from(a.tick.0)) / span) as f32;
-        Some((a.pose.lerp(&b.pose, t), SampleKind::Interpolated))
+        Some((a.visual.lerp(&b.visual, t), SampleKind::Interpolated))
     }
 }
 
