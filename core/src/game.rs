@@ -22,6 +22,7 @@
 use std::fmt::Debug;
 use std::time::Duration;
 
+use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
 
 /// A game the netcode runs: its types and its deterministic step.
@@ -132,4 +133,34 @@ pub trait Offset: Copy + Debug + Default + PartialEq {
 
     /// Whether every number in it is finite.
     fn is_finite(&self) -> bool;
+}
+
+/// An authoritative state the client keeps per player, as the server
+/// replicates it, and the events that change it between states.
+pub trait Replicated: Copy + Debug + PartialEq {
+    /// What changes it between two states: sent once, applied once.
+    type Event: Applied;
+
+    /// Whether a state from the network can be accepted (every number
+    /// finite, every field within its range).
+    fn is_valid(&self) -> bool;
+
+    /// Applies `event` (whose target this is).
+    fn apply(&mut self, event: &Self::Event);
+}
+
+/// An event the server sends reliably, to be applied once to one
+/// player's state: two copies with the same key are the same event.
+pub trait Applied: Clone + Debug + PartialEq {
+    /// What tells two events apart.
+    type Key: Copy + Debug + PartialEq;
+
+    /// Its identity.
+    fn key(&self) -> Self::Key;
+
+    /// The server tick it happened at: a state at or after it includes it.
+    fn tick(&self) -> Tick;
+
+    /// Whose state it changes.
+    fn target(&self) -> PlayerId;
 }

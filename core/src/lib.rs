@@ -97,7 +97,7 @@ pub use shared::timing::{InputTiming, LatenessHistogram, RewindHistogram, SlackH
 pub use shared::uplink::{decode_inputs, encode_client, encode_inputs, INPUT as BINARY_INPUT};
 pub use shared::{compact, delta, determinism, framing, protocol, timing};
 
-pub use game::{Game, Offset, Size, Stamp, Visual};
+pub use game::{Applied, Game, Offset, Replicated, Size, Stamp, Visual};
 pub use tanks::{PoseOffset, Tanks};
 
 pub use glam::Vec2;

@@ -12,12 +12,13 @@ use std::time::Duration;
 
 use glam::Vec2;
 
-use crate::game::{Game, Offset, Size, Visual};
+use crate::game::{Applied, Game, Offset, Replicated, Size, Visual};
 use crate::shared::config::SimConfig;
 use crate::shared::input::MoveInput;
-use crate::shared::protocol::{GAME_NAME, GAME_VERSION};
+use crate::shared::protocol::{CombatEvent, GAME_NAME, GAME_VERSION};
 use crate::shared::sim::{angle_delta, sanitize, simulate, wrap_angle, Pose};
-use crate::shared::state::PlayerState;
+use crate::shared::state::{PlayerId, PlayerState};
+use crate::shared::tick::Tick;
 
 /// The tank game: turn, throttle and fire in an arena with obstacles.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -49,6 +50,39 @@ impl Game for Tanks {
 
     fn is_valid(own: &PlayerState) -> bool {
         own.is_finite()
+    }
+}
+
+impl Replicated for PlayerState {
+    type Event = CombatEvent;
+
+    fn is_valid(&self) -> bool {
+        self.is_finite()
+    }
+
+    /// A hit sets the target's HP; a kill marks it dead and still.
+    fn apply(&mut self, event: &CombatEvent) {
+        self.hp = event.hp;
+        if event.killed {
+            self.alive = false;
+            self.velocity = None;
+        }
+    }
+}
+
+impl Applied for CombatEvent {
+    type Key = (Tick, PlayerId, PlayerId);
+
+    fn key(&self) -> Self::Key {
+        (self.server_tick, self.attacker, self.target)
+    }
+
+    fn tick(&self) -> Tick {
+        self.server_tick
+    }
+
+    fn target(&self) -> PlayerId {
+        self.target
     }
 }
 

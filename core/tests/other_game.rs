@@ -5,8 +5,9 @@
 use std::time::Duration;
 
 use skirmish_core::{
-    CorrectionOutcome, Game, InterpolationConfig, LocalPlayer, Offset, RemoteBuffer, RemoteSample,
-    SampleKind, Size, SmoothingConfig, Stamp, Tick, Visual,
+    Applied, Authority, CorrectionOutcome, Game, InterpolationConfig, LocalPlayer, Offset,
+    PlayerId, RemoteBuffer, RemoteSample, Replicated, SampleKind, Size, SmoothingConfig, Stamp,
+    Tick, Visual,
 };
 
 struct Dots;
@@ -146,4 +147,58 @@ fn a_remote_dot_is_interpolated_extrapolated_and_held_across_a_death() {
         Some((Dot(110.0), SampleKind::Held))
     );
     assert_eq!(b.alive_at(12.0), Some(false));
+}
+
+/// A dot pushed along by the server between its states.
+#[derive(Clone, Debug, PartialEq)]
+struct Push {
+    tick: Tick,
+    dot: PlayerId,
+    to: f32,
+}
+
+impl Applied for Push {
+    type Key = (Tick, PlayerId);
+    fn key(&self) -> (Tick, PlayerId) {
+        (self.tick, self.dot)
+    }
+    fn tick(&self) -> Tick {
+        self.tick
+    }
+    fn target(&self) -> PlayerId {
+        self.dot
+    }
+}
+
+impl Replicated for Dot {
+    type Event = Push;
+    fn is_valid(&self) -> bool {
+        self.0.is_finite()
+    }
+    fn apply(&mut self, event: &Push) {
+        self.0 = event.to;
+    }
+}
+
+#[test]
+fn a_dots_states_are_owned_and_its_events_applied_once_and_never_undone() {
+    let mut a: Authority<Dot> = Authority::default();
+    let one = PlayerId(1);
+    a.insert(one, Tick(10), &Dot(1.0)).expect("first");
+    assert!(a.insert(one, Tick(10), &Dot(2.0)).is_err(), "not newer");
+    let push = Push {
+        tick: Tick(12),
+        dot: one,
+        to: 50.0,
+    };
+    assert!(a.apply(&push));
+    assert!(!a.apply(&push), "once");
+    assert_eq!(a.get(one), Some(&Dot(50.0)));
+    // A state from before the push does not undo it; one after it rules.
+    a.insert(one, Tick(11), &Dot(3.0)).expect("newer");
+    assert_eq!(a.get(one), Some(&Dot(50.0)));
+    a.insert(one, Tick(13), &Dot(4.0)).expect("newer");
+    assert_eq!(a.get(one), Some(&Dot(4.0)));
+    assert!(a.insert(PlayerId(2), Tick(1), &Dot(f32::NAN)).is_err());
+    assert_eq!(a.len(), 1);
 }

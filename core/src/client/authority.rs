@@ -18,6 +18,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+use crate::game::{Applied, Replicated};
 use crate::shared::protocol::CombatEvent;
 
 use crate::shared::state::PlayerId;
@@ -60,62 +61,89 @@ pub struct AuthorityStats {
     pub events_ignored: u64,
 }
 
-/// One owned authoritative snapshot per known player.
-#[derive(Clone, Debug, Default)]
-pub struct Authority {
-    players: BTreeMap<PlayerId, PlayerState>,
-    seen_events: VecDeque<(Tick, PlayerId, PlayerId)>,
-    /// The newest combat result applied per target: tick, HP, killed.
-    results: BTreeMap<PlayerId, (Tick, u16, bool)>,
+/// One owned authoritative state per known player, of a game whose
+/// players replicate as `S` (the tank game's [`PlayerState`] by default).
+#[derive(Clone, Debug)]
+pub struct Authority<S: Replicated = PlayerState> {
+    players: BTreeMap<PlayerId, (Tick, S)>,
+    seen_events: VecDeque<<S::Event as Applied>::Key>,
+    /// The newest event applied per target.
+    results: BTreeMap<PlayerId, S::Event>,
     stats: AuthorityStats,
 }
 
+impl<S: Replicated> Default for Authority<S> {
+    fn default() -> Self {
+        Authority {
+            players: BTreeMap::new(),
+            seen_events: VecDeque::new(),
+            results: BTreeMap::new(),
+            stats: AuthorityStats::default(),
+        }
+    }
+}
+
+/// The tank game's calls: a [`PlayerState`] carries its player and tick.
 impl Authority {
     /// Takes `state` as the owned snapshot of its player if it is newer.
     ///
     /// # Errors
-    /// [`Refused`] if it is not newer or not finite; nothing changes then.
+    /// As [`Authority::insert`].
     pub fn accept(&mut self, state: &PlayerState) -> Result<(), Refused> {
-        if !state.is_finite() {
-            self.stats.invalid += 1;
-            return Err(Refused::NonFinite(state.id));
-        }
-        if let Some(owned) = self.players.get(&state.id) {
-            if state.tick <= owned.tick {
-                self.stats.stale += 1;
-                return Err(Refused::Stale {
-                    id: state.id,
-                    owned: owned.tick,
-                    got: state.tick,
-                });
-            }
-        }
-        let mut state = *state;
-        match self.results.get(&state.id) {
-            Some(&(tick, hp, killed)) if tick > state.tick => {
-                state.hp = hp;
-                if killed {
-                    state.alive = false;
-                    state.velocity = None;
-                }
-            }
-            Some(_) => {
-                self.results.remove(&state.id);
-            }
-            None => {}
-        }
-        self.players.insert(state.id, state);
-        self.stats.accepted += 1;
-        Ok(())
+        self.insert(state.id, state.tick, state)
     }
 
     /// Applies a combat result to its target; `true` if it changed the
     /// owned state.
     pub fn apply_combat(&mut self, event: &CombatEvent) -> bool {
-        let key = (event.server_tick, event.attacker, event.target);
-        let owned = self.players.get_mut(&event.target);
+        self.apply(event)
+    }
+}
+
+impl<S: Replicated> Authority<S> {
+    /// Takes `state`, true at server tick `tick`, as the owned state of
+    /// player `id` if it is newer than the one owned; an event applied
+    /// after `tick` is applied to it again, so that it is never undone.
+    ///
+    /// # Errors
+    /// [`Refused`] if it is not newer or not valid; nothing changes then.
+    pub fn insert(&mut self, id: PlayerId, tick: Tick, state: &S) -> Result<(), Refused> {
+        if !state.is_valid() {
+            self.stats.invalid += 1;
+            return Err(Refused::NonFinite(id));
+        }
+        if let Some(&(owned, _)) = self.players.get(&id) {
+            if tick <= owned {
+                self.stats.stale += 1;
+                return Err(Refused::Stale {
+                    id,
+                    owned,
+                    got: tick,
+                });
+            }
+        }
+        let mut state = *state;
+        match self.results.get(&id) {
+            Some(event) if event.tick() > tick => state.apply(event),
+            Some(_) => {
+                self.results.remove(&id);
+            }
+            None => {}
+        }
+        self.players.insert(id, (tick, state));
+        self.stats.accepted += 1;
+        Ok(())
+    }
+
+    /// Applies an event to its target once; `true` if it changed the
+    /// owned state (a copy seen before, an event the owned state already
+    /// includes and one for an unknown player change nothing).
+    pub fn apply(&mut self, event: &S::Event) -> bool {
+        let key = event.key();
+        let target = event.target();
+        let owned = self.players.get_mut(&target);
         let fresh = !self.seen_events.contains(&key);
-        let applies = fresh && owned.as_ref().is_some_and(|s| event.server_tick > s.tick);
+        let applies = fresh && owned.as_ref().is_some_and(|(tick, _)| event.tick() > *tick);
         if fresh {
             if self.seen_events.len() >= REMEMBERED_EVENTS {
                 self.seen_events.pop_front();
@@ -123,20 +151,15 @@ impl Authority {
             self.seen_events.push_back(key);
         }
         match owned {
-            Some(state) if applies => {
+            Some((_, state)) if applies => {
                 let newer = self
                     .results
-                    .get(&event.target)
-                    .is_none_or(|&(tick, _, _)| event.server_tick >= tick);
+                    .get(&target)
+                    .is_none_or(|result| event.tick() >= result.tick());
                 if newer {
-                    self.results
-                        .insert(event.target, (event.server_tick, event.hp, event.killed));
+                    self.results.insert(target, event.clone());
                 }
-                state.hp = event.hp;
-                if event.killed {
-                    state.alive = false;
-                    state.velocity = None;
-                }
+                state.apply(event);
                 self.stats.events_applied += 1;
                 true
             }
@@ -156,14 +179,14 @@ impl Authority {
         before - self.players.len()
     }
 
-    /// The owned snapshot of `id`.
-    pub fn get(&self, id: PlayerId) -> Option<&PlayerState> {
-        self.players.get(&id)
+    /// The owned state of `id`.
+    pub fn get(&self, id: PlayerId) -> Option<&S> {
+        self.players.get(&id).map(|(_, s)| s)
     }
 
-    /// Every owned snapshot, in id order.
-    pub fn iter(&self) -> impl Iterator<Item = &PlayerState> {
-        self.players.values()
+    /// Every owned state, in id order.
+    pub fn iter(&self) -> impl Iterator<Item = &S> {
+        self.players.values().map(|(_, s)| s)
     }
 
     /// How many players are known.
