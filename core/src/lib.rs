@@ -38,6 +38,7 @@
 
 mod client;
 mod game;
+mod harness;
 mod server;
 mod shared;
 mod tanks;
@@ -98,6 +99,7 @@ pub use shared::uplink::{decode_inputs, encode_client, encode_inputs, INPUT as B
 pub use shared::{compact, delta, determinism, framing, protocol, timing};
 
 pub use game::{Applied, Game, Offset, Replicated, Size, Stamp, Visual};
+pub use harness::{first_divergence, trace, Harness};
 pub use tanks::{PoseOffset, Tanks};
 
 pub use glam::Vec2;

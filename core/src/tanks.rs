@@ -13,9 +13,12 @@ use std::time::Duration;
 use glam::Vec2;
 
 use crate::game::{Applied, Game, Offset, Replicated, Size, Visual};
+use crate::harness::Harness;
 use crate::shared::config::SimConfig;
+use crate::shared::determinism::Fnv64;
 use crate::shared::input::MoveInput;
 use crate::shared::protocol::{CombatEvent, GAME_NAME, GAME_VERSION};
+use crate::shared::rng::SeededRng;
 use crate::shared::sim::{angle_delta, sanitize, simulate, wrap_angle, Pose};
 use crate::shared::state::{PlayerId, PlayerState};
 use crate::shared::tick::Tick;
@@ -50,6 +53,33 @@ impl Game for Tanks {
 
     fn is_valid(own: &PlayerState) -> bool {
         own.is_finite()
+    }
+}
+
+/// The golden trajectory's run: a new turn and throttle every 20 steps.
+impl Harness for Tanks {
+    fn config() -> SimConfig {
+        SimConfig::default()
+    }
+
+    fn start(_: &SimConfig) -> Pose {
+        Pose::new(Vec2::new(100.0, 100.0), 0.0)
+    }
+
+    fn seeded_input(rng: &mut SeededRng, step: u32, previous: MoveInput) -> MoveInput {
+        let mut input = previous;
+        if step % 20 == 0 {
+            input.turn = rng.range_f32(-1.0, 1.0);
+            input.throttle = rng.range_f32(-0.3, 1.0);
+        }
+        input.tick = Tick(step + 1);
+        input
+    }
+
+    fn hash(pose: &Pose, hash: &mut Fnv64) {
+        for v in [pose.position.x, pose.position.y, pose.rotation] {
+            hash.f32(v);
+        }
     }
 }
 

@@ -435,3 +435,45 @@ async fn the_page_reconnects_when_the_server_comes_back() -> Result<()> {
     client.close().await?;
     again.shutdown().await
 }
+
+/// The determinism check: the page's game, stepped in this browser's wasm
+/// through a seeded run, hashes every step exactly as it does natively;
+/// a difference is reported at the first step where it appears.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_steps_the_game_bit_for_bit_as_native_code_does() -> Result<()> {
+    const STEPS: u32 = 10_000;
+    let seed = u32::try_from(skirmish_core::determinism::GOLDEN_SEED)?;
+    let srv = web_server(test_config())?;
+    let driver = start_driver()?;
+    let client = browser(&driver).await?;
+    client.goto(&page_url(&srv, "name=tracer")?).await?;
+    wait_for(&client, "the scripting API", Duration::from_secs(20), |s| {
+        s.is_object()
+    })
+    .await?;
+    let browser_trace = client
+        .execute(
+            "return window.skirmish.determinism(arguments[0], arguments[1]);",
+            vec![json!(seed), json!(STEPS)],
+        )
+        .await;
+    client.close().await?;
+    let browser_trace: Vec<String> = serde_json::from_value(browser_trace?)?;
+    let browser_trace = browser_trace
+        .iter()
+        .map(|h| u64::from_str_radix(h, 16))
+        .collect::<Result<Vec<u64>, _>>()?;
+    let native = skirmish_core::trace::<skirmish_core::Tanks>(u64::from(seed), STEPS);
+    if let Some(step) = skirmish_core::first_divergence(&native, &browser_trace) {
+        bail!(
+            "Chromium diverges from native code at step {step} of {STEPS} (native {:?}, browser {:?})",
+            native.get(step),
+            browser_trace.get(step)
+        );
+    }
+    assert_eq!(
+        browser_trace.last().copied(),
+        Some(skirmish_core::determinism::GOLDEN_TRAJECTORY_HASH)
+    );
+    srv.shutdown().await
+}

@@ -202,7 +202,7 @@ fn core_imports_point_down() {
                 "crate::game",
                 "crate::tanks",
             ],
-            "game" => &["crate::client", "crate::server", "crate::tanks"],
+            "game" | "harness" => &["crate::client", "crate::server", "crate::tanks"],
             "tanks" => &["crate::client", "crate::server"],
             "client" => &["crate::server"],
             "server" => &["crate::client"],
@@ -216,6 +216,7 @@ fn core_imports_point_down() {
                     "use crate::client",
                     "use crate::server",
                     "use crate::game",
+                    "use crate::harness",
                     "use crate::tanks",
                 ]
                 .iter()

@@ -98,3 +98,13 @@ pub fn golden_trajectory_hash() -> String {
         skirmish_core::determinism::golden_trajectory_hash()
     )
 }
+
+/// The determinism check's trace of this build's game: the running hash
+/// after each of `steps` (at most a million) seeded steps from `seed`, as
+/// `skirmish_core::trace` computes it natively (`skirmish.determinism()`
+/// on the page; a browser test compares the two and names the first
+/// step where they differ).
+#[wasm_bindgen(js_name = determinismTrace)]
+pub fn determinism_trace(seed: u32, steps: u32) -> Vec<u64> {
+    skirmish_core::trace::<skirmish_core::Tanks>(u64::from(seed), steps.min(1_000_000))
+}

@@ -72,22 +72,38 @@ pub fn trajectory_hash(seed: u64, steps: u32, config: &SimConfig) -> (u64, u32) 
     (hash.finish(), contacts)
 }
 
-/// FNV-1a, 64 bits: simple and identical everywhere.
-struct Fnv64(u64);
+/// FNV-1a, 64 bits: simple and identical everywhere. The determinism
+/// checks hash the bits of every step's state with it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fnv64(u64);
+
+impl Default for Fnv64 {
+    fn default() -> Self {
+        Fnv64::new()
+    }
+}
 
 impl Fnv64 {
-    fn new() -> Fnv64 {
+    /// The hash of nothing.
+    pub fn new() -> Fnv64 {
         Fnv64(0xcbf2_9ce4_8422_2325)
     }
 
-    fn write(&mut self, bytes: &[u8]) {
+    /// Folds in `bytes`.
+    pub fn write(&mut self, bytes: &[u8]) {
         for &b in bytes {
             self.0 ^= u64::from(b);
             self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
         }
     }
 
-    fn finish(&self) -> u64 {
+    /// Folds in the bits of a float, little-endian.
+    pub fn f32(&mut self, v: f32) {
+        self.write(&v.to_bits().to_le_bytes());
+    }
+
+    /// The hash so far.
+    pub fn finish(&self) -> u64 {
         self.0
     }
 }

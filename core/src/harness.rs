@@ -1,0 +1,91 @@
+//! What the harness needs of a game beyond its rules, and the
+//! determinism check every game gets from it.
+//!
+//! [`trace`] runs a seeded sequence of a game's inputs through its step
+//! ([`Game::predict`]) with durations that are and are not whole cadences,
+//! and hashes the bits of the state after every step. Run natively and in
+//! the browser (a game's page exposes it), the two traces must be equal;
+//! [`first_divergence`] names the first step where they are not, which is
+//! where to look (a `sin` that is not `libm`'s, a fused multiply-add, an
+//! iteration over a hash map).
+
+use crate::game::Game;
+use crate::shared::determinism::Fnv64;
+use crate::shared::rng::SeededRng;
+
+/// A game the harness can run alone: seeded inputs, a start, a hash.
+pub trait Harness: Game {
+    /// The configuration a seeded run uses.
+    fn config() -> Self::Config;
+
+    /// Where a seeded run starts.
+    fn start(config: &Self::Config) -> Self::Local;
+
+    /// The input for step `step` of a seeded run, drawn from `rng`, given
+    /// the previous step's.
+    fn seeded_input(rng: &mut SeededRng, step: u32, previous: Self::Input) -> Self::Input;
+
+    /// Folds every bit of `local` that the step computes into `hash`.
+    fn hash(local: &Self::Local, hash: &mut Fnv64);
+}
+
+/// The running hash after each of `steps` seeded steps of `G` from `seed`.
+pub fn trace<G: Harness>(seed: u64, steps: u32) -> Vec<u64> {
+    let config = G::config();
+    let cadence = G::cadence(&config);
+    let mut rng = SeededRng::new(seed);
+    let mut local = G::start(&config);
+    let mut input = G::Input::default();
+    let mut hash = Fnv64::new();
+    let mut out = Vec::with_capacity(steps as usize);
+    for step in 0..steps {
+        input = G::seeded_input(&mut rng, step, input);
+        // Whole cadences mostly; a long step, a short one and a step of
+        // several cadences now and then (each cut into substeps the same
+        // way on every target).
+        let duration = match rng.below(8) {
+            0 => cadence * 12 / 5,
+            1 => cadence * 2 / 5,
+            2 => cadence * 3,
+            _ => cadence,
+        };
+        local = G::predict(local, &input, duration, &config);
+        G::hash(&local, &mut hash);
+        out.push(hash.finish());
+    }
+    out
+}
+
+/// The first step at which two traces differ (a step one has and the
+/// other lacks counts); `None` when they are equal.
+pub fn first_divergence(a: &[u64], b: &[u64]) -> Option<usize> {
+    a.iter()
+        .zip(b)
+        .position(|(x, y)| x != y)
+        .or_else(|| (a.len() != b.len()).then(|| a.len().min(b.len())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shared::determinism::{GOLDEN_SEED, GOLDEN_STEPS, GOLDEN_TRAJECTORY_HASH};
+    use crate::tanks::Tanks;
+
+    #[test]
+    fn the_tank_games_trace_ends_on_the_golden_hash() {
+        let trace = trace::<Tanks>(GOLDEN_SEED, GOLDEN_STEPS);
+        assert_eq!(trace.len(), GOLDEN_STEPS as usize);
+        assert_eq!(trace.last().copied(), Some(GOLDEN_TRAJECTORY_HASH));
+    }
+
+    #[test]
+    fn the_first_divergent_step_is_named() {
+        let a = trace::<Tanks>(7, 50);
+        let mut b = a.clone();
+        assert_eq!(first_divergence(&a, &b), None);
+        b[31] ^= 1;
+        assert_eq!(first_divergence(&a, &b), Some(31));
+        assert_eq!(first_divergence(&a, &a[..40]), Some(40));
+        assert_ne!(trace::<Tanks>(8, 50), a, "the seed matters");
+    }
+}
