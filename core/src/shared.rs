@@ -7,6 +7,7 @@ pub mod bytes;
 pub mod combat;
 pub mod compact;
 pub mod config;
+pub mod control;
 pub mod delta;
 pub mod determinism;
 pub mod framing;

@@ -31,16 +31,54 @@ pub enum ReadError {
         /// Where the string starts.
         at: usize,
     },
+    /// Bytes that read but mean nothing (an unknown code, a flag out of
+    /// range).
+    Invalid {
+        /// Where reading stopped.
+        at: usize,
+        /// What was wrong.
+        what: &'static str,
+    },
+}
+
+impl ReadError {
+    /// What went wrong, for a person.
+    pub fn what(&self) -> &'static str {
+        match self {
+            ReadError::End { .. } => "frame too short",
+            ReadError::TooLong { .. } => "a varint longer than 64 bits",
+            ReadError::NotUtf8 { .. } => "a string that is not UTF-8",
+            ReadError::Invalid { what, .. } => what,
+        }
+    }
+
+    /// The byte it was found at.
+    pub fn at(&self) -> usize {
+        match self {
+            ReadError::End { at }
+            | ReadError::TooLong { at }
+            | ReadError::NotUtf8 { at }
+            | ReadError::Invalid { at, .. } => *at,
+        }
+    }
+}
+
+/// A value with a binary form: written with a [`Writer`], read back with a
+/// [`Reader`] to the same value (floats bit for bit).
+pub trait Codec: Sized {
+    /// Appends the value.
+    fn write(&self, w: &mut Writer);
+
+    /// Reads a value written by [`Codec::write`].
+    ///
+    /// # Errors
+    /// Bytes that end early or do not form a value.
+    fn read(r: &mut Reader<'_>) -> Result<Self, ReadError>;
 }
 
 impl From<ReadError> for ProtocolError {
     fn from(e: ReadError) -> ProtocolError {
-        let what = match e {
-            ReadError::End { .. } => "frame too short",
-            ReadError::TooLong { .. } => "a varint longer than 64 bits",
-            ReadError::NotUtf8 { .. } => "a string that is not UTF-8",
-        };
-        ProtocolError::new(ErrorCode::BadMessage, what)
+        ProtocolError::new(ErrorCode::BadMessage, e.what())
     }
 }
 
@@ -258,6 +296,33 @@ impl<'a> Reader<'a> {
         let start = self.at;
         let bytes = self.blob()?;
         std::str::from_utf8(bytes).map_err(|_| ReadError::NotUtf8 { at: start })
+    }
+
+    /// A byte that must be 0 or 1.
+    ///
+    /// # Errors
+    /// At the end, or [`ReadError::Invalid`] for any other byte.
+    pub fn bool(&mut self) -> Result<bool, ReadError> {
+        match self.u8()? {
+            0 => Ok(false),
+            1 => Ok(true),
+            _ => Err(ReadError::Invalid {
+                at: self.at - 1,
+                what: "a flag that is neither 0 nor 1",
+            }),
+        }
+    }
+
+    /// A varint that must fit 32 bits.
+    ///
+    /// # Errors
+    /// As [`Reader::varint`], or [`ReadError::Invalid`] past 32 bits.
+    pub fn varint32(&mut self) -> Result<u32, ReadError> {
+        let v = self.varint()?;
+        u32::try_from(v).map_err(|_| ReadError::Invalid {
+            at: self.at,
+            what: "a number past 32 bits",
+        })
     }
 
     /// A count of items that each take a byte at least: never more than

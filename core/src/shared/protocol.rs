@@ -392,16 +392,13 @@ pub enum Frame {
 /// # Errors
 /// As [`decode_client`] and [`decode_inputs`](crate::shared::uplink::decode_inputs);
 /// `bad_message` for text that is not UTF-8 and `binary_frame` for a binary
-/// frame that is not an input message.
+/// frame that is not an input, `hello` or `ping` message.
 pub fn decode_client_frame(text: bool, payload: &[u8]) -> Result<ClientMessage, ProtocolError> {
     check_len(payload.len())?;
     if !text {
         return match payload.first() {
             Some(&crate::shared::uplink::INPUT) => crate::shared::uplink::decode_inputs(payload),
-            _ => Err(ProtocolError::new(
-                ErrorCode::BinaryFrame,
-                "binary frames carry only input messages",
-            )),
+            _ => crate::shared::control::decode_client(payload),
         };
     }
     let text = std::str::from_utf8(payload)
@@ -437,33 +434,7 @@ pub fn decode_client(text: &str) -> Result<ClientMessage, ProtocolError> {
     let message: ClientMessage = serde_json::from_str(text)
         .map_err(|e| ProtocolError::new(ErrorCode::BadMessage, e.to_string()))?;
     match &message {
-        ClientMessage::Hello {
-            name,
-            protocol,
-            room,
-            game,
-            ..
-        } => {
-            if let Some(game) = game.as_ref().filter(|g| **g != GameId::this_build()) {
-                return Err(ProtocolError::new(
-                    ErrorCode::WrongGame,
-                    format!("this server runs {}, not {game}", GameId::this_build()),
-                ));
-            }
-            if !(MIN_PROTOCOL_VERSION..=PROTOCOL_VERSION).contains(protocol) {
-                return Err(ProtocolError::new(
-                    ErrorCode::BadProtocol,
-                    format!(
-                        "this server speaks protocols {MIN_PROTOCOL_VERSION} to \
-                         {PROTOCOL_VERSION}, not {protocol}"
-                    ),
-                ));
-            }
-            check_name("name", name, MAX_NAME_CHARS)?;
-            if let Some(room) = room {
-                check_room_name(room)?;
-            }
-        }
+        ClientMessage::Hello { .. } => check_hello(&message)?,
         ClientMessage::Input { inputs, .. } => check_inputs(inputs)?,
         ClientMessage::Ping { .. } => {}
     }
@@ -503,6 +474,45 @@ pub fn encode<T: Serialize>(message: &T) -> String {
     // Every message type here serialises infallibly: no maps with non-string
     // keys, no fallible `Serialize` impls. NaN would become `null`, never an error.
     serde_json::to_string(message).unwrap_or_default()
+}
+
+/// The rules of a `hello`, text or binary: this server's game, a protocol
+/// it speaks, a display name and a room name within their limits. Any
+/// other message passes.
+///
+/// # Errors
+/// `wrong_game`, `bad_protocol` or `bad_name`.
+pub(crate) fn check_hello(message: &ClientMessage) -> Result<(), ProtocolError> {
+    let ClientMessage::Hello {
+        name,
+        protocol,
+        room,
+        game,
+        ..
+    } = message
+    else {
+        return Ok(());
+    };
+    if let Some(game) = game.as_ref().filter(|g| **g != GameId::this_build()) {
+        return Err(ProtocolError::new(
+            ErrorCode::WrongGame,
+            format!("this server runs {}, not {game}", GameId::this_build()),
+        ));
+    }
+    if !(MIN_PROTOCOL_VERSION..=PROTOCOL_VERSION).contains(protocol) {
+        return Err(ProtocolError::new(
+            ErrorCode::BadProtocol,
+            format!(
+                "this server speaks protocols {MIN_PROTOCOL_VERSION} to \
+                 {PROTOCOL_VERSION}, not {protocol}"
+            ),
+        ));
+    }
+    check_name("name", name, MAX_NAME_CHARS)?;
+    if let Some(room) = room {
+        check_room_name(room)?;
+    }
+    Ok(())
 }
 
 fn check_size(text: &str) -> Result<(), ProtocolError> {

@@ -146,7 +146,7 @@ impl From<ReadError> for FormatError {
         let (offset, what) = match e {
             ReadError::End { at } => (at, CUT_SHORT),
             ReadError::TooLong { at } => (at, "an integer longer than 64 bits"),
-            ReadError::NotUtf8 { at } => (at, "a string that is not UTF-8"),
+            other => (other.at(), other.what()),
         };
         FormatError::Damaged {
             offset,

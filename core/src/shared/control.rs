@@ -1,0 +1,422 @@
+//! Binary control messages: `hello` and `ping` up, `welcome`, `roster`,
+//! `combat`, `pong` and `error` down, for clients that speak binary all
+//! the way (a compact client whose `hello` is binary). With them the
+//! browser client needs no JSON at all; the server keeps JSON for every
+//! client whose `hello` was text, byte for byte as before.
+//!
+//! Each message is a kind byte (an ASCII letter, never `{`, so a binary
+//! message is never mistaken for JSON) and its fields ([`crate::shared::bytes`]:
+//! varints for integers, floats as their bits, strings with a length):
+//!
+//! ```text
+//! 'H' hello    varint protocol, string name, u8 flags (1: room, 2: game),
+//!              [string room], [string game, varint game version]
+//! 'P' ping     varint id
+//! 'W' welcome  varint player, varint protocol, varint server tick,
+//!              varint tick_ms, string room, config, u8 has rules, [rules]
+//! 'R' roster   varint count, then per player: varint id, string name
+//! 'C' combat   varint count, then per hit: varint tick, attacker, target,
+//!              damage, hp, u8 killed, f32 from x, y, to x, y
+//! 'O' pong     varint id, varint server tick
+//! 'E' error    string code (its wire name), string message
+//! ```
+//!
+//! A binary `hello` asks for compact snapshots; the checks of a text
+//! `hello` (protocol, game, names) apply to it alike.
+
+use glam::Vec2;
+
+use crate::shared::bytes::{Codec, ReadError, Reader, Writer};
+use crate::shared::combat::CombatRules;
+use crate::shared::config::{Rect, SimConfig, MAX_OBSTACLES};
+use crate::shared::protocol::{
+    check_hello, ClientMessage, CombatEvent, Encoding, ErrorCode, GameId, ProtocolError,
+    RosterEntry, ServerMessage,
+};
+use crate::shared::state::PlayerId;
+use crate::shared::tick::Tick;
+
+/// The kind of a binary `hello`.
+pub const HELLO: u8 = b'H';
+/// The kind of a binary `ping`.
+pub const PING: u8 = b'P';
+/// The kind of a binary `welcome`.
+pub const WELCOME: u8 = b'W';
+/// The kind of a binary `roster`.
+pub const ROSTER: u8 = b'R';
+/// The kind of a binary `combat`.
+pub const COMBAT: u8 = b'C';
+/// The kind of a binary `pong`.
+pub const PONG: u8 = b'O';
+/// The kind of a binary `error`.
+pub const ERROR: u8 = b'E';
+
+const HAS_ROOM: u8 = 1;
+const HAS_GAME: u8 = 2;
+
+/// Whether a binary frame from a client is a control message.
+pub fn is_client_control(bytes: &[u8]) -> bool {
+    matches!(bytes.first(), Some(&(HELLO | PING)))
+}
+
+/// Whether a binary frame from the server is a control message.
+pub fn is_server_control(bytes: &[u8]) -> bool {
+    matches!(
+        bytes.first(),
+        Some(&(WELCOME | ROSTER | COMBAT | PONG | ERROR))
+    )
+}
+
+/// `hello` or `ping` in binary; `None` for any other message (inputs
+/// have their own binary form, [`crate::shared::uplink`]). A binary
+/// `hello` always asks for compact snapshots.
+pub fn encode_client(message: &ClientMessage) -> Option<Vec<u8>> {
+    let mut w = Writer::default();
+    match message {
+        ClientMessage::Hello {
+            name,
+            protocol,
+            room,
+            game,
+            ..
+        } => {
+            w.u8(HELLO);
+            w.varint(u64::from(*protocol));
+            w.text(name);
+            w.u8(if room.is_some() { HAS_ROOM } else { 0 }
+                | if game.is_some() { HAS_GAME } else { 0 });
+            if let Some(room) = room {
+                w.text(room);
+            }
+            if let Some(game) = game {
+                w.text(&game.name);
+                w.varint(u64::from(game.version));
+            }
+        }
+        ClientMessage::Ping { id } => {
+            w.u8(PING);
+            w.varint(*id);
+        }
+        ClientMessage::Input { .. } => return None,
+    }
+    Some(w.bytes)
+}
+
+/// Reads a binary `hello` or `ping`, checked as its text form is.
+///
+/// # Errors
+/// `bad_message` for malformed bytes or trailing ones; a `hello` that
+/// breaks a rule gets that rule's code.
+pub fn decode_client(bytes: &[u8]) -> Result<ClientMessage, ProtocolError> {
+    let mut r = Reader::new(bytes);
+    let message = match r.u8()? {
+        HELLO => {
+            let protocol = r.varint32()?;
+            let name = r.text()?.to_string();
+            let flags = r.u8()?;
+            if flags & !(HAS_ROOM | HAS_GAME) != 0 {
+                return Err(ReadError::Invalid {
+                    at: r.offset() - 1,
+                    what: "unknown hello flags",
+                }
+                .into());
+            }
+            let room = if flags & HAS_ROOM != 0 {
+                Some(r.text()?.to_string())
+            } else {
+                None
+            };
+            let game = if flags & HAS_GAME != 0 {
+                Some(GameId {
+                    name: r.text()?.to_string(),
+                    version: r.varint32()?,
+                })
+            } else {
+                None
+            };
+            ClientMessage::Hello {
+                name,
+                protocol,
+                room,
+                encoding: Encoding::Compact,
+                game,
+            }
+        }
+        PING => ClientMessage::Ping { id: r.varint()? },
+        _ => {
+            return Err(ProtocolError::new(
+                ErrorCode::BinaryFrame,
+                "binary frames carry inputs, hello and ping only",
+            ))
+        }
+    };
+    end(&r)?;
+    check_hello(&message)?;
+    Ok(message)
+}
+
+/// `welcome`, `roster`, `combat`, `pong` or `error` in binary; `None` for
+/// the messages that only JSON clients get (JSON snapshots and timing:
+/// compact frames carry both).
+pub fn encode_server(message: &ServerMessage) -> Option<Vec<u8>> {
+    let mut w = Writer::default();
+    match message {
+        ServerMessage::Welcome {
+            player_id,
+            protocol,
+            server_tick,
+            tick_ms,
+            room,
+            config,
+            combat,
+        } => {
+            w.u8(WELCOME);
+            w.varint(u64::from(player_id.0));
+            w.varint(u64::from(*protocol));
+            w.varint(u64::from(server_tick.0));
+            w.varint(u64::from(*tick_ms));
+            w.text(room);
+            config.write(&mut w);
+            w.u8(u8::from(combat.is_some()));
+            if let Some(rules) = combat {
+                rules.write(&mut w);
+            }
+        }
+        ServerMessage::Roster { players } => {
+            w.u8(ROSTER);
+            w.varint(players.len() as u64);
+            for p in players {
+                w.varint(u64::from(p.id.0));
+                w.text(&p.name);
+            }
+        }
+        ServerMessage::Combat { events } => {
+            w.u8(COMBAT);
+            w.varint(events.len() as u64);
+            for e in events {
+                e.write(&mut w);
+            }
+        }
+        ServerMessage::Pong { id, server_tick } => {
+            w.u8(PONG);
+            w.varint(*id);
+            w.varint(u64::from(server_tick.0));
+        }
+        ServerMessage::Error { code, message } => {
+            w.u8(ERROR);
+            w.text(code.as_str());
+            w.text(message);
+        }
+        ServerMessage::Snapshot { .. } | ServerMessage::Timing(_) => return None,
+    }
+    Some(w.bytes)
+}
+
+/// Reads a binary control message from the server.
+///
+/// # Errors
+/// `bad_message` for malformed bytes, trailing ones or another kind.
+pub fn decode_server(bytes: &[u8]) -> Result<ServerMessage, ProtocolError> {
+    let mut r = Reader::new(bytes);
+    let message = match r.u8()? {
+        WELCOME => {
+            let player_id = PlayerId(r.varint32()?);
+            let protocol = r.varint32()?;
+            let server_tick = Tick(r.varint32()?);
+            let tick_ms = r.varint32()?;
+            let room = r.text()?.to_string();
+            let config = SimConfig::read(&mut r)?;
+            let combat = if r.bool()? {
+                Some(CombatRules::read(&mut r)?)
+            } else {
+                None
+            };
+            ServerMessage::Welcome {
+                player_id,
+                protocol,
+                server_tick,
+                tick_ms,
+                room,
+                config,
+                combat,
+            }
+        }
+        ROSTER => {
+            let n = r.count()?;
+            let mut players = Vec::with_capacity(n);
+            for _ in 0..n {
+                players.push(RosterEntry {
+                    id: PlayerId(r.varint32()?),
+                    name: r.text()?.to_string(),
+                });
+            }
+            ServerMessage::Roster { players }
+        }
+        COMBAT => {
+            let n = r.count()?;
+            let mut events = Vec::with_capacity(n);
+            for _ in 0..n {
+                events.push(CombatEvent::read(&mut r)?);
+            }
+            ServerMessage::Combat { events }
+        }
+        PONG => ServerMessage::Pong {
+            id: r.varint()?,
+            server_tick: Tick(r.varint32()?),
+        },
+        ERROR => {
+            let at = r.offset();
+            let code = r.text()?;
+            let code = ErrorCode::ALL
+                .iter()
+                .copied()
+                .find(|c| c.as_str() == code)
+                .ok_or(ReadError::Invalid {
+                    at,
+                    what: "an unknown error code",
+                })?;
+            ServerMessage::Error {
+                code,
+                message: r.text()?.to_string(),
+            }
+        }
+        _ => {
+            return Err(ProtocolError::new(
+                ErrorCode::BadMessage,
+                "not a binary control message",
+            ))
+        }
+    };
+    end(&r)?;
+    Ok(message)
+}
+
+fn end(r: &Reader<'_>) -> Result<(), ProtocolError> {
+    if r.is_empty() {
+        Ok(())
+    } else {
+        Err(ProtocolError::new(
+            ErrorCode::BadMessage,
+            "trailing bytes after the message",
+        ))
+    }
+}
+
+fn write_vec2(v: Vec2, w: &mut Writer) {
+    w.f32(v.x);
+    w.f32(v.y);
+}
+
+fn read_vec2(r: &mut Reader<'_>) -> Result<Vec2, ReadError> {
+    Ok(Vec2::new(r.f32()?, r.f32()?))
+}
+
+impl Codec for SimConfig {
+    fn write(&self, w: &mut Writer) {
+        w.varint(u64::from(self.tick_ms));
+        w.f32(self.speed);
+        w.f32(self.turn_rate);
+        w.f32(self.player_radius);
+        write_vec2(self.arena, w);
+        w.varint(self.obstacles.len() as u64);
+        for o in &self.obstacles {
+            write_vec2(o.min, w);
+            write_vec2(o.max, w);
+        }
+    }
+
+    fn read(r: &mut Reader<'_>) -> Result<SimConfig, ReadError> {
+        let tick_ms = r.varint32()?;
+        let speed = r.f32()?;
+        let turn_rate = r.f32()?;
+        let player_radius = r.f32()?;
+        let arena = read_vec2(r)?;
+        let n = r.count()?;
+        if n > MAX_OBSTACLES {
+            return Err(ReadError::Invalid {
+                at: r.offset(),
+                what: "more obstacles than a configuration may have",
+            });
+        }
+        let mut obstacles = Vec::with_capacity(n);
+        for _ in 0..n {
+            obstacles.push(Rect {
+                min: read_vec2(r)?,
+                max: read_vec2(r)?,
+            });
+        }
+        Ok(SimConfig {
+            tick_ms,
+            speed,
+            turn_rate,
+            player_radius,
+            arena,
+            obstacles,
+        })
+    }
+}
+
+impl Codec for CombatRules {
+    fn write(&self, w: &mut Writer) {
+        w.varint(u64::from(self.max_hp));
+        w.varint(u64::from(self.damage));
+        w.f32(self.range);
+        for ms in [
+            self.cooldown_ms,
+            self.respawn_ms,
+            self.max_rewind_ms,
+            self.history_ms,
+        ] {
+            w.varint(u64::from(ms));
+        }
+    }
+
+    fn read(r: &mut Reader<'_>) -> Result<CombatRules, ReadError> {
+        Ok(CombatRules {
+            max_hp: u16_of(r)?,
+            damage: u16_of(r)?,
+            range: r.f32()?,
+            cooldown_ms: r.varint32()?,
+            respawn_ms: r.varint32()?,
+            max_rewind_ms: r.varint32()?,
+            history_ms: r.varint32()?,
+        })
+    }
+}
+
+impl Codec for CombatEvent {
+    fn write(&self, w: &mut Writer) {
+        w.varint(u64::from(self.server_tick.0));
+        w.varint(u64::from(self.attacker.0));
+        w.varint(u64::from(self.target.0));
+        w.varint(u64::from(self.damage));
+        w.varint(u64::from(self.hp));
+        w.u8(u8::from(self.killed));
+        write_vec2(self.from, w);
+        write_vec2(self.to, w);
+    }
+
+    fn read(r: &mut Reader<'_>) -> Result<CombatEvent, ReadError> {
+        Ok(CombatEvent {
+            server_tick: Tick(r.varint32()?),
+            attacker: PlayerId(r.varint32()?),
+            target: PlayerId(r.varint32()?),
+            damage: u16_of(r)?,
+            hp: u16_of(r)?,
+            killed: r.bool()?,
+            from: read_vec2(r)?,
+            to: read_vec2(r)?,
+        })
+    }
+}
+
+fn u16_of(r: &mut Reader<'_>) -> Result<u16, ReadError> {
+    let v = r.varint()?;
+    u16::try_from(v).map_err(|_| ReadError::Invalid {
+        at: r.offset(),
+        what: "a number past 16 bits",
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,218 @@
+//! Every binary control message reads back as itself; bad bytes are
+//! errors, never panics; a binary `hello` is checked as a text one is.
+
+use super::*;
+
+fn welcome_with(room: &str, combat: Option<CombatRules>) -> ServerMessage {
+    ServerMessage::Welcome {
+        player_id: PlayerId(7),
+        protocol: 2,
+        server_tick: Tick(123_456),
+        tick_ms: 50,
+        room: room.into(),
+        config: SimConfig {
+            speed: -0.0,
+            ..SimConfig::default()
+        },
+        combat,
+    }
+}
+
+fn welcome() -> ServerMessage {
+    welcome_with("duel", Some(CombatRules::default()))
+}
+
+fn server_messages() -> Vec<ServerMessage> {
+    vec![
+        welcome(),
+        welcome_with("", None),
+        ServerMessage::Roster {
+            players: vec![
+                RosterEntry {
+                    id: PlayerId(1),
+                    name: "ana".into(),
+                },
+                RosterEntry {
+                    id: PlayerId(300),
+                    name: "ünï".into(),
+                },
+            ],
+        },
+        ServerMessage::Roster { players: vec![] },
+        ServerMessage::Combat {
+            events: vec![CombatEvent {
+                server_tick: Tick(99),
+                attacker: PlayerId(1),
+                target: PlayerId(2),
+                damage: 20,
+                hp: 0,
+                killed: true,
+                from: Vec2::new(1.5, -2.0),
+                to: Vec2::new(f32::MAX, 0.1),
+            }],
+        },
+        ServerMessage::Pong {
+            id: u64::MAX,
+            server_tick: Tick(5),
+        },
+        ServerMessage::Error {
+            code: ErrorCode::RateLimited,
+            message: "slow down".into(),
+        },
+    ]
+}
+
+#[test]
+fn every_server_control_message_reads_back_as_itself() {
+    for message in server_messages() {
+        let bytes = encode_server(&message).expect("a control message");
+        assert!(is_server_control(&bytes), "{message:?}");
+        assert_eq!(decode_server(&bytes), Ok(message.clone()));
+        // Cut anywhere, it is an error, not a panic or another message.
+        for cut in 0..bytes.len() {
+            assert!(
+                decode_server(&bytes[..cut]).is_err(),
+                "{message:?} cut at {cut}"
+            );
+        }
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(decode_server(&longer).is_err(), "trailing bytes");
+    }
+    // The floats travel bit for bit.
+    let ServerMessage::Welcome { config, .. } =
+        decode_server(&encode_server(&welcome()).expect("bytes")).expect("reads")
+    else {
+        panic!("a welcome")
+    };
+    assert_eq!(config.speed.to_bits(), (-0.0f32).to_bits());
+    assert_eq!(
+        config,
+        SimConfig {
+            speed: -0.0,
+            ..SimConfig::default()
+        }
+    );
+}
+
+#[test]
+fn every_error_code_travels() {
+    for &code in ErrorCode::ALL {
+        let message = ServerMessage::Error {
+            code,
+            message: String::new(),
+        };
+        let bytes = encode_server(&message).expect("bytes");
+        assert_eq!(decode_server(&bytes), Ok(message));
+    }
+    let mut w = Writer::default();
+    w.u8(ERROR);
+    w.text("no_such_code");
+    w.text("");
+    assert!(decode_server(&w.bytes).is_err());
+}
+
+#[test]
+fn json_only_messages_have_no_binary_form() {
+    assert_eq!(
+        encode_server(&ServerMessage::Snapshot {
+            server_tick: Tick(1),
+            players: vec![],
+        }),
+        None
+    );
+}
+
+fn hello_as(name: &str, protocol: u32, game: Option<GameId>, room: Option<&str>) -> ClientMessage {
+    ClientMessage::Hello {
+        name: name.into(),
+        protocol,
+        room: room.map(str::to_string),
+        encoding: Encoding::Compact,
+        game,
+    }
+}
+
+fn hello(game: Option<GameId>, room: Option<&str>) -> ClientMessage {
+    hello_as("ana", 2, game, room)
+}
+
+#[test]
+fn a_binary_hello_and_ping_read_back_and_are_checked_as_text_ones_are() {
+    for message in [
+        hello(Some(GameId::this_build()), Some("duel")),
+        hello(None, None),
+        ClientMessage::Ping { id: 1 << 40 },
+    ] {
+        let bytes = encode_client(&message).expect("a control message");
+        assert!(is_client_control(&bytes));
+        assert_eq!(decode_client(&bytes), Ok(message.clone()));
+        for cut in 0..bytes.len() {
+            assert!(decode_client(&bytes[..cut]).is_err());
+        }
+    }
+    let other = hello(
+        Some(GameId {
+            name: "blobs".into(),
+            version: 1,
+        }),
+        None,
+    );
+    let e = decode_client(&encode_client(&other).expect("bytes")).unwrap_err();
+    assert_eq!(e.code, ErrorCode::WrongGame);
+    let nameless = hello_as(" ", 2, None, None);
+    let e = decode_client(&encode_client(&nameless).expect("bytes")).unwrap_err();
+    assert_eq!(e.code, ErrorCode::BadName);
+    let old = hello_as("ana", 9, None, None);
+    let e = decode_client(&encode_client(&old).expect("bytes")).unwrap_err();
+    assert_eq!(e.code, ErrorCode::BadProtocol);
+    // Unknown flags and kinds are refused.
+    let mut bytes = encode_client(&hello(None, None)).expect("bytes");
+    let flags = bytes.len() - 1;
+    bytes[flags] = 0x80;
+    assert!(decode_client(&bytes).is_err());
+    assert_eq!(
+        decode_client(&[b'Z']).map_err(|e| e.code),
+        Err(ErrorCode::BinaryFrame)
+    );
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+mod props {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        #[test]
+        fn arbitrary_bytes_never_panic_either_decoder(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+            let _ = decode_client(&bytes);
+            let _ = decode_server(&bytes);
+        }
+
+        #[test]
+        fn configurations_travel_bit_for_bit(
+            speed in any::<f32>(),
+            turn_rate in any::<f32>(),
+            tick_ms in any::<u32>(),
+            obstacles in proptest::collection::vec(any::<[f32; 4]>(), 0..MAX_OBSTACLES),
+        ) {
+            let config = SimConfig {
+                tick_ms,
+                speed,
+                turn_rate,
+                obstacles: obstacles
+                    .iter()
+                    .map(|o| Rect { min: Vec2::new(o[0], o[1]), max: Vec2::new(o[2], o[3]) })
+                    .collect(),
+                ..SimConfig::default()
+            };
+            let mut w = Writer::default();
+            config.write(&mut w);
+            let back = SimConfig::read(&mut Reader::new(&w.bytes)).expect("reads");
+            let mut again = Writer::default();
+            back.write(&mut again);
+            prop_assert_eq!(w.bytes, again.bytes);
+        }
+    }
+}
