@@ -77,6 +77,7 @@ pub use server::world::{
     GAP_WAIT_TICKS, MAX_AHEAD_TICKS, MAX_INPUTS_PER_TICK, MAX_QUEUED_INPUTS, REWIND_MARGIN_TICKS,
     RTT_WINDOW,
 };
+pub use shared::bytes::{Codec, ReadError, Reader, Writer};
 pub use shared::combat::{shot_path, CombatRules, Cooldown, MAX_VIEW_DELAY_MS};
 pub use shared::config::{ConfigError, Rect, SimConfig, MAX_OBSTACLES};
 pub use shared::input::{MoveInput, PredictedMoveStep};
@@ -96,7 +97,7 @@ pub use shared::state::{PlayerId, PlayerState};
 pub use shared::tick::Tick;
 pub use shared::timing::{InputTiming, LatenessHistogram, RewindHistogram, SlackHistogram};
 pub use shared::uplink::{decode_inputs, encode_client, encode_inputs, INPUT as BINARY_INPUT};
-pub use shared::{compact, delta, determinism, framing, protocol, timing};
+pub use shared::{compact, control, delta, determinism, framing, protocol, timing};
 
 pub use game::{Applied, Game, Offset, Replicated, Size, Stamp, Visual};
 pub use harness::{first_divergence, trace, Harness};

@@ -189,6 +189,26 @@ impl Visual for Pose {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::harness::{first_divergence, trace};
+    use crate::shared::determinism::{GOLDEN_SEED, GOLDEN_STEPS, GOLDEN_TRAJECTORY_HASH};
+
+    #[test]
+    fn the_tank_games_trace_ends_on_the_golden_hash() {
+        let trace = trace::<Tanks>(GOLDEN_SEED, GOLDEN_STEPS);
+        assert_eq!(trace.len(), GOLDEN_STEPS as usize);
+        assert_eq!(trace.last().copied(), Some(GOLDEN_TRAJECTORY_HASH));
+    }
+
+    #[test]
+    fn the_first_divergent_step_is_named() {
+        let a = trace::<Tanks>(7, 50);
+        let mut b = a.clone();
+        assert_eq!(first_divergence(&a, &b), None);
+        b[31] ^= 1;
+        assert_eq!(first_divergence(&a, &b), Some(31));
+        assert_eq!(first_divergence(&a, &a[..40]), Some(40));
+        assert_ne!(trace::<Tanks>(8, 50), a, "the seed matters");
+    }
 
     #[test]
     fn an_offset_taken_and_applied_lands_on_the_target_across_the_seam() {

@@ -19,6 +19,7 @@ fn seating(encoding: Encoding, datagrams: bool) -> Seating {
         encoding,
         protocol: PROTOCOL_VERSION,
         datagrams,
+        binary_control: false,
     }
 }
 

@@ -60,6 +60,7 @@ fn play(seconds: u64, encoding: Encoding, one_way: Duration) -> (Vec<u8>, Vec<u8
             encoding,
             protocol: PROTOCOL_VERSION,
             datagrams: true,
+            binary_control: false,
         };
         let _ = s.hello();
         room.join(ids[i], &format!("p{i}"), seating, &mut out)
@@ -116,6 +117,7 @@ fn play(seconds: u64, encoding: Encoding, one_way: Duration) -> (Vec<u8>, Vec<u8
                 encoding,
                 protocol: PROTOCOL_VERSION,
                 datagrams: true,
+                binary_control: false,
             };
             room.join(ids[0], "rec", seating, &mut out).expect("rejoin");
         }
@@ -475,6 +477,7 @@ fn frames_are_recorded_as_they_arrived_not_enlarged() {
         encoding: Encoding::Compact,
         protocol: PROTOCOL_VERSION,
         datagrams: false,
+        binary_control: false,
     };
     let (mut by_frame, mut by_message) = (
         Room::recorded(RoomConfig::default()),

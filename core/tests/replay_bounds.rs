@@ -75,6 +75,7 @@ fn play(
         encoding: skirmish_core::Encoding::Compact,
         protocol: PROTOCOL_VERSION,
         datagrams: false,
+        binary_control: false,
     };
     room.join(id, "rec", seating, &mut out).expect("join");
     let mut next_tick = TICK;

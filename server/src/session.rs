@@ -23,8 +23,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use skirmish_core::{control, PlayerId, ProtocolError};
 use skirmish_core::{decode_client_frame, encode, ClientMessage, Encoding, ErrorCode};
-use skirmish_core::{PlayerId, ProtocolError};
 use tokio::time::timeout;
 
 use crate::app::AppState;
@@ -91,6 +91,7 @@ pub async fn serve<T: Transport>(state: &AppState, transport: T, address: IpAddr
         gate: Gate::for_limits(&state.config.limits),
         transport,
         frame: None,
+        binary: false,
     };
     let reason = session.run(address).await;
     let _ = timeout(CLOSE_TIMEOUT, session.transport.end()).await;
@@ -124,6 +125,9 @@ struct Session<'a, T> {
     /// Once seated in a room that records itself: the last frame read as
     /// it arrived (text or not, its bytes), for the recording to keep.
     frame: Option<(bool, Vec<u8>)>,
+    /// Whether the client's `hello` was binary: its control messages and
+    /// errors go in binary too.
+    binary: bool,
 }
 
 impl<T: Transport> Session<'_, T> {
@@ -179,6 +183,9 @@ impl<T: Transport> Session<'_, T> {
             Raw::Ended(reason) => return Read::Ended(reason),
         };
         self.state.metrics.received(payload.len());
+        if !text && payload.first() == Some(&control::HELLO) {
+            self.binary = true;
+        }
         match self.gate.admit(payload.len()) {
             Admit::Read => match decode_client_frame(text, payload) {
                 Ok(message) => {
@@ -233,6 +240,7 @@ impl<T: Transport> Session<'_, T> {
             encoding,
             protocol,
             address,
+            binary_control: self.binary,
         };
         match state.rooms.join(&joiner, out) {
             Ok(seat) => Ok(seat),
@@ -306,10 +314,10 @@ impl<T: Transport> Session<'_, T> {
                 Some((ErrorCode::TooManyErrors, "too many bad messages".into())),
             ));
         }
-        let text = encode(&error.to_message());
-        match self.transport.peer().send(true, text.as_bytes(), false) {
+        let (text, bytes) = self.error_frame(error);
+        match self.transport.peer().send(text, &bytes, false) {
             Ok(()) => {
-                self.state.metrics.sent(text.len());
+                self.state.metrics.sent(bytes.len());
                 Ok(())
             }
             Err(SendError::Slow) => Err((DisconnectReason::SlowConsumer, None)),
@@ -320,16 +328,25 @@ impl<T: Transport> Session<'_, T> {
     /// Sends an `error` and ends the connection, waiting at most
     /// [`CLOSE_TIMEOUT`] for the client to take it.
     async fn close(&mut self, code: ErrorCode, message: &str) {
-        let text = encode(&ProtocolError::new(code, message).to_message());
-        if self
-            .transport
-            .peer()
-            .send(true, text.as_bytes(), false)
-            .is_ok()
-        {
-            self.state.metrics.sent(text.len());
+        let (text, bytes) = self.error_frame(&ProtocolError::new(code, message));
+        if self.transport.peer().send(text, &bytes, false).is_ok() {
+            self.state.metrics.sent(bytes.len());
         }
         let _ = timeout(CLOSE_TIMEOUT, self.transport.close(code)).await;
+    }
+
+    /// The `error` telling the client about `error`, in the form its
+    /// `hello` took: whether it is text, and its bytes.
+    fn error_frame(&self, error: &ProtocolError) -> (bool, Vec<u8>) {
+        let message = error.to_message();
+        match self
+            .binary
+            .then(|| control::encode_server(&message))
+            .flatten()
+        {
+            Some(bytes) => (false, bytes),
+            None => (true, encode(&message).into_bytes()),
+        }
     }
 }
 

@@ -334,6 +334,9 @@ impl Link {
             // the next input carries the same inputs.
             Link::WebTransport(wt) => match (message, &frame) {
                 (ClientMessage::Hello { .. }, Frame::Text(text)) => wt.send_reliable(text).await?,
+                (ClientMessage::Hello { .. }, Frame::Binary(bytes)) => {
+                    wt.send_reliable_frame(false, bytes).await?;
+                }
                 (_, Frame::Text(text)) => {
                     let _ = wt.send_datagram(text.as_bytes());
                 }

@@ -374,6 +374,12 @@ impl Client {
                 Some(Ok(Message::Text(text))) => {
                     return decode_server(&text).map_err(|e| anyhow!("undecodable {text}: {e}"));
                 }
+                Some(Ok(Message::Binary(bytes)))
+                    if skirmish_core::control::is_server_control(&bytes) =>
+                {
+                    return skirmish_core::control::decode_server(&bytes)
+                        .map_err(|e| anyhow!("undecodable binary control message: {e}"));
+                }
                 Some(Ok(Message::Binary(bytes))) => {
                     let (server_tick, players) =
                         skirmish_core::compact::decode(&bytes, &self.config)
@@ -382,6 +388,30 @@ impl Client {
                         server_tick,
                         players,
                     });
+                }
+                Some(Ok(Message::Close(frame))) => bail!("closed: {frame:?}"),
+                Some(Ok(_)) => {}
+                Some(Err(e)) => bail!("socket error: {e}"),
+                None => bail!("connection ended"),
+            }
+        }
+    }
+
+    /// The next frame from the server as it came: text or binary.
+    ///
+    /// # Errors
+    /// The connection ends or the deadline passes.
+    pub async fn recv_frame(&mut self) -> Result<skirmish_core::Frame> {
+        loop {
+            let frame = tokio::time::timeout(DEADLINE, self.socket.next())
+                .await
+                .map_err(|_| anyhow!("no message within {DEADLINE:?}"))?;
+            match frame {
+                Some(Ok(Message::Text(text))) => {
+                    return Ok(skirmish_core::Frame::Text(text.to_string()));
+                }
+                Some(Ok(Message::Binary(bytes))) => {
+                    return Ok(skirmish_core::Frame::Binary(bytes.to_vec()));
                 }
                 Some(Ok(Message::Close(frame))) => bail!("closed: {frame:?}"),
                 Some(Ok(_)) => {}

@@ -176,10 +176,15 @@ fn connections(mut calls: Calls<'_>) -> Result<(Claims<'_>, usize)> {
                 (_, Call::Text(bytes, _)) => {
                     received = true;
                     if player.is_none() {
-                        player = welcome(bytes);
+                        player = welcome(decoded(true, bytes));
                     }
                 }
-                (_, Call::Binary(..)) => received = true,
+                (_, Call::Binary(bytes, _)) => {
+                    received = true;
+                    if player.is_none() {
+                        player = welcome(decoded(false, bytes));
+                    }
+                }
                 (_, Call::Disconnected(_)) => {
                     ended = false;
                     break;
@@ -199,11 +204,22 @@ fn connections(mut calls: Calls<'_>) -> Result<(Claims<'_>, usize)> {
     }
 }
 
+/// A control message the client received, JSON text or binary (`None`
+/// for a snapshot or anything unreadable).
+fn decoded(text: bool, bytes: &[u8]) -> Option<ServerMessage> {
+    if text {
+        skirmish_core::decode_server(std::str::from_utf8(bytes).ok()?).ok()
+    } else if skirmish_core::control::is_server_control(bytes) {
+        skirmish_core::control::decode_server(bytes).ok()
+    } else {
+        None
+    }
+}
+
 /// The player a `welcome` names.
-fn welcome(text: &[u8]) -> Option<PlayerId> {
-    let text = std::str::from_utf8(text).ok()?;
-    match skirmish_core::decode_server(text) {
-        Ok(ServerMessage::Welcome { player_id, .. }) => Some(player_id),
+fn welcome(message: Option<ServerMessage>) -> Option<PlayerId> {
+    match message {
+        Some(ServerMessage::Welcome { player_id, .. }) => Some(player_id),
         _ => None,
     }
 }
@@ -270,24 +286,20 @@ impl<'a> Matcher<'a> {
     /// frames before it, which a session sends itself).
     fn judge_next(&mut self) {
         let (at, text, bytes) = loop {
-            match self.received.next() {
-                Some(Ok((at, Call::Text(bytes, _)))) => {
-                    let is_error = std::str::from_utf8(bytes)
-                        .ok()
-                        .and_then(|t| skirmish_core::decode_server(t).ok())
-                        .is_some_and(|m| matches!(m, ServerMessage::Error { .. }));
-                    if !is_error {
-                        break (at, true, bytes);
-                    }
-                    self.tally.errors += 1;
-                }
-                Some(Ok((at, Call::Binary(bytes, _)))) => break (at, false, bytes),
+            let (at, text, bytes) = match self.received.next() {
+                Some(Ok((at, Call::Text(bytes, _)))) => (at, true, bytes),
+                Some(Ok((at, Call::Binary(bytes, _)))) => (at, false, bytes),
                 Some(Ok((_, Call::Disconnected(_))) | Err(_)) | None => {
                     self.over = true;
                     self.pool.clear();
                     return;
                 }
-                Some(Ok(_)) => {}
+                Some(Ok(_)) => continue,
+            };
+            if matches!(decoded(text, bytes), Some(ServerMessage::Error { .. })) {
+                self.tally.errors += 1;
+            } else {
+                break (at, text, bytes);
             }
         };
         self.tally.received += 1;

@@ -288,10 +288,13 @@ impl Stepper {
             drawn: BTreeMap::new(),
         });
         // Every frame the room may drop travels as a datagram here.
+        // A compact session's hello is binary, and so are its control
+        // messages (as over a real socket).
         let seating = Seating {
             encoding: spec.encoding,
             protocol: spec.protocol,
             datagrams: true,
+            binary_control: spec.encoding == Encoding::Compact,
         };
         self.room
             .join(id, &format!("bot{}", id.0), seating, &mut self.out)

@@ -141,8 +141,16 @@ impl WtClient {
     /// # Errors
     /// The stream is gone.
     pub async fn send_reliable(&mut self, text: &str) -> Result<()> {
+        self.send_reliable_frame(true, text.as_bytes()).await
+    }
+
+    /// Sends one message, text or binary, on the reliable stream.
+    ///
+    /// # Errors
+    /// The stream is closed.
+    pub async fn send_reliable_frame(&mut self, text: bool, payload: &[u8]) -> Result<()> {
         let mut framed = Vec::new();
-        write_message(true, text.as_bytes(), &mut framed);
+        write_message(text, payload, &mut framed);
         self.send.write_all(&framed).await?;
         Ok(())
     }

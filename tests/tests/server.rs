@@ -30,6 +30,71 @@ async fn join_gets_welcome_with_the_config_and_snapshots_follow() -> Result {
     srv.shutdown().await
 }
 
+/// A client whose hello is binary speaks binary all the way: its welcome,
+/// roster and pong come as binary frames (never JSON text), and a refusal
+/// of its hello is a binary error.
+#[tokio::test]
+async fn a_binary_hello_gets_binary_control_messages_over_a_real_socket() -> Result {
+    use skirmish_core::{control, Encoding, ErrorCode, Frame, GameId, PROTOCOL_VERSION};
+    let hello = |game: GameId| ClientMessage::Hello {
+        name: "bin".into(),
+        protocol: PROTOCOL_VERSION,
+        room: Some("binary".into()),
+        encoding: Encoding::Compact,
+        game: Some(game),
+    };
+    let binary = |message: &ClientMessage| control::encode_client(message).expect("a binary form");
+    let srv = server(test_config())?;
+    let mut client = Client::connect(srv.addr).await?;
+    client
+        .send_binary(binary(&hello(GameId::this_build())))
+        .await?;
+    let Frame::Binary(first) = client.recv_frame().await? else {
+        anyhow::bail!("the welcome came as text");
+    };
+    let ServerMessage::Welcome { room, config, .. } = control::decode_server(&first)? else {
+        anyhow::bail!("the first frame is not a welcome");
+    };
+    assert_eq!(
+        (room.as_str(), config),
+        ("binary", skirmish_core::SimConfig::default())
+    );
+    client
+        .send_binary(binary(&ClientMessage::Ping { id: 77 }))
+        .await?;
+    let (mut roster, mut pong) = (false, false);
+    while !(roster && pong) {
+        match client.recv_frame().await? {
+            Frame::Text(text) => anyhow::bail!("JSON to a binary client: {text}"),
+            Frame::Binary(bytes) if control::is_server_control(&bytes) => {
+                match control::decode_server(&bytes)? {
+                    ServerMessage::Roster { players } => roster = players.len() == 1,
+                    ServerMessage::Pong { id, .. } => pong = id == 77,
+                    other => anyhow::bail!("unexpected {other:?}"),
+                }
+            }
+            Frame::Binary(_) => {}
+        }
+    }
+    let mut other = Client::connect(srv.addr).await?;
+    let blobs = GameId {
+        name: "blobs".into(),
+        version: 1,
+    };
+    other.send_binary(binary(&hello(blobs))).await?;
+    let Frame::Binary(refusal) = other.recv_frame().await? else {
+        anyhow::bail!("the refusal came as text");
+    };
+    assert!(matches!(
+        control::decode_server(&refusal)?,
+        ServerMessage::Error {
+            code: ErrorCode::WrongGame,
+            ..
+        }
+    ));
+    srv.shutdown().await
+}
+
 /// RS-6: the server tracks the last applied input of each client and sends
 /// it in every state update; it advances once per input.
 #[tokio::test]

@@ -39,6 +39,7 @@ fn play(seconds: u64) -> (Vec<u8>, Vec<u8>, usize) {
         encoding: Encoding::Json,
         protocol: PROTOCOL_VERSION,
         datagrams: false,
+        binary_control: false,
     };
     let me = PlayerId(1);
     let config = SessionConfig {

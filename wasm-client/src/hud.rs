@@ -319,7 +319,7 @@ mod tests {
         };
         let text = hud_text(&Hud::default(), &lost, 60.0);
         assert!(
-            text.contains("inbox dropped 4  bad datagrams 1  failed sends 2\nfps 60"),
+            text.contains("inbox dropped 4  bad datagrams 1\nfailed sends 2\nfps 60"),
             "{text}"
         );
     }

@@ -261,7 +261,7 @@ async fn ask_transport(answer: Rc<RefCell<Option<Offer>>>) {
 
 #[cfg(test)]
 mod tests {
-    use skirmish_core::{encode, ClientSession, Encoding, SessionConfig, Tick, WireInput};
+    use skirmish_core::{ClientSession, Encoding, SessionConfig, Tick, WireInput};
 
     use super::*;
 
@@ -289,7 +289,8 @@ mod tests {
         let hello = session.hello();
         let (payload, reliability) = outgoing(&hello, session.encode(&hello));
         assert_eq!(reliability, Reliability::Reliable);
-        assert_eq!(payload, Payload::Text(encode(&hello)));
+        let binary = skirmish_core::control::encode_client(&hello).expect("a binary hello");
+        assert_eq!(payload, Payload::Binary(binary), "binary all the way");
         let ping = ClientMessage::Ping { id: 7 };
         assert_eq!(
             outgoing(&ping, session.encode(&ping)).1,

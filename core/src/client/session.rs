@@ -71,7 +71,7 @@ use crate::shared::protocol::{
 };
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
-use crate::shared::{compact, delta};
+use crate::shared::{compact, control, delta};
 
 /// Where a session is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -338,7 +338,9 @@ impl ClientSession {
             }
             Incoming::Binary(bytes) => {
                 self.stats.bytes_received += bytes.len() as u64;
-                if bytes.first() == Some(&compact::OWN) {
+                if control::is_server_control(bytes) {
+                    control::decode_server(bytes).map(Downlink::Text)
+                } else if bytes.first() == Some(&compact::OWN) {
                     self.decode_echo(bytes).map(Downlink::Own)
                 } else {
                     let decoded = self.decode_binary(bytes);

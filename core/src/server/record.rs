@@ -92,7 +92,9 @@ impl RoomRecorder {
         w.u8(JOIN);
         w.varint(u64::from(id.0));
         w.text(name);
-        w.u8(u8::from(seating.encoding == Encoding::Compact) | u8::from(seating.datagrams) << 1);
+        w.u8(u8::from(seating.encoding == Encoding::Compact)
+            | u8::from(seating.datagrams) << 1
+            | u8::from(seating.binary_control) << 2);
         w.varint(u64::from(seating.protocol));
     }
 
@@ -325,10 +327,11 @@ fn since(r: &mut Reader<'_>) -> Result<Duration, FormatError> {
 }
 
 /// A joiner's seating: bit 0 of its first byte is compact, bit 1
-/// (format 3) datagrams; then its protocol.
+/// (format 3) datagrams, bit 2 (format 4) binary control messages; then
+/// its protocol.
 fn read_seating(r: &mut Reader<'_>) -> Result<Seating, FormatError> {
     let how = r.u8()?;
-    if how > 3 {
+    if how > 7 {
         return Err(r.damaged(format!("an unknown seating {how:#04x}")));
     }
     let protocol = r.varint()?;
@@ -341,6 +344,7 @@ fn read_seating(r: &mut Reader<'_>) -> Result<Seating, FormatError> {
         },
         protocol,
         datagrams: how & 2 != 0,
+        binary_control: how & 4 != 0,
     })
 }
 

@@ -35,6 +35,7 @@ use crate::server::record::RoomRecorder;
 use crate::server::world::{InputMode, Received, World};
 use crate::shared::combat::CombatRules;
 use crate::shared::config::SimConfig;
+use crate::shared::control;
 use crate::shared::protocol::{
     encode, ClientMessage, Encoding, ErrorCode, Frame, ProtocolError, RosterEntry, ServerMessage,
     PROTOCOL_VERSION,
@@ -104,6 +105,9 @@ pub struct Seating {
     /// after each snapshot (an own echo, [`Outbox::later`]), so a lost
     /// snapshot holds its acknowledgement back half a tick, not a whole one.
     pub datagrams: bool,
+    /// Whether its `hello` was binary: it then gets `welcome`, `roster`,
+    /// `combat` and `pong` in binary too ([`crate::shared::control`]).
+    pub binary_control: bool,
 }
 
 impl From<Encoding> for Seating {
@@ -113,6 +117,7 @@ impl From<Encoding> for Seating {
             encoding,
             protocol: 1,
             datagrams: false,
+            binary_control: false,
         }
     }
 }
@@ -131,6 +136,8 @@ struct Seat {
     scheduled: bool,
     /// Its own block is echoed half a tick after each snapshot.
     echo: bool,
+    /// It takes control messages in binary.
+    binary: bool,
 }
 
 /// A room: the world, its seats, and what every client is told.
@@ -319,6 +326,7 @@ impl Room {
                 encoding: seating.encoding,
                 scheduled: seating.scheduled(),
                 echo: seating.datagrams && seating.encoding == Encoding::Compact,
+                binary: seating.binary_control,
             },
         );
         let welcome = ServerMessage::Welcome {
@@ -330,7 +338,7 @@ impl Room {
             config: self.world.sim_config().clone(),
             combat: Some(*self.world.rules()),
         };
-        out.send(id, Frame::Text(encode(&welcome)), false);
+        out.send(id, control_frame(seating.binary_control, &welcome), false);
         self.roster_changed = true;
         Ok(())
     }
@@ -469,7 +477,8 @@ impl Room {
                     id: *probe,
                     server_tick: self.world.tick(),
                 };
-                out.send(id, Frame::Text(encode(&pong)), true);
+                let binary = self.seats.get(&id).is_some_and(|s| s.binary);
+                out.send(id, control_frame(binary, &pong), true);
                 Ok(Received::default())
             }
             ClientMessage::Hello { .. } => Err(ProtocolError::new(
@@ -510,11 +519,7 @@ impl Room {
             let combat = ServerMessage::Combat {
                 events: events.to_vec(),
             };
-            out.share(
-                self.seats.keys().copied(),
-                Frame::Text(encode(&combat)),
-                false,
-            );
+            self.share_control(&combat, out);
         }
         tick
     }
@@ -531,12 +536,37 @@ impl Room {
                 })
                 .collect(),
         };
-        out.share(
-            self.seats.keys().copied(),
-            Frame::Text(encode(&roster)),
-            false,
-        );
+        self.share_control(&roster, out);
     }
+
+    /// A control message to every seat: the JSON text shared by the seats
+    /// whose `hello` was text, the binary form by the others.
+    fn share_control(&self, message: &ServerMessage, out: &mut Outbox) {
+        let to = |binary: bool| {
+            self.seats
+                .iter()
+                .filter(move |(_, s)| s.binary == binary)
+                .map(|(id, _)| *id)
+        };
+        let binary = to(true).next().is_some();
+        // The text goes out as it always did, also to nobody (a room's
+        // recording hashes every frame it sends).
+        if to(false).next().is_some() || !binary {
+            out.share(to(false), control_frame(false, message), false);
+        }
+        if binary {
+            out.share(to(true), control_frame(true, message), false);
+        }
+    }
+}
+
+/// `message` as a client whose `hello` was binary (or text) takes it; a
+/// message without a binary form goes as JSON.
+fn control_frame(binary: bool, message: &ServerMessage) -> Frame {
+    binary
+        .then(|| control::encode_server(message))
+        .flatten()
+        .map_or_else(|| Frame::Text(encode(message)), Frame::Binary)
 }
 
 /// Where a joiner goes, as [`place`] decides.

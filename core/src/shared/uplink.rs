@@ -30,6 +30,7 @@
 //! the same checks as the JSON form and never panics.
 
 use crate::shared::bytes::{unzigzag, zigzag, Reader};
+use crate::shared::control;
 use crate::shared::protocol::{check_inputs, ClientMessage, Encoding, ErrorCode, Frame};
 use crate::shared::protocol::{encode, ProtocolError, WireInput, MAX_INPUTS_PER_MESSAGE};
 use crate::shared::tick::Tick;
@@ -40,8 +41,10 @@ pub const INPUT: u8 = 0x49;
 /// Steps of the view tick per tick.
 const VIEW_STEPS: f64 = 256.0;
 
-/// Encodes a message as the client sends it: inputs as the binary message
-/// when it asked for the compact encoding, everything else as JSON text.
+/// Encodes a message as the client sends it: a client that asked for the
+/// compact encoding speaks binary all the way (inputs as the binary input
+/// message, `hello` and `ping` as binary control messages,
+/// [`crate::shared::control`]); a JSON client sends JSON text.
 pub fn encode_client(message: &ClientMessage, encoding: Encoding) -> Frame {
     match (message, encoding) {
         (
@@ -55,6 +58,10 @@ pub fn encode_client(message: &ClientMessage, encoding: Encoding) -> Frame {
             let mut out = Vec::with_capacity(12 + 3 * inputs.len());
             encode_inputs(inputs, *snapshot_ack, *seq, &mut out);
             Frame::Binary(out)
+        }
+        (ClientMessage::Hello { .. } | ClientMessage::Ping { .. }, Encoding::Compact) => {
+            control::encode_client(message)
+                .map_or_else(|| Frame::Text(encode(message)), Frame::Binary)
         }
         _ => Frame::Text(encode(message)),
     }

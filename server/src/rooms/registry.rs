@@ -54,6 +54,8 @@ pub struct Joiner<'a> {
     pub protocol: u32,
     /// Its source address.
     pub address: IpAddr,
+    /// Whether its `hello` was binary (control messages go in binary).
+    pub binary_control: bool,
 }
 
 impl Rooms {
@@ -195,6 +197,7 @@ impl Rooms {
             encoding: joiner.encoding,
             protocol: joiner.protocol,
             datagrams: out.datagrams(),
+            binary_control: joiner.binary_control,
         };
         if !seating.scheduled() && !self.settings.allow_protocol_1 {
             return Err(ProtocolError::new(

@@ -48,6 +48,7 @@ fn joiner(room: Option<&str>, address: u8) -> Joiner<'_> {
         encoding: Encoding::Compact,
         protocol: PROTOCOL_VERSION,
         address: IpAddr::V4(Ipv4Addr::new(127, 0, 0, address)),
+        binary_control: false,
     }
 }
 

@@ -5,8 +5,8 @@
 //! reliable message (welcome, roster, combat, error, and a snapshot too
 //! large for a datagram) travels on that stream, framed by
 //! [`skirmish_core::framing`]. Inputs, pings, snapshots and pongs travel as
-//! datagrams of at most 1,200 bytes: JSON text (first byte `{`)
-//! or binary. Every message passes the same session as on WebSocket, and
+//! datagrams of at most 1,200 bytes: binary (an input, `hello` or `ping`
+//! kind first) or JSON text. Every message passes the same session as on WebSocket, and
 //! the same per-address limits apply. The stream is accepted inside the
 //! session's hello deadline: a client that opens none is timed out (and
 //! told of a shutdown) exactly like one that sends no `hello`.
@@ -184,8 +184,10 @@ impl Transport for WebTransportLink {
                         return Raw::Ended(DisconnectReason::Closed);
                     };
                     let datagram = self.datagram.insert(datagram);
-                    // Binary inputs carry their kind first; JSON is text.
-                    let text = datagram.first() != Some(&skirmish_core::BINARY_INPUT);
+                    // Binary inputs and pings carry their kind first;
+                    // anything else is read as JSON text.
+                    let text = datagram.first() != Some(&skirmish_core::BINARY_INPUT)
+                        && !skirmish_core::control::is_client_control(datagram);
                     return Raw::Data { text, payload: datagram };
                 }
                 chunk = recv.read(&mut self.buffer) => match chunk {

@@ -172,7 +172,7 @@ fn a_binary_hello_and_ping_read_back_and_are_checked_as_text_ones_are() {
     bytes[flags] = 0x80;
     assert!(decode_client(&bytes).is_err());
     assert_eq!(
-        decode_client(&[b'Z']).map_err(|e| e.code),
+        decode_client(b"Z").map_err(|e| e.code),
         Err(ErrorCode::BinaryFrame)
     );
 }

@@ -80,9 +80,14 @@ fn the_server_reads_it_as_a_binary_frame_and_json_stays_json() {
         panic!("JSON clients send text");
     };
     assert_eq!(decode_client_frame(true, text.as_bytes()), Ok(message));
+    // A compact client speaks binary all the way: ping too.
     let ping = ClientMessage::Ping { id: 3 };
+    let Frame::Binary(bytes) = encode_client(&ping, Encoding::Compact) else {
+        panic!("compact clients send binary pings");
+    };
+    assert_eq!(decode_client_frame(false, &bytes), Ok(ping.clone()));
     assert!(matches!(
-        encode_client(&ping, Encoding::Compact),
+        encode_client(&ping, Encoding::Json),
         Frame::Text(_)
     ));
     let other = decode_client_frame(false, &[1, 2, 3]).map_err(|e| e.code);
