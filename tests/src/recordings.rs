@@ -218,8 +218,8 @@ fn decoded(text: bool, bytes: &[u8]) -> Option<ServerMessage> {
 
 /// The player a `welcome` names.
 fn welcome(message: Option<ServerMessage>) -> Option<PlayerId> {
-    match message {
-        Some(ServerMessage::Welcome { player_id, .. }) => Some(player_id),
+    match message? {
+        ServerMessage::Welcome { player_id, .. } => Some(player_id),
         _ => None,
     }
 }
