@@ -81,13 +81,10 @@ fn session_config(window: &Window) -> SessionConfig {
     SessionConfig {
         name: name.chars().take(skirmish_core::MAX_NAME_CHARS).collect(),
         room: query(window, "room"),
-        // Binary snapshots with deltas unless `?encoding=json` asks for
-        // readable ones.
-        encoding: if query(window, "encoding").as_deref() == Some("json") {
-            Encoding::Json
-        } else {
-            Encoding::Compact
-        },
+        // Binary all the way: the page is built without JSON (readable
+        // JSON is for tools: the bots without `--compact`, or any
+        // WebSocket client that says hello in text).
+        encoding: Encoding::Compact,
         seed: (js_sys::Math::random() * 1e9) as u64,
         ..SessionConfig::default()
     }

@@ -12,7 +12,7 @@ use crate::shared::protocol::{
     check_inputs, check_room_name, decode_client, decode_client_frame, encode, ClientMessage,
     Encoding, Frame, MAX_ROOM_CHARS,
 };
-use crate::shared::protocol::{WireInput, MAX_INPUTS_PER_MESSAGE};
+use crate::shared::protocol::{from_json, WireInput, MAX_INPUTS_PER_MESSAGE};
 use crate::shared::record::{FormatError, Kind, Reader, StateHash, Writer};
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
@@ -67,8 +67,8 @@ impl RoomRecorder {
     /// A recorder of a room set up with `config` (the header is the first
     /// bytes to take), and the configuration as the replay will read it.
     pub fn new(config: RoomConfig) -> (RoomRecorder, RoomConfig) {
-        let json = serde_json::to_string(&config).unwrap_or_default();
-        let config = serde_json::from_str(&json).unwrap_or(config);
+        let json = encode(&config);
+        let config = from_json(&json).unwrap_or(config);
         let w = Writer::with_header(Kind::Room, json.as_bytes());
         let recorder = RoomRecorder {
             w,
@@ -208,8 +208,10 @@ pub struct RoomCalls<'a> {
 /// Not a room recording, another version, or a damaged header.
 pub fn open_room(bytes: &[u8]) -> Result<(RoomConfig, RoomCalls<'_>), FormatError> {
     let (header, r) = Reader::open(bytes, Kind::Room)?;
-    let config: RoomConfig =
-        serde_json::from_slice(&header.config).map_err(|e| FormatError::Damaged {
+    let config: RoomConfig = std::str::from_utf8(&header.config)
+        .map_err(|e| e.to_string())
+        .and_then(from_json)
+        .map_err(|e| FormatError::Damaged {
             offset: 0,
             what: format!("the room configuration does not read: {e}"),
         })?;

@@ -422,7 +422,7 @@ pub fn decode_client(text: &str) -> Result<ClientMessage, ProtocolError> {
         snapshot_ack,
         seq,
         ..
-    }) = serde_json::from_str::<InputBody>(text)
+    }) = from_json::<InputBody>(text)
     {
         check_inputs(&inputs)?;
         return Ok(ClientMessage::Input {
@@ -431,8 +431,8 @@ pub fn decode_client(text: &str) -> Result<ClientMessage, ProtocolError> {
             seq,
         });
     }
-    let message: ClientMessage = serde_json::from_str(text)
-        .map_err(|e| ProtocolError::new(ErrorCode::BadMessage, e.to_string()))?;
+    let message: ClientMessage =
+        from_json(text).map_err(|e| ProtocolError::new(ErrorCode::BadMessage, e))?;
     match &message {
         ClientMessage::Hello { .. } => check_hello(&message)?,
         ClientMessage::Input { inputs, .. } => check_inputs(inputs)?,
@@ -466,14 +466,42 @@ enum InputTag {
 /// # Errors
 /// Anything that is not a well-formed message.
 pub fn decode_server(text: &str) -> Result<ServerMessage, ProtocolError> {
-    serde_json::from_str(text).map_err(|e| ProtocolError::new(ErrorCode::BadMessage, e.to_string()))
+    from_json(text).map_err(|e| ProtocolError::new(ErrorCode::BadMessage, e))
 }
 
-/// The JSON text of a message.
+/// The JSON text of a message (empty in a build without the `json`
+/// feature, which any peer refuses).
 pub fn encode<T: Serialize>(message: &T) -> String {
     // Every message type here serialises infallibly: no maps with non-string
     // keys, no fallible `Serialize` impls. NaN would become `null`, never an error.
-    serde_json::to_string(message).unwrap_or_default()
+    #[cfg(feature = "json")]
+    let text = serde_json::to_string(message).unwrap_or_default();
+    #[cfg(not(feature = "json"))]
+    let text = {
+        let _ = message;
+        String::new()
+    };
+    text
+}
+
+/// What a build without the `json` feature says of JSON it is given.
+#[cfg(not(feature = "json"))]
+const NO_JSON: &str = "this build reads no JSON (built without the json feature)";
+
+/// A value read from JSON text; in a build without the `json` feature (the
+/// browser client, which speaks binary all the way) always an error.
+///
+/// # Errors
+/// Text that is not that value's JSON, as serde says.
+#[cfg(feature = "json")]
+pub(crate) fn from_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
+    serde_json::from_str(text).map_err(|e| e.to_string())
+}
+
+/// See the `json` build of this function.
+#[cfg(not(feature = "json"))]
+pub(crate) fn from_json<T>(_: &str) -> Result<T, String> {
+    Err(NO_JSON.to_string())
 }
 
 /// The rules of a `hello`, text or binary: this server's game, a protocol
