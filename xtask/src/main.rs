@@ -308,6 +308,22 @@ fn test() -> Result {
             ],
         ),
         step(
+            "clippy (wasm32: core without json, as the page builds it)",
+            &cargo,
+            &[
+                "clippy",
+                "-p",
+                "skirmish-core",
+                "--no-default-features",
+                "--lib",
+                "--target",
+                "wasm32-unknown-unknown",
+                "--",
+                "-D",
+                "warnings",
+            ],
+        ),
+        step(
             "clippy (server with the agones feature)",
             &cargo,
             &[
