@@ -80,6 +80,7 @@ pub use server::world::{
 pub use shared::bytes::{Codec, ReadError, Reader, Writer};
 pub use shared::combat::{shot_path, CombatRules, Cooldown, MAX_VIEW_DELAY_MS};
 pub use shared::config::{ConfigError, Rect, SimConfig, MAX_OBSTACLES};
+pub use shared::fields::{Fields, Width, MAX_FIELDS};
 pub use shared::input::{MoveInput, PredictedMoveStep};
 pub use shared::percentile::{nearest_rank, percentile};
 pub use shared::protocol::{

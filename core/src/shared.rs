@@ -10,6 +10,7 @@ pub mod config;
 pub mod control;
 pub mod delta;
 pub mod determinism;
+pub mod fields;
 pub mod framing;
 pub mod input;
 pub mod percentile;

@@ -160,7 +160,7 @@ proptest! {
         let mut bytes = vec![kind];
         bytes.extend_from_slice(&body);
         let _ = delta::decode(&bytes, |_| Some(&base[..]), &sim);
-        let _ = delta::decode(&bytes, |_| None, &sim);
+        let _ = delta::decode::<skirmish_core::compact::Quantised>(&bytes, |_| None, &sim);
         let _ = skirmish_core::compact::decode_own(&bytes);
         let own = PlayerState::at(Tick(9), None, Pose::default());
         let mut real = delta::encode(Tick(9), Tick(5), &own, &base, &target, &sim);

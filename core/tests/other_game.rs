@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use skirmish_core::{delta, Fields, PlayerState, Width};
 use skirmish_core::{
     Applied, Authority, CorrectionOutcome, Game, InterpolationConfig, LocalPlayer, Offset,
     PlayerId, RemoteBuffer, RemoteSample, Replicated, SampleKind, Size, SmoothingConfig, Stamp,
@@ -201,4 +202,74 @@ fn a_dots_states_are_owned_and_its_events_applied_once_and_never_undone() {
     assert_eq!(a.get(one), Some(&Dot(4.0)));
     assert!(a.insert(PlayerId(2), Tick(1), &Dot(f32::NAN)).is_err());
     assert_eq!(a.len(), 1);
+}
+
+/// A thing in the world that never moves: two wide coordinates and a size.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Pellet {
+    x: u16,
+    y: u16,
+    size: u8,
+}
+
+impl Fields for Pellet {
+    type Config = ();
+    type Motion = ();
+    const WIDTHS: &'static [Width] = &[Width::Wide, Width::Wide, Width::Byte];
+
+    fn get(&self, i: usize) -> u16 {
+        match i {
+            0 => self.x,
+            1 => self.y,
+            _ => u16::from(self.size),
+        }
+    }
+    fn set(&mut self, i: usize, value: u16) {
+        match i {
+            0 => self.x = value,
+            1 => self.y = value,
+            _ => self.size = value as u8,
+        }
+    }
+    fn motion(_: u32, (): &()) {}
+    fn moved(&self, (): &()) -> Pellet {
+        *self
+    }
+}
+
+#[test]
+fn entities_of_another_game_travel_as_deltas_through_the_same_coder() {
+    let pellet = |id: u32, x: u16, size: u8| (PlayerId(id), Pellet { x, y: 7_000, size });
+    let own = PlayerState::at(Tick(20), None, skirmish_core::Pose::default());
+    let baseline: Vec<_> = (1..=100).map(|id| pellet(id, 1_000, 3)).collect();
+    // One eaten (removed), one grown, one nudged, one new; 96 unchanged.
+    let mut target = baseline.clone();
+    target.retain(|(id, _)| id.0 != 10);
+    target[20].1.size = 4;
+    target[30].1.x += 5;
+    target.push(pellet(500, 60_000, 1));
+    let bytes = delta::encode(Tick(20), Tick(18), &own, &baseline, &target, &());
+    let head = skirmish_core::compact::HEAD_BYTES + 4;
+    let body = bytes.len() - head;
+    // Counts and the stale mask 4 bytes; the removal a byte; the grown
+    // and the nudged 3 each; the new one 2 + 5.
+    assert_eq!(
+        body,
+        4 + 1 + 3 + 3 + 2 + 5,
+        "unchanged pellets cost nothing"
+    );
+    let frame = delta::decode::<Pellet>(&bytes, |t| (t == Tick(18)).then_some(&baseline[..]), &())
+        .expect("decodes against its baseline");
+    assert_eq!(frame.players, target);
+    // A change of a field a pellet lacks is refused: one grown pellet's
+    // body is no removals, one entry (gap, mask, size), no stale mask.
+    let mut grown = baseline.clone();
+    grown[5].1.size = 9;
+    let mut bad = delta::encode(Tick(20), Tick(18), &own, &baseline, &grown, &());
+    let mask = bad.len() - 3;
+    assert_eq!(bad[mask], 0b100, "the size's bit");
+    assert!(delta::decode::<Pellet>(&bad, |_| Some(&baseline[..]), &()).is_ok());
+    bad[mask] = 0b1000;
+    let refused = delta::decode::<Pellet>(&bad, |_| Some(&baseline[..]), &());
+    assert!(refused.is_err(), "{refused:?}");
 }

@@ -272,28 +272,24 @@ fn step(name: &'static str, program: &str, args: &[&'static str]) -> Step {
     }
 }
 
+/// A clippy step over `args`, warnings denied.
+fn clippy(name: &'static str, cargo: &str, args: &[&'static str]) -> Step {
+    let mut all = vec!["clippy"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--", "-D", "warnings"]);
+    step(name, cargo, &all)
+}
+
 fn test() -> Result {
     setup()?;
     let cargo = cargo();
     let steps = [
         step("format", &cargo, &["fmt", "--all", "--check"]),
-        step(
-            "clippy (native)",
-            &cargo,
-            &[
-                "clippy",
-                "--workspace",
-                "--all-targets",
-                "--",
-                "-D",
-                "warnings",
-            ],
-        ),
-        step(
+        clippy("clippy (native)", &cargo, &["--workspace", "--all-targets"]),
+        clippy(
             "clippy (wasm32: core and client)",
             &cargo,
             &[
-                "clippy",
                 "-p",
                 "skirmish-core",
                 "-p",
@@ -302,40 +298,29 @@ fn test() -> Result {
                 "--tests",
                 "--target",
                 "wasm32-unknown-unknown",
-                "--",
-                "-D",
-                "warnings",
             ],
         ),
-        step(
+        clippy(
             "clippy (wasm32: core without json, as the page builds it)",
             &cargo,
             &[
-                "clippy",
                 "-p",
                 "skirmish-core",
                 "--no-default-features",
                 "--lib",
                 "--target",
                 "wasm32-unknown-unknown",
-                "--",
-                "-D",
-                "warnings",
             ],
         ),
-        step(
+        clippy(
             "clippy (server with the agones feature)",
             &cargo,
             &[
-                "clippy",
                 "-p",
                 "skirmish-server",
                 "--features",
                 "agones,test-hooks",
                 "--all-targets",
-                "--",
-                "-D",
-                "warnings",
             ],
         ),
         // The end-to-end tests serve web/ and need the built client there.

@@ -40,6 +40,8 @@
 use glam::Vec2;
 
 use crate::shared::bytes::Reader;
+use crate::shared::delta;
+use crate::shared::fields::{full_bytes, Fields};
 use crate::shared::protocol::{ErrorCode, ProtocolError};
 
 use crate::shared::config::SimConfig;
@@ -124,26 +126,6 @@ impl Quantised {
             alive: self.flags & ALIVE != 0,
             velocity: (self.flags & HAS_VELOCITY != 0).then_some(Vec2::new(v(self.vx), v(self.vy))),
         }
-    }
-
-    /// The raw bytes (10).
-    pub(crate) fn write(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.x.to_le_bytes());
-        out.extend_from_slice(&self.y.to_le_bytes());
-        out.extend_from_slice(&self.rotation.to_le_bytes());
-        out.extend_from_slice(&[self.hp, self.flags, self.vx as u8, self.vy as u8]);
-    }
-
-    pub(crate) fn read(r: &mut Reader<'_>) -> Result<Quantised, ProtocolError> {
-        Ok(Quantised {
-            x: r.u16()?,
-            y: r.u16()?,
-            rotation: r.u16()?,
-            hp: r.u8()?,
-            flags: r.u8()?,
-            vx: r.u8()? as i8,
-            vy: r.u8()? as i8,
-        })
     }
 }
 
@@ -306,17 +288,17 @@ pub fn encode_tail(players: &[PlayerState], config: &SimConfig, out: &mut Vec<u8
     out.extend_from_slice(&(count as u16).to_le_bytes());
     for p in &players[..count] {
         out.extend_from_slice(&p.id.0.to_le_bytes());
-        Quantised::of(p, config).write(out);
+        delta::write_full(&Quantised::of(p, config), out);
     }
 }
 
-/// [`encode_tail`] of players already quantised, in id order.
-pub fn encode_tail_quantised(players: &[(PlayerId, Quantised)], out: &mut Vec<u8>) {
+/// [`encode_tail`] of entities already quantised, in id order.
+pub fn encode_tail_quantised<F: Fields>(players: &[(PlayerId, F)], out: &mut Vec<u8>) {
     let count = players.len().min(usize::from(u16::MAX));
     out.extend_from_slice(&(count as u16).to_le_bytes());
     for (id, q) in &players[..count] {
         out.extend_from_slice(&id.0.to_le_bytes());
-        q.write(out);
+        delta::write_full(q, out);
     }
 }
 
@@ -355,15 +337,15 @@ pub fn decode(bytes: &[u8], config: &SimConfig) -> Result<(Tick, Vec<PlayerState
 }
 
 /// A binary snapshot as read: the tick, the own state exactly, and every
-/// player (the own one too) quantised, in id order.
+/// entity (the own one too) quantised, in id order.
 #[derive(Clone, Debug, PartialEq)]
-pub struct QuantisedFrame {
+pub struct QuantisedFrame<F = Quantised> {
     /// The server tick of the snapshot.
     pub server_tick: Tick,
     /// The recipient's state, exactly.
     pub own: PlayerState,
-    /// Every player the frame holds, quantised, in id order.
-    pub players: Vec<(PlayerId, Quantised)>,
+    /// Every entity the frame holds, quantised, in id order.
+    pub players: Vec<(PlayerId, F)>,
     /// Players of the set left out for the byte budget (delta frames only):
     /// their values are the baseline's, not news to draw.
     pub stale: Vec<PlayerId>,
@@ -371,11 +353,20 @@ pub struct QuantisedFrame {
     pub timing: Option<InputTiming>,
 }
 
-/// Reads a compact snapshot without dequantising the players.
+/// Reads a compact snapshot of the tank game without dequantising the
+/// players.
 ///
 /// # Errors
 /// As [`decode`].
 pub fn decode_quantised(bytes: &[u8]) -> Result<QuantisedFrame, ProtocolError> {
+    decode_frame(bytes)
+}
+
+/// Reads a compact snapshot whose entities travel as `F`.
+///
+/// # Errors
+/// As [`decode`].
+pub fn decode_frame<F: Fields>(bytes: &[u8]) -> Result<QuantisedFrame<F>, ProtocolError> {
     let mut r = Reader::new(bytes);
     if r.u8()? != SNAPSHOT {
         return Err(bad("not a compact snapshot"));
@@ -383,13 +374,13 @@ pub fn decode_quantised(bytes: &[u8]) -> Result<QuantisedFrame, ProtocolError> {
     let server_tick = Tick(r.u32()?);
     let (own, timing) = read_own(&mut r, server_tick)?;
     let count = usize::from(r.u16()?);
-    if r.remaining() != count * ENTRY_BYTES {
+    if r.remaining() != count * (4 + full_bytes::<F>()) {
         return Err(bad("the player count does not match the frame length"));
     }
     let mut players = Vec::with_capacity(count);
     for _ in 0..count {
         let id = PlayerId(r.u32()?);
-        players.push((id, Quantised::read(&mut r)?));
+        players.push((id, delta::read_full(&mut r)?));
     }
     Ok(QuantisedFrame {
         server_tick,

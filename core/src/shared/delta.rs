@@ -39,6 +39,7 @@
 use crate::shared::bytes::Reader;
 use crate::shared::compact::{self, bad, Quantised};
 use crate::shared::config::SimConfig;
+use crate::shared::fields::{full_bytes, Fields, Width, MAX_FIELDS};
 use crate::shared::protocol::ProtocolError;
 use crate::shared::state::{PlayerId, PlayerState};
 use crate::shared::tick::Tick;
@@ -48,16 +49,12 @@ use crate::shared::varint;
 /// The frame kind of a delta snapshot.
 pub const DELTA: u8 = 2;
 
-/// One player of a frame's set: its id and quantised state.
-pub type Entity = (PlayerId, Quantised);
+/// One entity of a frame's set: its id and quantised state (the tank
+/// game's [`Quantised`] by default).
+pub type Entity<F = Quantised> = (PlayerId, F);
 
-const X: u8 = 1;
-const Y: u8 = 2;
-const ROTATION: u8 = 4;
-const HP: u8 = 8;
-const FLAGS: u8 = 16;
-const VX: u8 = 32;
-const VY: u8 = 64;
+/// A delta entry's mask bit for an entity new to the set (its whole state
+/// follows); bits 0 to 6 are the fields that changed.
 const NEW: u8 = 128;
 
 /// How far a quantised velocity carries a quantised position in a given
@@ -77,6 +74,55 @@ impl Motion {
             kx: per_unit / f64::from(config.arena.x).max(1e-6),
             ky: per_unit / f64::from(config.arena.y).max(1e-6),
         }
+    }
+}
+
+impl Fields for Quantised {
+    type Config = SimConfig;
+    type Motion = Motion;
+
+    /// x, y and heading wide; HP, flags and the two velocities a byte.
+    const WIDTHS: &'static [Width] = &[
+        Width::Wide,
+        Width::Wide,
+        Width::Wide,
+        Width::Byte,
+        Width::Byte,
+        Width::Byte,
+        Width::Byte,
+    ];
+
+    fn get(&self, i: usize) -> u16 {
+        match i {
+            0 => self.x,
+            1 => self.y,
+            2 => self.rotation,
+            3 => u16::from(self.hp),
+            4 => u16::from(self.flags),
+            5 => u16::from(self.vx as u8),
+            _ => u16::from(self.vy as u8),
+        }
+    }
+
+    fn set(&mut self, i: usize, value: u16) {
+        let byte = value as u8;
+        match i {
+            0 => self.x = value,
+            1 => self.y = value,
+            2 => self.rotation = value,
+            3 => self.hp = byte,
+            4 => self.flags = byte,
+            5 => self.vx = byte as i8,
+            _ => self.vy = byte as i8,
+        }
+    }
+
+    fn motion(ticks: u32, config: &SimConfig) -> Motion {
+        Motion::new(ticks, config)
+    }
+
+    fn moved(&self, motion: &Motion) -> Quantised {
+        Quantised::moved(self, motion)
     }
 }
 
@@ -127,14 +173,14 @@ pub fn encode_head(
 /// The body of a delta frame that turns `baseline` (the set of the
 /// baseline frame, `ticks` before) into `target` (the set of this frame).
 /// Both are in id order.
-pub fn encode_body(
-    baseline: &[Entity],
-    target: &[Entity],
+pub fn encode_body<F: Fields>(
+    baseline: &[Entity<F>],
+    target: &[Entity<F>],
     ticks: u32,
-    config: &SimConfig,
+    config: &F::Config,
     out: &mut Vec<u8>,
 ) {
-    let motion = Motion::new(ticks, config);
+    let motion = F::motion(ticks, config);
     let mut removed = Vec::new();
     let mut entries = Vec::with_capacity(target.len());
     let mut b = baseline.iter().peekable();
@@ -156,9 +202,9 @@ pub fn encode_body(
 /// Writes a delta body from its parts: the removed ids, and each listed
 /// player with its predicted value (`None`: new to the set) and its value,
 /// all in id order. A listed player whose prediction is right is skipped.
-pub fn write_body(
+pub fn write_body<F: Fields>(
     removed: &[PlayerId],
-    entries: &[(PlayerId, Option<Quantised>, Quantised)],
+    entries: &[(PlayerId, Option<F>, F)],
     stale: &[bool],
     out: &mut Vec<u8>,
 ) {
@@ -183,7 +229,7 @@ pub fn write_body(
         match predicted {
             None => {
                 out.push(NEW);
-                value.write(out);
+                write_full(value, out);
             }
             Some(predicted) => {
                 write_changes(predicted, value, out);
@@ -203,13 +249,13 @@ pub fn write_body(
 }
 
 /// A whole delta frame for one recipient.
-pub fn encode(
+pub fn encode<F: Fields>(
     server_tick: Tick,
     baseline_tick: Tick,
     own: &PlayerState,
-    baseline: &[Entity],
-    target: &[Entity],
-    config: &SimConfig,
+    baseline: &[Entity<F>],
+    target: &[Entity<F>],
+    config: &F::Config,
 ) -> Vec<u8> {
     let mut out = Vec::with_capacity(compact::HEAD_BYTES + 8 + target.len() * 3);
     encode_head(server_tick, baseline_tick, own, None, &mut out);
@@ -243,13 +289,13 @@ pub fn baseline_tick(bytes: &[u8]) -> Option<Tick> {
 /// # Errors
 /// A malformed frame, a delta against a baseline `baseline` does not find,
 /// or one that changes or removes a player its baseline lacks.
-pub fn decode<'b>(
+pub fn decode<'b, F: Fields + 'b>(
     bytes: &[u8],
-    baseline: impl FnOnce(Tick) -> Option<&'b [Entity]>,
-    config: &SimConfig,
-) -> Result<compact::QuantisedFrame, ProtocolError> {
+    baseline: impl FnOnce(Tick) -> Option<&'b [Entity<F>]>,
+    config: &F::Config,
+) -> Result<compact::QuantisedFrame<F>, ProtocolError> {
     if bytes.first() != Some(&DELTA) {
-        return compact::decode_quantised(bytes);
+        return compact::decode_frame(bytes);
     }
     let mut r = Reader::new(bytes);
     r.u8()?;
@@ -262,7 +308,7 @@ pub fn decode<'b>(
             format!("a delta against snapshot {baseline_tick}, which is not held"),
         )
     })?;
-    let motion = Motion::new(server_tick.0.saturating_sub(baseline_tick.0), config);
+    let motion = F::motion(server_tick.0.saturating_sub(baseline_tick.0), config);
 
     let removed_count = r.count()?;
     let mut removed = Vec::with_capacity(removed_count);
@@ -273,14 +319,14 @@ pub fn decode<'b>(
         previous = Some(id);
     }
     let entry_count = r.count()?;
-    let mut entries: Vec<(PlayerId, u8, Quantised)> = Vec::with_capacity(entry_count);
+    let mut entries: Vec<(PlayerId, u8, F)> = Vec::with_capacity(entry_count);
     let mut previous = None;
     for _ in 0..entry_count {
         let id = read_gap(&mut r, previous)?;
         previous = Some(id);
         let mask = r.u8()?;
         let value = if mask & NEW != 0 {
-            Quantised::read(&mut r)?
+            read_full(&mut r)?
         } else {
             let base =
                 lookup(base, id).ok_or_else(|| bad("an update of a player the baseline lacks"))?;
@@ -347,33 +393,27 @@ pub fn decode<'b>(
 /// Bytes the entry of one player takes in a delta body (its id gap taken
 /// as one byte), given the baseline's prediction: 0 when it is already
 /// right, the whole state when there is none (new to the set).
-pub fn entry_cost(predicted: Option<&Quantised>, value: &Quantised) -> usize {
+pub fn entry_cost<F: Fields>(predicted: Option<&F>, value: &F) -> usize {
     let Some(predicted) = predicted.copied() else {
-        return 1 + 1 + 10;
+        return 1 + 1 + full_bytes::<F>();
     };
     if predicted == *value {
         return 0;
     }
-    let wide = |old: u16, new: u16| {
-        if old == new {
-            0
-        } else {
-            varint::len(zigzag(new.wrapping_sub(old) as i16))
-        }
-    };
-    let narrow = |old: u8, new: u8| usize::from(old != new);
-    1 + 1
-        + wide(predicted.x, value.x)
-        + wide(predicted.y, value.y)
-        + wide(predicted.rotation, value.rotation)
-        + narrow(predicted.hp, value.hp)
-        + narrow(predicted.flags, value.flags)
-        + narrow(predicted.vx as u8, value.vx as u8)
-        + narrow(predicted.vy as u8, value.vy as u8)
+    let changes: usize = F::WIDTHS
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| predicted.get(i) != value.get(i))
+        .map(|(i, w)| match w {
+            Width::Wide => varint::len(zigzag(value.get(i).wrapping_sub(predicted.get(i)) as i16)),
+            Width::Byte => 1,
+        })
+        .sum();
+    1 + 1 + changes
 }
 
 /// The state of `id` in a set in id order.
-pub fn lookup(set: &[Entity], id: PlayerId) -> Option<Quantised> {
+pub fn lookup<F: Fields>(set: &[Entity<F>], id: PlayerId) -> Option<F> {
     set.binary_search_by_key(&id, |(i, _)| *i)
         .ok()
         .map(|i| set[i].1)
@@ -381,70 +421,82 @@ pub fn lookup(set: &[Entity], id: PlayerId) -> Option<Quantised> {
 
 /// Writes the fields of `value` that differ from `predicted`; `false` (and
 /// nothing written) when none do.
-fn write_changes(predicted: &Quantised, value: &Quantised, out: &mut Vec<u8>) -> bool {
+fn write_changes<F: Fields>(predicted: &F, value: &F, out: &mut Vec<u8>) -> bool {
+    let () = FitsAMask::<F>::CHECKED;
     let mut mask = 0;
-    let wide = [
-        (X, predicted.x, value.x),
-        (Y, predicted.y, value.y),
-        (ROTATION, predicted.rotation, value.rotation),
-    ];
-    let narrow = [
-        (HP, predicted.hp, value.hp),
-        (FLAGS, predicted.flags, value.flags),
-        (VX, predicted.vx as u8, value.vx as u8),
-        (VY, predicted.vy as u8, value.vy as u8),
-    ];
-    for (bit, old, new) in wide {
-        if old != new {
-            mask |= bit;
-        }
-    }
-    for (bit, old, new) in narrow {
-        if old != new {
-            mask |= bit;
+    for i in 0..F::WIDTHS.len() {
+        if predicted.get(i) != value.get(i) {
+            mask |= 1 << i;
         }
     }
     if mask == 0 {
         return false;
     }
     out.push(mask);
-    for (bit, old, new) in wide {
-        if mask & bit != 0 {
-            varint::write(zigzag(new.wrapping_sub(old) as i16), out);
+    for (i, width) in F::WIDTHS.iter().enumerate() {
+        if mask & (1 << i) == 0 {
+            continue;
         }
-    }
-    for (bit, _, new) in narrow {
-        if mask & bit != 0 {
-            out.push(new);
+        let (old, new) = (predicted.get(i), value.get(i));
+        match width {
+            Width::Wide => varint::write(zigzag(new.wrapping_sub(old) as i16), out),
+            Width::Byte => out.push(new as u8),
         }
     }
     true
 }
 
-fn read_changes(
-    r: &mut Reader<'_>,
-    mask: u8,
-    mut q: Quantised,
-) -> Result<Quantised, ProtocolError> {
-    for (bit, field) in [(X, &mut q.x), (Y, &mut q.y), (ROTATION, &mut q.rotation)] {
-        if mask & bit != 0 {
-            let difference = unzigzag(r.varint()?)?;
-            *field = field.wrapping_add(difference as u16);
+fn read_changes<F: Fields>(r: &mut Reader<'_>, mask: u8, mut value: F) -> Result<F, ProtocolError> {
+    let () = FitsAMask::<F>::CHECKED;
+    if u32::from(mask) >> F::WIDTHS.len() != 0 {
+        return Err(bad("a change of a field the state lacks"));
+    }
+    for (i, width) in F::WIDTHS.iter().enumerate() {
+        if mask & (1 << i) == 0 {
+            continue;
+        }
+        let new = match width {
+            Width::Wide => value.get(i).wrapping_add(unzigzag(r.varint()?)? as u16),
+            Width::Byte => u16::from(r.u8()?),
+        };
+        value.set(i, new);
+    }
+    Ok(value)
+}
+
+/// A state of at most [`MAX_FIELDS`] fields, checked when the coder is
+/// built for it (a game with more does not compile).
+struct FitsAMask<F>(std::marker::PhantomData<F>);
+
+impl<F: Fields> FitsAMask<F> {
+    const CHECKED: () = assert!(
+        F::WIDTHS.len() <= MAX_FIELDS,
+        "a replicated state has at most 7 fields"
+    );
+}
+
+/// A state written in full: each field little-endian, in order.
+pub(crate) fn write_full<F: Fields>(value: &F, out: &mut Vec<u8>) {
+    for (i, width) in F::WIDTHS.iter().enumerate() {
+        let v = value.get(i);
+        match width {
+            Width::Wide => out.extend_from_slice(&v.to_le_bytes()),
+            Width::Byte => out.push(v as u8),
         }
     }
-    if mask & HP != 0 {
-        q.hp = r.u8()?;
+}
+
+/// Reads a state written by [`write_full`].
+pub(crate) fn read_full<F: Fields>(r: &mut Reader<'_>) -> Result<F, ProtocolError> {
+    let mut value = F::default();
+    for (i, width) in F::WIDTHS.iter().enumerate() {
+        let v = match width {
+            Width::Wide => r.u16()?,
+            Width::Byte => u16::from(r.u8()?),
+        };
+        value.set(i, v);
     }
-    if mask & FLAGS != 0 {
-        q.flags = r.u8()?;
-    }
-    if mask & VX != 0 {
-        q.vx = r.u8()? as i8;
-    }
-    if mask & VY != 0 {
-        q.vy = r.u8()? as i8;
-    }
-    Ok(q)
+    Ok(value)
 }
 
 fn write_gap(previous: Option<PlayerId>, id: PlayerId, out: &mut Vec<u8>) {

@@ -102,7 +102,7 @@ fn a_baseline_not_held_is_an_error_not_a_picture() {
     let before = set(&[own, player(2, 500.0, 0.0, 100)]);
     let after = set(&[own, player(2, 510.0, 0.0, 100)]);
     let frame = encode(Tick(3), Tick(2), &own, &before, &after, &config);
-    assert!(decode(&frame, |_| None, &config).is_err());
+    assert!(decode::<Quantised>(&frame, |_| None, &config).is_err());
     // A baseline that lacks the updated player.
     let other = set(&[own]);
     assert!(decode(&frame, |_| Some(&other[..]), &config).is_err());
@@ -117,7 +117,7 @@ fn the_tick_is_in_bytes_one_to_five_of_every_binary_frame() {
     let config = SimConfig::default();
     let own = player(1, 100.0, 0.0, 100);
     let full = compact::encode(Tick(77), &own, &[own], &config);
-    let delta = encode(Tick(78), Tick(77), &own, &[], &[], &config);
+    let delta = encode::<Quantised>(Tick(78), Tick(77), &own, &[], &[], &config);
     assert_eq!(frame_tick(&full), Some(Tick(77)));
     assert_eq!(frame_tick(&delta), Some(Tick(78)));
     assert_eq!(
@@ -148,7 +148,7 @@ mod props {
         ) {
             let mut base: Vec<Entity> = base
                 .into_iter()
-                .map(|(id, b)| (PlayerId(id), Quantised::read(&mut Reader::new(&b)).unwrap()))
+                .map(|(id, b)| (PlayerId(id), read_full::<Quantised>(&mut Reader::new(&b)).unwrap()))
                 .collect();
             base.sort_by_key(|(id, _)| *id);
             base.dedup_by_key(|(id, _)| *id);
