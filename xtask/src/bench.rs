@@ -13,7 +13,7 @@
 //! Flags: `--quick` (10 s windows instead of 20 s, a 30 s soak) and
 //! `--soak SECONDS` (the soak's window; 0 skips it).
 
-mod quality;
+pub(crate) mod quality;
 mod table;
 
 use std::fs;

@@ -25,6 +25,11 @@ commands:
           against the real server, written into docs/BENCHMARKS.md
           (`--quick` for short runs, `--soak SECONDS` for the memory run;
           default 300; `--quality` for docs/QUALITY.md alone)
+  quality [--game NAME] [--quick]
+          a game's quality table and plots (docs/QUALITY.md, docs/quality/):
+          the stepper's scenario matrix, then the main cells over real UDP
+          through the relay (the same as `bench --quality`); this build's
+          games: tanks
   relay [--addr HOST:PORT] [--relay-latency-ms MS] [--relay-jitter-ms MS]
         [--relay-loss P] [--seconds S]
           a UDP impairment relay in front of a running server's WebTransport
@@ -47,6 +52,7 @@ fn main() -> ExitCode {
         Some("bench") => bench::run(&args[1..]),
         Some("setup") => setup(),
         Some("relay") => relay(&args[1..]),
+        Some("quality") => quality(&args[1..]),
         Some("replay") => replay(&args[1..], false),
         Some("replay-room") => replay(&args[1..], true),
         Some("-h" | "--help" | "help") => {
@@ -66,6 +72,38 @@ fn main() -> ExitCode {
 }
 
 type Result<T = ()> = std::result::Result<T, String>;
+
+/// The games this build can measure.
+const GAMES: &[&str] = &["tanks"];
+
+/// `quality [--game NAME] [--quick]`.
+fn quality(args: &[String]) -> Result {
+    let mut game = GAMES[0];
+    let mut quick = false;
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--game" => {
+                game = args
+                    .next()
+                    .ok_or_else(|| format!("--game needs a name ({})", GAMES.join(", ")))?;
+            }
+            "--quick" => quick = true,
+            other => {
+                return Err(format!(
+                    "quality: unknown argument `{other}` (expected `--game NAME` or `--quick`)"
+                ))
+            }
+        }
+    }
+    if !GAMES.contains(&game) {
+        return Err(format!(
+            "quality: unknown game `{game}`; this build's games: {}",
+            GAMES.join(", ")
+        ));
+    }
+    bench::quality::run(quick)
+}
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
