@@ -47,6 +47,7 @@
 //!    ([`CombatRules::history_ms`]) and its velocity over the tick is kept.
 
 mod combat;
+mod inputs;
 mod latency;
 mod life;
 mod queue;
@@ -60,7 +61,7 @@ use crate::shared::combat::{CombatRules, Cooldown};
 use crate::shared::config::SimConfig;
 use crate::shared::protocol::{CombatEvent, WireInput};
 use crate::shared::rng::SeededRng;
-use crate::shared::sim::{resolve_collisions, Pose};
+use crate::shared::sim::{resolve_collisions, simulate, Pose};
 use crate::shared::state::PlayerId;
 use crate::shared::state::PlayerState;
 use crate::shared::tick::Tick;
@@ -70,6 +71,8 @@ pub use latency::{REWIND_MARGIN_TICKS, RTT_WINDOW};
 pub use queue::{Received, CATCH_UP_ABOVE, GAP_WAIT_TICKS, MAX_INPUTS_PER_TICK, MAX_QUEUED_INPUTS};
 pub use schedule::MAX_AHEAD_TICKS;
 
+use combat::Shot;
+use inputs::{Command, PlayerInputs};
 use schedule::Schedule;
 
 use life::Life;
@@ -135,12 +138,8 @@ pub struct ServerPlayer {
     hp: u16,
     life: Life,
     cooldown: Cooldown,
-    ack: Option<Tick>,
-    queue: VecDeque<WireInput>,
-    waited: u32,
+    inputs: PlayerInputs<WireInput>,
     history: VecDeque<(Tick, Pose)>,
-    /// `Some` for protocol-2 players.
-    schedule: Option<Schedule>,
 }
 
 impl ServerPlayer {
@@ -166,19 +165,83 @@ impl ServerPlayer {
 
     /// The newest input tick applied.
     pub fn ack(&self) -> Option<Tick> {
-        self.ack
+        self.inputs.ack
     }
 
     /// How many inputs wait in the queue.
     pub fn queued(&self) -> usize {
-        self.queue.len()
+        self.inputs.queue.len()
     }
 
     /// Protocol 2: the round trip measured from the player's snapshot
     /// acknowledgements (the smallest of the last
     /// [`RTT_WINDOW`]); `None` before the first, and for protocol-1 players.
     pub fn round_trip(&self) -> Option<std::time::Duration> {
-        self.schedule.as_ref().and_then(Schedule::round_trip)
+        self.inputs.schedule.as_ref().and_then(Schedule::round_trip)
+    }
+}
+
+impl ServerPlayer {
+    /// Applies this tick's commands (see `inputs`): each input moves a
+    /// living player one cadence and fires if it fires; a late input's shot
+    /// fires after the move, before this tick's own shot, if the player
+    /// has been alive since the tick it named.
+    fn apply(
+        &mut self,
+        id: PlayerId,
+        commands: &[Command<WireInput>],
+        sim: &SimConfig,
+        stats: &mut WorldStats,
+        shots: &mut Vec<Shot>,
+    ) {
+        let before = self.pose.position;
+        let own_shot = shots.len();
+        for command in commands {
+            match *command {
+                Command::Apply { input, oldest_view } => {
+                    if !self.is_alive() {
+                        continue;
+                    }
+                    self.pose = simulate(self.pose, &input.move_input(), sim.cadence(), sim);
+                    if input.fire {
+                        stats.shots += 1;
+                        shots.push(Shot {
+                            attacker: id,
+                            from: self.pose,
+                            view_tick: input.view_tick,
+                            oldest_view,
+                            late: None,
+                        });
+                    }
+                }
+                Command::Late {
+                    tick,
+                    view_tick,
+                    oldest_view,
+                } => {
+                    if self.alive_since().is_some_and(|s| s < tick) {
+                        stats.shots += 1;
+                        shots.insert(
+                            own_shot,
+                            Shot {
+                                attacker: id,
+                                from: self.pose,
+                                view_tick,
+                                oldest_view,
+                                late: Some(tick),
+                            },
+                        );
+                    }
+                }
+            }
+        }
+        // The velocity over this tick, from where the player was before
+        // its inputs (zero while dead).
+        self.velocity = if self.is_alive() {
+            (self.pose.position - before) / sim.cadence_secs()
+        } else {
+            Vec2::ZERO
+        };
     }
 }
 
@@ -292,11 +355,8 @@ impl World {
                 hp: self.rules.max_hp,
                 life: Life::Alive { since: self.tick },
                 cooldown: Cooldown::default(),
-                ack: None,
-                queue: VecDeque::with_capacity(MAX_QUEUED_INPUTS),
-                waited: 0,
+                inputs: PlayerInputs::joined(mode, self.tick),
                 history: VecDeque::with_capacity(self.history_len()),
-                schedule: (mode == InputMode::Scheduled).then(|| Schedule::joined_at(self.tick)),
             },
         );
         Ok(self
@@ -327,10 +387,14 @@ impl World {
         let Some(player) = self.players.get_mut(&id) else {
             return Received::default();
         };
-        let out = if player.schedule.is_some() {
-            player.schedule_inputs(inputs, self.tick, since, &self.sim, &mut self.stats)
+        let out = if player.inputs.schedule.is_some() {
+            let tick_ms = self.sim.tick_ms;
+            let stats = &mut self.stats;
+            player
+                .inputs
+                .schedule_inputs(inputs, self.tick, since, tick_ms, stats)
         } else {
-            player.enqueue(inputs)
+            player.inputs.enqueue(inputs)
         };
         self.stats.duplicate_inputs += out.duplicates as u64;
         self.stats.dropped_inputs += out.dropped as u64;
@@ -345,15 +409,24 @@ impl World {
     /// protocol-1 players are ignored.
     pub fn receive_ack(&mut self, id: PlayerId, acked: Tick, since: std::time::Duration) {
         let now = self.tick;
-        if let Some(schedule) = self.players.get_mut(&id).and_then(|p| p.schedule.as_mut()) {
-            schedule.acknowledged(acked, (now, since), &self.sim);
+        let tick_ms = self.sim.tick_ms;
+        if let Some(schedule) = self
+            .players
+            .get_mut(&id)
+            .and_then(|p| p.inputs.schedule.as_mut())
+        {
+            schedule.acknowledged(acked, (now, since), tick_ms);
         }
     }
 
     /// Input message `seq` of `id` arrived (it is reported back in its
     /// timing, so the client measures its uplink loss).
     pub fn receive_seq(&mut self, id: PlayerId, seq: u16) {
-        if let Some(schedule) = self.players.get_mut(&id).and_then(|p| p.schedule.as_mut()) {
+        if let Some(schedule) = self
+            .players
+            .get_mut(&id)
+            .and_then(|p| p.inputs.schedule.as_mut())
+        {
             schedule.numbered(seq);
         }
     }
@@ -363,13 +436,17 @@ impl World {
         self.tick = self.tick.next();
         self.events.clear();
         let mut shots = Vec::new();
+        let mut commands = Vec::new();
         for (&id, player) in &mut self.players {
-            if player.schedule.is_some() {
-                let tick = self.tick;
-                schedule::apply_scheduled(id, player, tick, &self.sim, &mut self.stats, &mut shots);
+            commands.clear();
+            if player.inputs.schedule.is_some() {
+                player
+                    .inputs
+                    .due_scheduled(self.tick, &mut self.stats, &mut commands);
             } else {
-                queue::apply_inputs(id, player, &self.sim, &mut self.stats, &mut shots);
+                player.inputs.due_queued(&mut self.stats, &mut commands);
             }
+            player.apply(id, &commands, &self.sim, &mut self.stats, &mut shots);
         }
         self.separate_players();
         for shot in &shots {
@@ -399,7 +476,7 @@ impl World {
     pub fn take_timing(&mut self, id: PlayerId) -> Option<InputTiming> {
         self.players
             .get_mut(&id)
-            .and_then(|p| p.schedule.as_mut())
+            .and_then(|p| p.inputs.schedule.as_mut())
             .map(Schedule::take_timing)
     }
 
@@ -426,7 +503,7 @@ impl World {
         self.players.get(&id).map(|p| PlayerState {
             id,
             tick: self.tick,
-            ack_move_tick: p.ack,
+            ack_move_tick: p.inputs.ack,
             position: p.pose.position,
             rotation: p.pose.rotation,
             hp: p.hp,

@@ -59,7 +59,7 @@ impl ServerPlayer {
     /// and its velocity zeroed. Its HP is already 0.
     pub(super) fn kill(&mut self, respawn_at: Tick) {
         self.life = Life::Dead { respawn_at };
-        self.queue.clear();
+        self.inputs.queue.clear();
         self.velocity = Vec2::ZERO;
     }
 

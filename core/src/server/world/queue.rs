@@ -5,14 +5,8 @@
 //! player's ack already covers. Each step applies the inputs at its front
 //! through [`simulate`], at most [`MAX_INPUTS_PER_TICK`] of them.
 
-use glam::Vec2;
-
-use super::combat::Shot;
-use super::{ServerPlayer, WorldStats};
-use crate::shared::config::SimConfig;
-use crate::shared::protocol::WireInput;
-use crate::shared::sim::simulate;
-use crate::shared::state::PlayerId;
+use super::inputs::{Command, PlayerInputs, Wired};
+use super::WorldStats;
 use crate::shared::tick::Tick;
 
 /// Most inputs a player's queue holds; more are dropped and counted.
@@ -47,15 +41,15 @@ pub struct Received {
     pub late: usize,
 }
 
-impl ServerPlayer {
+impl<W: Wired> PlayerInputs<W> {
     /// Queues `inputs` in tick order; counts duplicates (acknowledged or
     /// already queued) and the inputs a full queue drops.
-    pub(super) fn enqueue(&mut self, inputs: &[WireInput]) -> Received {
+    pub(super) fn enqueue(&mut self, inputs: &[W]) -> Received {
         let mut out = Received::default();
         for input in inputs {
-            let applied = self.ack.is_some_and(|ack| input.tick <= ack);
-            let at = self.queue.partition_point(|q| q.tick < input.tick);
-            let queued = self.queue.get(at).is_some_and(|q| q.tick == input.tick);
+            let applied = self.ack.is_some_and(|ack| input.tick() <= ack);
+            let at = self.queue.partition_point(|q| q.tick() < input.tick());
+            let queued = self.queue.get(at).is_some_and(|q| q.tick() == input.tick());
             if applied || queued {
                 out.duplicates += 1;
             } else if self.queue.len() >= MAX_QUEUED_INPUTS {
@@ -67,93 +61,53 @@ impl ServerPlayer {
         }
         out
     }
-}
 
-/// Applies this tick's inputs of one player; records its shots.
-pub(super) fn apply_inputs(
-    id: PlayerId,
-    player: &mut ServerPlayer,
-    sim: &SimConfig,
-    stats: &mut WorldStats,
-    shots: &mut Vec<Shot>,
-) {
-    let before = player.pose.position;
-    // See CATCH_UP_ABOVE: two only while a double step leaves at least that many.
-    let budget = if player.queue.len() > CATCH_UP_ABOVE + 1 {
-        MAX_INPUTS_PER_TICK
-    } else {
-        1
-    };
-    for _ in 0..budget {
-        let Some(next) = player.queue.front() else {
-            break;
-        };
-        let expected = player.ack.map(Tick::next);
-        if expected.is_some_and(|e| next.tick > e) {
-            // A gap: wait for the missing tick a little, then skip it.
-            if player.waited < GAP_WAIT_TICKS {
-                player.waited += 1;
-                break;
-            }
-            stats.skipped_ticks += u64::from(next.tick.0 - expected.map_or(0, |e| e.0));
-        }
-        let Some(input) = player.queue.pop_front() else {
-            break;
-        };
-        player.waited = 0;
-        player.ack = Some(input.tick);
-        apply_one(id, player, &input, None, sim, stats, shots);
-    }
-    player.settle_velocity(before, sim);
-}
-
-impl ServerPlayer {
-    /// The velocity over this tick, from where the player was before its
-    /// inputs (zero while dead).
-    pub(super) fn settle_velocity(&mut self, before: Vec2, sim: &SimConfig) {
-        self.velocity = if self.is_alive() {
-            (self.pose.position - before) / sim.cadence_secs()
+    /// This tick's inputs of a protocol-1 player, in order: the next
+    /// queued one (two while catching up), after waiting for a missing tick
+    /// a little. Each handed out is acknowledged and counted as applied.
+    pub(super) fn due_queued(&mut self, stats: &mut WorldStats, out: &mut Vec<Command<W>>) {
+        // See CATCH_UP_ABOVE: two only while a double step leaves at least that many.
+        let budget = if self.queue.len() > CATCH_UP_ABOVE + 1 {
+            MAX_INPUTS_PER_TICK
         } else {
-            Vec2::ZERO
+            1
         };
-    }
-}
-
-/// Applies one input to a player (acknowledged already): one cadence of
-/// movement if alive, and its shot if it fires, which may claim no view
-/// older than `oldest_view` (the shooter's round-trip bound, if measured).
-pub(super) fn apply_one(
-    id: PlayerId,
-    player: &mut ServerPlayer,
-    input: &WireInput,
-    oldest_view: Option<f64>,
-    sim: &SimConfig,
-    stats: &mut WorldStats,
-    shots: &mut Vec<Shot>,
-) {
-    stats.applied_inputs += 1;
-    if !player.is_alive() {
-        return;
-    }
-    player.pose = simulate(player.pose, &input.move_input(), sim.cadence(), sim);
-    if input.fire {
-        stats.shots += 1;
-        shots.push(Shot {
-            attacker: id,
-            from: player.pose,
-            view_tick: input.view_tick,
-            oldest_view,
-            late: None,
-        });
+        for _ in 0..budget {
+            let Some(next) = self.queue.front() else {
+                break;
+            };
+            let expected = self.ack.map(Tick::next);
+            if expected.is_some_and(|e| next.tick() > e) {
+                // A gap: wait for the missing tick a little, then skip it.
+                if self.waited < GAP_WAIT_TICKS {
+                    self.waited += 1;
+                    break;
+                }
+                stats.skipped_ticks += u64::from(next.tick().0 - expected.map_or(0, |e| e.0));
+            }
+            let Some(input) = self.queue.pop_front() else {
+                break;
+            };
+            self.waited = 0;
+            self.ack = Some(input.tick());
+            stats.applied_inputs += 1;
+            out.push(Command::Apply {
+                input,
+                oldest_view: None,
+            });
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use glam::Vec2;
+
     use super::*;
     use crate::server::world::tests::{at, input, open, place};
     use crate::server::world::World;
     use crate::shared::sim::Pose;
+    use crate::shared::state::PlayerId;
 
     /// A world with one player placed at `pose`.
     fn world_with(pose: Pose) -> (World, PlayerId) {

@@ -34,13 +34,10 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use super::combat::Shot;
+use super::inputs::{Command, PlayerInputs, Wired};
 use super::latency::RoundTrip;
-use super::{ServerPlayer, WorldStats};
-use crate::server::world::queue::{apply_one, Received, MAX_QUEUED_INPUTS};
-use crate::shared::config::SimConfig;
-use crate::shared::protocol::WireInput;
-use crate::shared::state::PlayerId;
+use super::WorldStats;
+use crate::server::world::queue::{Received, MAX_QUEUED_INPUTS};
 use crate::shared::tick::Tick;
 use crate::shared::timing::{slack_to_wire, InputTiming, Receipt};
 
@@ -51,10 +48,10 @@ pub const MAX_AHEAD_TICKS: u32 = MAX_QUEUED_INPUTS as u32;
 const REMEMBERED: u32 = 64;
 
 /// The scheduled-input state of one protocol-2 player.
-#[derive(Clone, Debug, Default)]
-pub(super) struct Schedule {
+#[derive(Clone, Debug)]
+pub(crate) struct Schedule<W> {
     /// The newest input simulated, repeated when one is missing.
-    last: Option<WireInput>,
+    last: Option<W>,
     /// Bit `i`: tick `ack - i` was a repeat whose real input has not been
     /// counted late yet.
     repeats: u64,
@@ -91,12 +88,21 @@ struct LateShot {
     oldest_view: Option<f64>,
 }
 
-impl Schedule {
+impl<W> Schedule<W> {
     /// The state of a player joining at `tick`.
-    pub(super) fn joined_at(tick: Tick) -> Schedule {
+    pub(super) fn joined_at(tick: Tick) -> Schedule<W> {
         Schedule {
+            last: None,
+            repeats: 0,
+            late: 0,
+            repeated: 0,
+            sample: None,
             joined: tick,
-            ..Schedule::default()
+            late_before_first: None,
+            rtt: RoundTrip::default(),
+            oldest_views: VecDeque::new(),
+            late_shot: None,
+            received: None,
         }
     }
 
@@ -118,8 +124,8 @@ impl Schedule {
 
     /// A message acknowledging the snapshot of `acked` arrived `since`
     /// after the step of `now`.
-    pub(super) fn acknowledged(&mut self, acked: Tick, now: (Tick, Duration), sim: &SimConfig) {
-        self.rtt.acknowledged(acked, now, self.joined, sim.tick_ms);
+    pub(super) fn acknowledged(&mut self, acked: Tick, now: (Tick, Duration), tick_ms: u32) {
+        self.rtt.acknowledged(acked, now, self.joined, tick_ms);
     }
 
     /// Input message `seq` arrived.
@@ -169,27 +175,27 @@ impl Schedule {
     }
 }
 
-impl ServerPlayer {
+impl<W: Wired> PlayerInputs<W> {
     /// Takes inputs that name server ticks, `since` after server tick `now`
-    /// was stepped.
+    /// was stepped, with ticks of `tick_ms`.
     pub(super) fn schedule_inputs(
         &mut self,
-        inputs: &[WireInput],
+        inputs: &[W],
         now: Tick,
         since: Duration,
-        sim: &SimConfig,
+        tick_ms: u32,
         stats: &mut WorldStats,
     ) -> Received {
         let mut out = Received::default();
-        let tick_ms = f64::from(sim.tick_ms);
+        let (tick_ms, ms) = (f64::from(tick_ms), tick_ms);
         let since_ms = since.as_secs_f64() * 1000.0;
         let ack = self.ack;
         let Some(schedule) = self.schedule.as_mut() else {
             return out;
         };
-        let oldest_view = schedule.rtt.oldest_view((now, since), sim.tick_ms);
+        let oldest_view = schedule.rtt.oldest_view((now, since), ms);
         for input in inputs {
-            let t = input.tick;
+            let t = input.tick();
             let slack = (f64::from(t.0) - f64::from(now.0)) * tick_ms - since_ms;
             if t <= now {
                 // Its tick is simulated already: late, unless it was
@@ -218,10 +224,10 @@ impl ServerPlayer {
                     schedule.note(t, slack, true, stats);
                     stats.late_inputs += 1;
                     out.late += 1;
-                    if input.fire && schedule.late_shot.is_none() {
+                    if input.acts_on_view() && schedule.late_shot.is_none() {
                         schedule.late_shot = Some(LateShot {
                             tick: t,
-                            view_tick: input.view_tick,
+                            view_tick: input.view_tick(),
                             oldest_view,
                         });
                     }
@@ -231,15 +237,15 @@ impl ServerPlayer {
             } else if t.0 - now.0 > MAX_AHEAD_TICKS {
                 out.dropped += 1;
             } else {
-                let at = self.queue.partition_point(|q| q.tick < t);
-                if self.queue.get(at).is_some_and(|q| q.tick == t) {
+                let at = self.queue.partition_point(|q| q.tick() < t);
+                if self.queue.get(at).is_some_and(|q| q.tick() == t) {
                     out.duplicates += 1;
                 } else if self.queue.len() >= MAX_QUEUED_INPUTS {
                     out.dropped += 1;
                 } else {
                     self.queue.insert(at, *input);
                     schedule.note(t, slack, false, stats);
-                    if let Some(oldest) = oldest_view.filter(|_| input.fire) {
+                    if let Some(oldest) = oldest_view.filter(|_| input.acts_on_view()) {
                         schedule.keep_oldest_view(t, oldest);
                     }
                     out.queued += 1;
@@ -248,76 +254,57 @@ impl ServerPlayer {
         }
         out
     }
-}
 
-/// Simulates tick `tick` of one protocol-2 player: its input for that tick,
-/// or its previous input again (counted), or nothing before its first; then
-/// a late input's shot waiting, before this tick's own.
-pub(super) fn apply_scheduled(
-    id: PlayerId,
-    player: &mut ServerPlayer,
-    tick: Tick,
-    sim: &SimConfig,
-    stats: &mut WorldStats,
-    shots: &mut Vec<Shot>,
-) {
-    while player.queue.front().is_some_and(|q| q.tick < tick) {
-        player.queue.pop_front();
-    }
-    let before = player.pose.position;
-    let own = player
-        .queue
-        .front()
-        .filter(|q| q.tick == tick)
-        .copied()
-        .inspect(|_| {
-            player.queue.pop_front();
-        });
-    let Some(schedule) = player.schedule.as_mut() else {
-        return;
-    };
-    let oldest_view = schedule.take_oldest_view(tick);
-    let late = schedule.late_shot.take();
-    let own_shot = shots.len();
-    let applied = match (own, schedule.last) {
-        (Some(input), _) => Some((input, false)),
-        (None, Some(last)) => Some((
-            WireInput {
-                tick,
-                fire: false,
-                view_tick: None,
-                ..last
-            },
-            true,
-        )),
-        // Nothing yet from this player: it stands still, unacknowledged.
-        (None, None) => None,
-    };
-    if let Some((input, repeated)) = applied {
-        schedule.last = Some(input);
-        schedule.repeats = (schedule.repeats << 1) | u64::from(repeated);
-        if repeated {
-            schedule.repeated = schedule.repeated.wrapping_add(1);
-            stats.repeated_inputs += 1;
+    /// Tick `tick` of a protocol-2 player: its input for that tick, or
+    /// its previous input again (counted), or nothing before its first;
+    /// then what a late input left to honour (its shot), which the game
+    /// applies after this tick's move and before this tick's own shot.
+    pub(super) fn due_scheduled(
+        &mut self,
+        tick: Tick,
+        stats: &mut WorldStats,
+        out: &mut Vec<Command<W>>,
+    ) {
+        while self.queue.front().is_some_and(|q| q.tick() < tick) {
+            self.queue.pop_front();
         }
-        player.ack = Some(tick);
-        apply_one(id, player, &input, oldest_view, sim, stats, shots);
-    }
-    player.settle_velocity(before, sim);
-    // A late shot fires from the pose after this tick's move, before this
-    // tick's own shot: it is the older, and its cooldown counts first.
-    if let Some(late) = late.filter(|l| player.alive_since().is_some_and(|s| s < l.tick)) {
-        stats.shots += 1;
-        shots.insert(
-            own_shot,
-            Shot {
-                attacker: id,
-                from: player.pose,
+        let own = self
+            .queue
+            .front()
+            .filter(|q| q.tick() == tick)
+            .copied()
+            .inspect(|_| {
+                self.queue.pop_front();
+            });
+        let Some(schedule) = self.schedule.as_mut() else {
+            return;
+        };
+        let oldest_view = schedule.take_oldest_view(tick);
+        let late = schedule.late_shot.take();
+        let applied = match (own, schedule.last) {
+            (Some(input), _) => Some((input, false)),
+            (None, Some(last)) => Some((last.repeated_at(tick), true)),
+            // Nothing yet from this player: it stands still, unacknowledged.
+            (None, None) => None,
+        };
+        if let Some((input, repeated)) = applied {
+            schedule.last = Some(input);
+            schedule.repeats = (schedule.repeats << 1) | u64::from(repeated);
+            if repeated {
+                schedule.repeated = schedule.repeated.wrapping_add(1);
+                stats.repeated_inputs += 1;
+            }
+            self.ack = Some(tick);
+            stats.applied_inputs += 1;
+            out.push(Command::Apply { input, oldest_view });
+        }
+        if let Some(late) = late {
+            out.push(Command::Late {
+                tick: late.tick,
                 view_tick: late.view_tick,
                 oldest_view: late.oldest_view,
-                late: Some(late.tick),
-            },
-        );
+            });
+        }
     }
 }
 
@@ -328,6 +315,7 @@ mod tests {
     use super::*;
     use crate::server::world::tests::{at, fire, input, open, place};
     use crate::server::world::{InputMode, World};
+    use crate::shared::state::PlayerId;
 
     const MS: fn(u64) -> Duration = Duration::from_millis;
 
