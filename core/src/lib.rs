@@ -73,9 +73,9 @@ pub use server::replay::{
 };
 pub use server::room::{place, Outbox, Placement, Room, RoomConfig, RoomStats, Seating};
 pub use server::world::{
-    InputMode, JoinError, Received, ServerPlayer, World, WorldStats, CATCH_UP_ABOVE,
-    GAP_WAIT_TICKS, MAX_AHEAD_TICKS, MAX_INPUTS_PER_TICK, MAX_QUEUED_INPUTS, REWIND_MARGIN_TICKS,
-    RTT_WINDOW,
+    Command, InputMode, JoinError, Received, ServerGame, ServerPlayer, Step, Wired, World,
+    WorldStats, CATCH_UP_ABOVE, GAP_WAIT_TICKS, MAX_AHEAD_TICKS, MAX_INPUTS_PER_TICK,
+    MAX_QUEUED_INPUTS, REWIND_MARGIN_TICKS, RTT_WINDOW,
 };
 pub use shared::bytes::{Codec, ReadError, Reader, Writer};
 pub use shared::combat::{shot_path, CombatRules, Cooldown, MAX_VIEW_DELAY_MS};
@@ -102,6 +102,6 @@ pub use shared::{compact, control, delta, determinism, framing, protocol, timing
 
 pub use game::{Applied, Game, Offset, Replicated, Size, Stamp, Visual};
 pub use harness::{first_divergence, trace, Harness};
-pub use tanks::{PoseOffset, Tanks};
+pub use tanks::{Arena, PoseOffset, Tank, Tanks};
 
 pub use glam::Vec2;

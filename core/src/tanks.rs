@@ -8,6 +8,12 @@
 //! 27); its rules (movement, collisions, combat, life) move to a crate of
 //! their own once nothing in the library names them.
 
+mod combat;
+mod life;
+pub(crate) mod world;
+
+pub use world::{Arena, Tank};
+
 use std::time::Duration;
 
 use glam::Vec2;

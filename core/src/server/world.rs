@@ -1,83 +1,52 @@
-//! The authoritative world: what the server steps every tick.
+//! The authoritative world of a room, whatever the game: its players, the
+//! inputs each sent and when each is applied, and the game's own state,
+//! stepped once per tick.
 //!
 //! Pure and seeded: the server only drives it (join, leave, receive inputs,
-//! step, read snapshots). Each [`World::step`], in this order:
-//! 1. **Inputs.** For each player in id order, apply the next queued input
-//!    after its acknowledged tick: exactly one cadence of that input through
-//!    [`simulate`](crate::shared::sim::simulate), the same code the client predicts
-//!    with. Duplicates (tick `<=` ack) are ignored on receipt. A missing tick
-//!    is waited for at most [`GAP_WAIT_TICKS`] server ticks, then skipped.
-//!    With nothing queued the player stands still and the ack does not move.
-//!    One input is applied per tick, but a tick that starts with more than
-//!    `CATCH_UP_ABOVE + 1` inputs queued (gaps included) applies two, so a
-//!    backlog is worked off at double pace and catching up never leaves
-//!    fewer than [`CATCH_UP_ABOVE`] queued. Never more than
-//!    [`MAX_INPUTS_PER_TICK`], so no client moves faster than twice the
-//!    speed, however it sends (speed-hack bound). A queue holds at most
-//!    [`MAX_QUEUED_INPUTS`]; extra inputs are dropped and counted. Dead
-//!    players' inputs are acknowledged but not applied. See `queue`. That is
-//!    protocol 1 ([`InputMode::Queued`]); a protocol-2 player
-//!    ([`InputMode::Scheduled`]) names the server tick of each input and it
-//!    is simulated exactly then: one per tick, a late one's movement
-//!    dropped and counted (its shot honoured once, at the next tick), a
-//!    missing one replaced by the previous input (counted). See
-//!    `schedule`.
-//! 2. **Overlap.** Players closer than two radii are pushed apart, half each,
-//!    pairwise in id order, then kept out of obstacles and inside the arena.
-//!    This is the natural source of mispredictions clients reconcile.
-//! 3. **Shots.** Each applied input with `fire` shoots a hitscan ray from the
-//!    shooter's pose after that input's move, if its cooldown allows (a
-//!    protocol-2 late input's shot first, see `schedule`). Targets are
-//!    tested where the shooter saw them (lag compensation, RS-10): at the
-//!    input's `view_tick`, interpolated in each player's pose history, at
-//!    most [`CombatRules::max_rewind_ms`] back, and for a protocol-2
-//!    shooter whose round trip the server measured (from its snapshot
-//!    acknowledgements, [`World::receive_ack`]) no older than the input's
-//!    arrival minus that round trip,
-//!    [`MAX_VIEW_DELAY_MS`](crate::shared::combat::MAX_VIEW_DELAY_MS) and
-//!    [`REWIND_MARGIN_TICKS`]. A view beyond a bound is judged at it and
-//!    counted in [`WorldStats::rewind_clamped`] (and in
-//!    [`WorldStats::rewind_clamped_rtt`] when the round trip bound it).
-//!    Obstacles stop rays. Each hit is one [`CombatEvent`]. See `combat`
-//!    and `latency`.
-//! 4. **Death and respawn.** A player at 0 HP is dead for
-//!    [`CombatRules::respawn_ms`] (no moving, no firing), then respawns at a
-//!    seeded-random free spawn point with full HP. See `life`.
-//! 5. **History.** Each player's pose is recorded for lag compensation
-//!    ([`CombatRules::history_ms`]) and its velocity over the tick is kept.
+//! step, read states). What is decided here, for any game (see `inputs`):
+//! - **Protocol 1** ([`InputMode::Queued`]): inputs carry the client's own
+//!   tick and wait in a queue, one applied per server tick (two while a
+//!   backlog is worked off, never more than [`MAX_INPUTS_PER_TICK`]); a
+//!   missing tick is waited for at most [`GAP_WAIT_TICKS`], then skipped;
+//!   a queue holds at most [`MAX_QUEUED_INPUTS`], more are dropped and
+//!   counted. See `queue`.
+//! - **Protocol 2** ([`InputMode::Scheduled`]): inputs name the server tick
+//!   they are for and are applied exactly then: one per tick, a late one
+//!   dropped and counted (what it did at its view, a shot, honoured once
+//!   at the next tick), a missing one replaced by the previous input
+//!   (counted). Each input message's snapshot acknowledgement measures the
+//!   player's round trip (`latency`), which bounds the oldest view its
+//!   inputs may claim. See `schedule`.
+//!
+//! What inputs do, and everything else in a step, is the game's
+//! ([`ServerGame::step`]): the tank game's order of operations is in
+//! `crate::tanks::world`.
 
-mod combat;
 mod inputs;
 mod latency;
-mod life;
 mod queue;
 mod schedule;
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
+use std::fmt::Debug;
 
-use glam::Vec2;
-
-use crate::shared::combat::{CombatRules, Cooldown};
-use crate::shared::config::SimConfig;
-use crate::shared::protocol::{CombatEvent, WireInput};
+use crate::game::Game;
 use crate::shared::rng::SeededRng;
-use crate::shared::sim::{resolve_collisions, simulate, Pose};
 use crate::shared::state::PlayerId;
-use crate::shared::state::PlayerState;
 use crate::shared::tick::Tick;
 use crate::shared::timing::{InputTiming, LatenessHistogram, RewindHistogram, SlackHistogram};
+use crate::tanks::Tanks;
 
+pub use inputs::{Command, Wired};
 pub use latency::{REWIND_MARGIN_TICKS, RTT_WINDOW};
 pub use queue::{Received, CATCH_UP_ABOVE, GAP_WAIT_TICKS, MAX_INPUTS_PER_TICK, MAX_QUEUED_INPUTS};
 pub use schedule::MAX_AHEAD_TICKS;
 
-use combat::Shot;
-use inputs::{Command, PlayerInputs};
+use inputs::PlayerInputs;
 use schedule::Schedule;
 
-use life::Life;
-
-/// Counters of what the world refused or skipped.
+/// Counters of what the world refused or skipped, and of what its game
+/// did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WorldStats {
     /// Inputs dropped because a queue was full.
@@ -129,38 +98,71 @@ pub enum InputMode {
     Scheduled,
 }
 
-/// One player as the server keeps it.
-#[derive(Clone, Debug)]
-pub struct ServerPlayer {
-    name: String,
-    pose: Pose,
-    velocity: Vec2,
-    hp: u16,
-    life: Life,
-    cooldown: Cooldown,
-    inputs: PlayerInputs<WireInput>,
-    history: VecDeque<(Tick, Pose)>,
+/// What a game does on the server: its players' and its world's state, and
+/// the step that moves them.
+pub trait ServerGame: Game {
+    /// What the server keeps of one player beyond its inputs.
+    type Player: Clone + Debug;
+    /// What the server keeps of the world beyond its players (its rules,
+    /// the things in it).
+    type World: Clone + Debug;
+    /// An input as it travels: the tick it names, its view, what it does.
+    type Wire: Wired + Debug;
+    /// What happened in a step, sent to every client once.
+    type Event: Clone + Debug + PartialEq;
+
+    /// A player joining at `tick`: where and how it starts. `players` are
+    /// the others, in id order.
+    fn spawn(
+        world: &Self::World,
+        config: &Self::Config,
+        players: &BTreeMap<PlayerId, ServerPlayer<Self>>,
+        tick: Tick,
+        rng: &mut SeededRng,
+    ) -> Self::Player;
+
+    /// One tick: every player's [`ServerPlayer::commands`] applied, and
+    /// whatever else the game does, in the game's order.
+    fn step(step: Step<'_, Self>);
+
+    /// A player's own state, as its client gets it exactly.
+    fn own(world: &Self::World, player: &ServerPlayer<Self>, id: PlayerId, tick: Tick)
+        -> Self::Own;
 }
 
-impl ServerPlayer {
+/// One tick of a world, as its game steps it.
+pub struct Step<'a, G: ServerGame + ?Sized> {
+    /// The tick being stepped.
+    pub tick: Tick,
+    /// The constants both sides step with.
+    pub config: &'a G::Config,
+    /// The game's world.
+    pub world: &'a mut G::World,
+    /// Every player, in id order, with this tick's commands.
+    pub players: &'a mut BTreeMap<PlayerId, ServerPlayer<G>>,
+    /// The world's seeded randomness.
+    pub rng: &'a mut SeededRng,
+    /// Where the step's events go.
+    pub events: &'a mut Vec<G::Event>,
+    /// The counters.
+    pub stats: &'a mut WorldStats,
+}
+
+/// One player as the server keeps it: its name, its inputs and the game's
+/// state of it.
+#[derive(Clone, Debug)]
+pub struct ServerPlayer<G: ServerGame + ?Sized = Tanks> {
+    name: String,
+    inputs: PlayerInputs<G::Wire>,
+    commands: Vec<Command<G::Wire>>,
+    /// The game's state of the player.
+    pub state: G::Player,
+}
+
+impl<G: ServerGame + ?Sized> ServerPlayer<G> {
     /// The display name.
     pub fn name(&self) -> &str {
         &self.name
-    }
-
-    /// The current pose.
-    pub fn pose(&self) -> Pose {
-        self.pose
-    }
-
-    /// Hit points.
-    pub fn hp(&self) -> u16 {
-        self.hp
-    }
-
-    /// Whether the player is alive.
-    pub fn is_alive(&self) -> bool {
-        self.life.is_alive()
     }
 
     /// The newest input tick applied.
@@ -179,69 +181,22 @@ impl ServerPlayer {
     pub fn round_trip(&self) -> Option<std::time::Duration> {
         self.inputs.schedule.as_ref().and_then(Schedule::round_trip)
     }
-}
 
-impl ServerPlayer {
-    /// Applies this tick's commands (see `inputs`): each input moves a
-    /// living player one cadence and fires if it fires; a late input's shot
-    /// fires after the move, before this tick's own shot, if the player
-    /// has been alive since the tick it named.
-    fn apply(
-        &mut self,
-        id: PlayerId,
-        commands: &[Command<WireInput>],
-        sim: &SimConfig,
-        stats: &mut WorldStats,
-        shots: &mut Vec<Shot>,
-    ) {
-        let before = self.pose.position;
-        let own_shot = shots.len();
-        for command in commands {
-            match *command {
-                Command::Apply { input, oldest_view } => {
-                    if !self.is_alive() {
-                        continue;
-                    }
-                    self.pose = simulate(self.pose, &input.move_input(), sim.cadence(), sim);
-                    if input.fire {
-                        stats.shots += 1;
-                        shots.push(Shot {
-                            attacker: id,
-                            from: self.pose,
-                            view_tick: input.view_tick,
-                            oldest_view,
-                            late: None,
-                        });
-                    }
-                }
-                Command::Late {
-                    tick,
-                    view_tick,
-                    oldest_view,
-                } => {
-                    if self.alive_since().is_some_and(|s| s < tick) {
-                        stats.shots += 1;
-                        shots.insert(
-                            own_shot,
-                            Shot {
-                                attacker: id,
-                                from: self.pose,
-                                view_tick,
-                                oldest_view,
-                                late: Some(tick),
-                            },
-                        );
-                    }
-                }
-            }
-        }
-        // The velocity over this tick, from where the player was before
-        // its inputs (zero while dead).
-        self.velocity = if self.is_alive() {
-            (self.pose.position - before) / sim.cadence_secs()
-        } else {
-            Vec2::ZERO
-        };
+    /// What this tick applies to the player, in order.
+    pub fn commands(&self) -> &[Command<G::Wire>] {
+        &self.commands
+    }
+
+    /// This tick's commands beside the game's state of the player, to
+    /// apply the one to the other.
+    pub fn commands_and_state(&mut self) -> (&[Command<G::Wire>], &mut G::Player) {
+        (&self.commands, &mut self.state)
+    }
+
+    /// Drops the inputs waiting in the queue (a player that died does not
+    /// play what it sent for the time it is dead).
+    pub fn drop_queued(&mut self) {
+        self.inputs.queue.clear();
     }
 }
 
@@ -253,29 +208,26 @@ pub enum JoinError {
     Taken(PlayerId),
 }
 
-/// The authoritative state of one arena.
+/// The authoritative state of one room, of a game `G` (the tank game by
+/// default).
 #[derive(Clone, Debug)]
-pub struct World {
-    sim: SimConfig,
-    rules: CombatRules,
+pub struct World<G: ServerGame = Tanks> {
+    config: G::Config,
+    game: G::World,
     tick: Tick,
     rng: SeededRng,
-    players: BTreeMap<PlayerId, ServerPlayer>,
-    events: Vec<CombatEvent>,
+    players: BTreeMap<PlayerId, ServerPlayer<G>>,
+    events: Vec<G::Event>,
     stats: WorldStats,
 }
 
-impl World {
-    /// An empty world at tick 0 with the default combat rules.
-    pub fn new(sim: SimConfig, seed: u64) -> World {
-        World::with_rules(sim, CombatRules::default(), seed)
-    }
-
-    /// An empty world with `rules`.
-    pub fn with_rules(sim: SimConfig, rules: CombatRules, seed: u64) -> World {
+impl<G: ServerGame> World<G> {
+    /// An empty world at tick 0: `config` (what clients get too), the
+    /// game's `world` and a seed for its randomness.
+    pub fn of(config: G::Config, world: G::World, seed: u64) -> World<G> {
         World {
-            sim,
-            rules,
+            config,
+            game: world,
             tick: Tick::ZERO,
             rng: SeededRng::new(seed),
             players: BTreeMap::new(),
@@ -284,14 +236,14 @@ impl World {
         }
     }
 
-    /// The movement constants.
-    pub fn sim_config(&self) -> &SimConfig {
-        &self.sim
+    /// The constants both sides step with.
+    pub fn config(&self) -> &G::Config {
+        &self.config
     }
 
-    /// The combat rules.
-    pub fn rules(&self) -> &CombatRules {
-        &self.rules
+    /// The game's world.
+    pub fn game(&self) -> &G::World {
+        &self.game
     }
 
     /// The last server tick stepped (0 before the first step).
@@ -315,24 +267,22 @@ impl World {
     }
 
     /// Every player, in id order.
-    pub fn players(&self) -> impl Iterator<Item = (PlayerId, &ServerPlayer)> {
+    pub fn players(&self) -> impl Iterator<Item = (PlayerId, &ServerPlayer<G>)> {
         self.players.iter().map(|(&id, p)| (id, p))
     }
 
     /// One player, if present.
-    pub fn player(&self, id: PlayerId) -> Option<&ServerPlayer> {
+    pub fn player(&self, id: PlayerId) -> Option<&ServerPlayer<G>> {
         self.players.get(&id)
     }
 
-    /// Adds a player at a free spawn point, alive with full HP.
-    ///
-    /// # Errors
-    /// [`JoinError::Taken`] if `id` is already in the world.
-    pub fn join(&mut self, id: PlayerId, name: &str) -> Result<PlayerState, JoinError> {
-        self.join_with(id, name, InputMode::Queued)
+    /// One player to change (scripted set-ups, tests), if present.
+    pub fn player_mut(&mut self, id: PlayerId) -> Option<&mut ServerPlayer<G>> {
+        self.players.get_mut(&id)
     }
 
-    /// Like [`World::join`], with inputs timed as `mode` says.
+    /// Adds a player where the game spawns it, its inputs timed as `mode`
+    /// says; its own state.
     ///
     /// # Errors
     /// [`JoinError::Taken`] if `id` is already in the world.
@@ -341,38 +291,31 @@ impl World {
         id: PlayerId,
         name: &str,
         mode: InputMode,
-    ) -> Result<PlayerState, JoinError> {
+    ) -> Result<G::Own, JoinError> {
         if self.players.contains_key(&id) {
             return Err(JoinError::Taken(id));
         }
-        let pose = self.spawn_point();
-        self.players.insert(
-            id,
-            ServerPlayer {
-                name: name.to_string(),
-                pose,
-                velocity: Vec2::ZERO,
-                hp: self.rules.max_hp,
-                life: Life::Alive { since: self.tick },
-                cooldown: Cooldown::default(),
-                inputs: PlayerInputs::joined(mode, self.tick),
-                history: VecDeque::with_capacity(self.history_len()),
-            },
+        let state = G::spawn(
+            &self.game,
+            &self.config,
+            &self.players,
+            self.tick,
+            &mut self.rng,
         );
-        Ok(self
-            .state_of(id)
-            .unwrap_or_else(|| PlayerState::at(self.tick, None, pose)))
+        let player = ServerPlayer {
+            name: name.to_string(),
+            inputs: PlayerInputs::joined(mode, self.tick),
+            commands: Vec::new(),
+            state,
+        };
+        let own = G::own(&self.game, &player, id, self.tick);
+        self.players.insert(id, player);
+        Ok(own)
     }
 
     /// Removes a player; `false` if it was not there.
     pub fn leave(&mut self, id: PlayerId) -> bool {
         self.players.remove(&id).is_some()
-    }
-
-    /// Queues received inputs for `id` (already checked by the protocol
-    /// decoder; sanitized again when applied). Unknown players are ignored.
-    pub fn receive(&mut self, id: PlayerId, inputs: &[WireInput]) -> Received {
-        self.receive_at(id, inputs, std::time::Duration::ZERO)
     }
 
     /// Like [`World::receive`], for inputs that arrived `since` after the
@@ -381,14 +324,14 @@ impl World {
     pub fn receive_at(
         &mut self,
         id: PlayerId,
-        inputs: &[WireInput],
+        inputs: &[G::Wire],
         since: std::time::Duration,
     ) -> Received {
         let Some(player) = self.players.get_mut(&id) else {
             return Received::default();
         };
         let out = if player.inputs.schedule.is_some() {
-            let tick_ms = self.sim.tick_ms;
+            let tick_ms = tick_ms::<G>(&self.config);
             let stats = &mut self.stats;
             player
                 .inputs
@@ -401,6 +344,12 @@ impl World {
         out
     }
 
+    /// Queues received inputs for `id` (already checked by the protocol
+    /// decoder; sanitized again when applied). Unknown players are ignored.
+    pub fn receive(&mut self, id: PlayerId, inputs: &[G::Wire]) -> Received {
+        self.receive_at(id, inputs, std::time::Duration::ZERO)
+    }
+
     /// The client of `id` acknowledged the snapshot of `acked` in a
     /// message that arrived `since` after the last step: for a protocol-2
     /// player, a sample of its round trip, which bounds how far back its
@@ -409,7 +358,7 @@ impl World {
     /// protocol-1 players are ignored.
     pub fn receive_ack(&mut self, id: PlayerId, acked: Tick, since: std::time::Duration) {
         let now = self.tick;
-        let tick_ms = self.sim.tick_ms;
+        let tick_ms = tick_ms::<G>(&self.config);
         if let Some(schedule) = self
             .players
             .get_mut(&id)
@@ -431,44 +380,32 @@ impl World {
         }
     }
 
-    /// Advances the world by one tick; returns the hits of this tick.
-    pub fn step(&mut self) -> &[CombatEvent] {
+    /// Advances the world by one tick; returns the events of this tick.
+    pub fn step(&mut self) -> &[G::Event] {
         self.tick = self.tick.next();
         self.events.clear();
-        let mut shots = Vec::new();
-        let mut commands = Vec::new();
-        for (&id, player) in &mut self.players {
-            commands.clear();
+        for player in self.players.values_mut() {
+            player.commands.clear();
             if player.inputs.schedule.is_some() {
                 player
                     .inputs
-                    .due_scheduled(self.tick, &mut self.stats, &mut commands);
+                    .due_scheduled(self.tick, &mut self.stats, &mut player.commands);
             } else {
-                player.inputs.due_queued(&mut self.stats, &mut commands);
+                player
+                    .inputs
+                    .due_queued(&mut self.stats, &mut player.commands);
             }
-            player.apply(id, &commands, &self.sim, &mut self.stats, &mut shots);
         }
-        self.separate_players();
-        for shot in &shots {
-            self.resolve_shot(shot);
-        }
-        self.respawn_due();
-        self.record_history();
+        G::step(Step {
+            tick: self.tick,
+            config: &self.config,
+            world: &mut self.game,
+            players: &mut self.players,
+            rng: &mut self.rng,
+            events: &mut self.events,
+            stats: &mut self.stats,
+        });
         &self.events
-    }
-
-    /// Puts player `id` at `pose` at once (scripted spawns, scenario set-up,
-    /// tests), pushed back inside the arena and out of obstacles, and
-    /// forgets its pose history; `false` if there is no such player or the
-    /// pose is not finite.
-    pub fn teleport(&mut self, id: PlayerId, pose: Pose) -> bool {
-        let sim = &self.sim;
-        let Some(p) = self.players.get_mut(&id).filter(|_| pose.is_finite()) else {
-            return false;
-        };
-        p.pose = Pose::new(resolve_collisions(pose.position, sim), pose.rotation);
-        p.history.clear();
-        true
     }
 
     /// A protocol-2 player's input timing since the last call (its slack
@@ -480,140 +417,38 @@ impl World {
             .map(Schedule::take_timing)
     }
 
-    /// The hits of the last step.
-    pub fn events(&self) -> &[CombatEvent] {
+    /// The events of the last step.
+    pub fn events(&self) -> &[G::Event] {
         &self.events
     }
 
-    /// Every player's state at the current tick, in id order.
-    pub fn snapshot(&self) -> Vec<PlayerState> {
+    /// One player's own state at the current tick.
+    pub fn state_of(&self, id: PlayerId) -> Option<G::Own> {
+        self.players
+            .get(&id)
+            .map(|p| G::own(&self.game, p, id, self.tick))
+    }
+
+    /// Every player's own state at the current tick, in id order, into a
+    /// reused buffer.
+    pub fn snapshot_into(&self, out: &mut Vec<G::Own>) {
+        out.clear();
+        out.extend(
+            self.players
+                .iter()
+                .map(|(&id, p)| G::own(&self.game, p, id, self.tick)),
+        );
+    }
+
+    /// Every player's own state at the current tick, in id order.
+    pub fn snapshot(&self) -> Vec<G::Own> {
         let mut out = Vec::with_capacity(self.players.len());
         self.snapshot_into(&mut out);
         out
     }
-
-    /// Like [`World::snapshot`], into a reused buffer.
-    pub fn snapshot_into(&self, out: &mut Vec<PlayerState>) {
-        out.clear();
-        out.extend(self.players.keys().filter_map(|&id| self.state_of(id)));
-    }
-
-    /// One player's state at the current tick.
-    pub fn state_of(&self, id: PlayerId) -> Option<PlayerState> {
-        self.players.get(&id).map(|p| PlayerState {
-            id,
-            tick: self.tick,
-            ack_move_tick: p.inputs.ack,
-            position: p.pose.position,
-            rotation: p.pose.rotation,
-            hp: p.hp,
-            alive: p.is_alive(),
-            velocity: Some(p.velocity),
-        })
-    }
-
-    fn separate_players(&mut self) {
-        let min = 2.0 * self.sim.player_radius;
-        // Positions in id order, so the pairwise pass is a plain slice walk.
-        let mut alive: Vec<(PlayerId, Vec2)> = self
-            .players
-            .iter()
-            .filter(|(_, p)| p.is_alive())
-            .map(|(&id, p)| (id, p.pose.position))
-            .collect();
-        let mut moved = false;
-        for i in 0..alive.len() {
-            for j in i + 1..alive.len() {
-                let (pa, pb) = (alive[i].1, alive[j].1);
-                let d = pb - pa;
-                let dist2 = d.length_squared();
-                if dist2 >= min * min {
-                    continue;
-                }
-                let dist = dist2.sqrt();
-                // Coincident centres part along +x, the same on every target.
-                let dir = if dist > 0.0 { d / dist } else { Vec2::X };
-                let push = dir * ((min - dist) * 0.5);
-                alive[i].1 = resolve_collisions(pa - push, &self.sim);
-                alive[j].1 = resolve_collisions(pb + push, &self.sim);
-                moved = true;
-                self.stats.pushes += 1;
-            }
-        }
-        if moved {
-            for (id, position) in alive {
-                if let Some(p) = self.players.get_mut(&id) {
-                    p.pose.position = position;
-                }
-            }
-        }
-    }
 }
 
-#[cfg(test)]
-mod tests {
-    //! Helpers shared by the tests of `world` and its submodules, and the
-    //! tests of what stays here (joining, overlap).
-
-    use super::*;
-
-    pub(super) fn open() -> SimConfig {
-        SimConfig {
-            obstacles: Vec::new(),
-            ..SimConfig::default()
-        }
-    }
-
-    pub(super) fn input(tick: u32, throttle: f32) -> WireInput {
-        WireInput {
-            tick: Tick(tick),
-            turn: 0.0,
-            throttle,
-            fire: false,
-            view_tick: None,
-        }
-    }
-
-    pub(super) fn fire(tick: u32, view_tick: Option<f64>) -> WireInput {
-        WireInput {
-            fire: true,
-            view_tick,
-            ..input(tick, 0.0)
-        }
-    }
-
-    /// Puts a player at `pose` and forgets its pose history.
-    pub(super) fn place(w: &mut World, id: PlayerId, pose: Pose) {
-        assert!(w.teleport(id, pose));
-    }
-
-    pub(super) fn at(x: f32, y: f32, rotation: f32) -> Pose {
-        Pose::new(Vec2::new(x, y), rotation)
-    }
-
-    /// Player 1 at (200, 600) facing +x, player 2 at `target`.
-    pub(super) fn shooter_and_target(target: Pose) -> World {
-        let mut w = World::new(open(), 3);
-        w.join(PlayerId(1), "shooter").unwrap();
-        w.join(PlayerId(2), "target").unwrap();
-        place(&mut w, PlayerId(1), at(200.0, 600.0, 0.0));
-        place(&mut w, PlayerId(2), target);
-        w
-    }
-
-    #[test]
-    fn overlapping_players_are_pushed_apart() {
-        let mut w = World::new(open(), 1);
-        w.join(PlayerId(1), "a").unwrap();
-        w.join(PlayerId(2), "b").unwrap();
-        place(&mut w, PlayerId(1), at(500.0, 600.0, 0.0));
-        place(&mut w, PlayerId(2), at(520.0, 600.0, 0.0));
-        w.step();
-        let a = w.player(PlayerId(1)).unwrap().pose().position;
-        let b = w.player(PlayerId(2)).unwrap().pose().position;
-        assert_eq!((a, b), (Vec2::new(490.0, 600.0), Vec2::new(530.0, 600.0)));
-        assert_eq!(w.stats().pushes, 1, "counted");
-        w.step();
-        assert_eq!(w.stats().pushes, 1, "apart now: no more");
-    }
+/// A tick of `G`'s cadence in whole milliseconds.
+fn tick_ms<G: Game>(config: &G::Config) -> u32 {
+    u32::try_from(G::cadence(config).as_millis()).unwrap_or(u32::MAX)
 }

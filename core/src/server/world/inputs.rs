@@ -14,7 +14,7 @@ use crate::shared::tick::Tick;
 
 /// An input as it travels: the tick it names, the view it was made in,
 /// and what the world needs to know of what it does.
-pub(crate) trait Wired: Copy {
+pub trait Wired: Copy {
     /// The tick the input names.
     fn tick(&self) -> Tick;
 
@@ -58,7 +58,7 @@ impl Wired for WireInput {
 
 /// What the game applies to a player in one tick, in order.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum Command<W> {
+pub enum Command<W> {
     /// An input (the player's own for the tick, or its previous one
     /// repeated), acknowledged already; it may claim no view older than
     /// `oldest_view` (its sender's round-trip bound, if measured).

@@ -104,10 +104,10 @@ mod tests {
     use glam::Vec2;
 
     use super::*;
-    use crate::server::world::tests::{at, input, open, place};
     use crate::server::world::World;
     use crate::shared::sim::Pose;
     use crate::shared::state::PlayerId;
+    use crate::tanks::world::tests::{at, input, open, place};
 
     /// A world with one player placed at `pose`.
     fn world_with(pose: Pose) -> (World, PlayerId) {

@@ -313,9 +313,9 @@ mod tests {
     use glam::Vec2;
 
     use super::*;
-    use crate::server::world::tests::{at, fire, input, open, place};
     use crate::server::world::{InputMode, World};
     use crate::shared::state::PlayerId;
+    use crate::tanks::world::tests::{at, fire, input, kill, open, place};
 
     const MS: fn(u64) -> Duration = Duration::from_millis;
 
@@ -525,9 +525,7 @@ mod tests {
         // Killed after tick 2 (until tick 100): its late shot of tick 2
         // never fires, not even after a respawn.
         let (mut w, id) = duel_with_a_missing_tick();
-        let shooter = w.players.get_mut(&id).unwrap();
-        shooter.hp = 0;
-        shooter.kill(Tick(100));
+        kill(&mut w, id, Tick(100));
         assert_eq!(w.receive_at(id, &[fire(2, None)], MS(10)).late, 1);
         assert!(w.step().is_empty());
         assert_eq!(w.stats().late_shots_honoured, 0);
@@ -535,9 +533,7 @@ mod tests {
         // Alive at its tick, but killed and respawned before its input
         // arrived: a shot from before the death never comes back.
         let (mut w, id) = duel_with_a_missing_tick();
-        let shooter = w.players.get_mut(&id).unwrap();
-        shooter.hp = 0;
-        shooter.kill(Tick(3));
+        kill(&mut w, id, Tick(3));
         w.step();
         assert!(w.player(id).unwrap().is_alive(), "respawned in tick 3");
         assert_eq!(w.receive_at(id, &[fire(2, None)], MS(10)).late, 1);

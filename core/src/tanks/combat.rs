@@ -8,13 +8,18 @@
 //! round trip the server has measured, no further back than its input's
 //! arrival minus that round trip, the largest interpolation delay and a
 //! margin (`latency`). A view beyond a bound is judged at it and counted in
-//! [`WorldStats::rewind_clamped`](super::WorldStats::rewind_clamped), and
+//! [`WorldStats::rewind_clamped`](crate::server::world::WorldStats::rewind_clamped), and
 //! also in `rewind_clamped_rtt` when the round-trip bound was the tighter.
 //! A late input's shot (see `schedule`) counts its cooldown in its own
 //! tick, as the shooter's page did when it drew the tracer.
 
-use super::{ServerPlayer, World};
-use crate::shared::combat::{ray_circle, shot_path};
+use std::collections::BTreeMap;
+
+use super::world::Tank;
+use super::{life, Tanks};
+use crate::server::world::{ServerPlayer, WorldStats};
+use crate::shared::combat::{ray_circle, shot_path, CombatRules};
+use crate::shared::config::SimConfig;
 use crate::shared::protocol::CombatEvent;
 use crate::shared::sim::Pose;
 use crate::shared::state::PlayerId;
@@ -36,7 +41,7 @@ pub(super) struct Shot {
     pub(super) late: Option<Tick>,
 }
 
-impl ServerPlayer {
+impl Tank {
     /// The pose at server tick `t` (with fraction), from the history,
     /// interpolated between recorded ticks; clamped to what is recorded.
     fn pose_at(&self, t: f64) -> Pose {
@@ -61,102 +66,115 @@ impl ServerPlayer {
     }
 }
 
-impl World {
-    /// How many poses each player's history holds.
-    pub(super) fn history_len(&self) -> usize {
-        (self.rules.history_ms / self.sim.tick_ms.max(1)).max(1) as usize + 1
+/// How many poses each player's history holds.
+pub(super) fn history_len(sim: &SimConfig, rules: &CombatRules) -> usize {
+    (rules.history_ms / sim.tick_ms.max(1)).max(1) as usize + 1
+}
+
+/// Records every player's pose at `tick`, dropping the oldest beyond
+/// [`history_len`].
+pub(super) fn record_history(
+    tick: Tick,
+    sim: &SimConfig,
+    rules: &CombatRules,
+    players: &mut BTreeMap<PlayerId, ServerPlayer<Tanks>>,
+) {
+    let keep = history_len(sim, rules);
+    for p in players.values_mut() {
+        let tank = &mut p.state;
+        if tank.history.len() >= keep {
+            tank.history.pop_front();
+        }
+        tank.history.push_back((tick, tank.pose));
+    }
+}
+
+/// Fires `shot` if its shooter is alive and off cooldown: the nearest
+/// living player its ray meets, where the shooter saw it, takes a hit and
+/// may die. Each hit is pushed as one event.
+pub(super) fn resolve_shot(
+    shot: &Shot,
+    tick: Tick,
+    sim: &SimConfig,
+    rules: &CombatRules,
+    players: &mut BTreeMap<PlayerId, ServerPlayer<Tanks>>,
+    stats: &mut WorldStats,
+    events: &mut Vec<CombatEvent>,
+) {
+    let cooldown = rules.cooldown_ticks(sim);
+    let Some(shooter) = players.get_mut(&shot.attacker) else {
+        return;
+    };
+    let shooter = &mut shooter.state;
+    if !shooter.life.is_alive() || !shooter.cooldown.fire(shot.late.unwrap_or(tick), cooldown) {
+        return;
+    }
+    if shot.late.is_some() {
+        stats.late_shots_honoured += 1;
     }
 
-    /// Records every player's pose at this tick, dropping the oldest beyond
-    /// [`World::history_len`].
-    pub(super) fn record_history(&mut self) {
-        let keep = self.history_len();
-        let tick = self.tick;
-        for p in self.players.values_mut() {
-            if p.history.len() >= keep {
-                p.history.pop_front();
-            }
-            p.history.push_back((tick, p.pose));
+    // Where the shooter saw the others: at most max_rewind back (and
+    // no further than its round trip allows), never after the last
+    // recorded tick.
+    let newest = f64::from(tick.0.saturating_sub(1));
+    let furthest = newest - f64::from(sim.ticks_of(rules.max_rewind_ms));
+    let by_rtt = shot.oldest_view.filter(|&o| o > furthest);
+    let oldest = by_rtt.unwrap_or(furthest).min(newest);
+    let asked = shot.view_tick.filter(|v| v.is_finite()).unwrap_or(newest);
+    let view = asked.clamp(oldest.max(0.0), newest);
+    if asked < oldest {
+        stats.rewind_clamped += 1;
+        if by_rtt.is_some() {
+            stats.rewind_clamped_rtt += 1;
         }
     }
+    let depth = (f64::from(tick.0) - view) * f64::from(sim.tick_ms);
+    stats.rewind.record(depth as i32);
 
-    /// Fires `shot` if its shooter is alive and off cooldown: the nearest
-    /// living player its ray meets, where the shooter saw it, takes a hit
-    /// and may die. Each hit is pushed as one event.
-    pub(super) fn resolve_shot(&mut self, shot: &Shot) {
-        let tick = self.tick;
-        let cooldown = self.rules.cooldown_ticks(&self.sim);
-        let Some(shooter) = self.players.get_mut(&shot.attacker) else {
-            return;
+    let origin = shot.from.position;
+    let (dir, reach) = shot_path(sim, &shot.from, rules.range);
+    let radius = sim.player_radius;
+    let mut best: Option<(f32, PlayerId)> = None;
+    for (&id, target) in players.iter() {
+        let target = &target.state;
+        if id == shot.attacker || !target.life.is_alive() {
+            continue;
+        }
+        let seen = if target.history.is_empty() {
+            target.pose
+        } else {
+            target.pose_at(view)
         };
-        if !shooter.is_alive() || !shooter.cooldown.fire(shot.late.unwrap_or(tick), cooldown) {
-            return;
-        }
-        if shot.late.is_some() {
-            self.stats.late_shots_honoured += 1;
-        }
-
-        // Where the shooter saw the others: at most max_rewind back (and
-        // no further than its round trip allows), never after the last
-        // recorded tick.
-        let newest = f64::from(tick.0.saturating_sub(1));
-        let furthest = newest - f64::from(self.sim.ticks_of(self.rules.max_rewind_ms));
-        let by_rtt = shot.oldest_view.filter(|&o| o > furthest);
-        let oldest = by_rtt.unwrap_or(furthest).min(newest);
-        let asked = shot.view_tick.filter(|v| v.is_finite()).unwrap_or(newest);
-        let view = asked.clamp(oldest.max(0.0), newest);
-        if asked < oldest {
-            self.stats.rewind_clamped += 1;
-            if by_rtt.is_some() {
-                self.stats.rewind_clamped_rtt += 1;
+        if let Some(t) = ray_circle(origin, dir, seen.position, radius) {
+            if t <= reach && best.is_none_or(|(bt, _)| t < bt) {
+                best = Some((t, id));
             }
         }
-        let depth = (f64::from(tick.0) - view) * f64::from(self.sim.tick_ms);
-        self.stats.rewind.record(depth as i32);
-
-        let origin = shot.from.position;
-        let (dir, reach) = shot_path(&self.sim, &shot.from, self.rules.range);
-        let radius = self.sim.player_radius;
-        let mut best: Option<(f32, PlayerId)> = None;
-        for (&id, target) in &self.players {
-            if id == shot.attacker || !target.is_alive() {
-                continue;
-            }
-            let seen = if target.history.is_empty() {
-                target.pose
-            } else {
-                target.pose_at(view)
-            };
-            if let Some(t) = ray_circle(origin, dir, seen.position, radius) {
-                if t <= reach && best.is_none_or(|(bt, _)| t < bt) {
-                    best = Some((t, id));
-                }
-            }
-        }
-        let Some((t, target_id)) = best else {
-            return;
-        };
-        let respawn_at = self.respawn_tick();
-        let Some(target) = self.players.get_mut(&target_id) else {
-            return;
-        };
-        let damage = self.rules.damage.min(target.hp);
-        target.hp -= damage;
-        let killed = target.hp == 0;
-        if killed {
-            target.kill(respawn_at);
-        }
-        self.events.push(CombatEvent {
-            server_tick: tick,
-            attacker: shot.attacker,
-            target: target_id,
-            damage,
-            hp: target.hp,
-            killed,
-            from: origin,
-            to: origin + dir * t,
-        });
     }
+    let Some((t, target_id)) = best else {
+        return;
+    };
+    let respawn_at = life::respawn_tick(tick, sim, rules);
+    let Some(target) = players.get_mut(&target_id) else {
+        return;
+    };
+    let hp = &mut target.state.hp;
+    let damage = rules.damage.min(*hp);
+    *hp -= damage;
+    let (hp, killed) = (*hp, *hp == 0);
+    if killed {
+        life::kill(target, respawn_at);
+    }
+    events.push(CombatEvent {
+        server_tick: tick,
+        attacker: shot.attacker,
+        target: target_id,
+        damage,
+        hp,
+        killed,
+        from: origin,
+        to: origin + dir * t,
+    });
 }
 
 #[cfg(test)]
@@ -166,8 +184,8 @@ mod tests {
     use glam::Vec2;
 
     use super::*;
-    use crate::server::world::tests::{at, fire, input, open, place, shooter_and_target};
-    use crate::server::world::{InputMode, WorldStats};
+    use crate::server::world::{InputMode, World, WorldStats};
+    use crate::tanks::world::tests::{at, fire, input, open, place, shooter_and_target};
 
     #[test]
     fn a_hit_is_one_event_and_cooldown_holds() {

@@ -7,9 +7,16 @@
 //! player respawns with full HP at a new spawn point. Dead players neither
 //! move nor fire, and shots pass through them.
 
+use std::collections::BTreeMap;
+
 use glam::Vec2;
 
-use super::{ServerPlayer, World};
+use super::world::Tank;
+use super::Tanks;
+use crate::server::world::ServerPlayer;
+use crate::shared::combat::CombatRules;
+use crate::shared::config::SimConfig;
+use crate::shared::rng::SeededRng;
 use crate::shared::sim::{resolve_collisions, Pose};
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
@@ -45,7 +52,7 @@ impl Life {
     }
 }
 
-impl ServerPlayer {
+impl Tank {
     /// The tick after which the player has been alive without a break;
     /// `None` while dead.
     pub(super) fn alive_since(&self) -> Option<Tick> {
@@ -53,14 +60,6 @@ impl ServerPlayer {
             Life::Alive { since } => Some(since),
             Life::Dead { .. } => None,
         }
-    }
-
-    /// Kills the player: dead until `respawn_at`, its queued inputs dropped
-    /// and its velocity zeroed. Its HP is already 0.
-    pub(super) fn kill(&mut self, respawn_at: Tick) {
-        self.life = Life::Dead { respawn_at };
-        self.inputs.queue.clear();
-        self.velocity = Vec2::ZERO;
     }
 
     /// Brings the player back in the step of `tick` at `pose` with
@@ -75,60 +74,65 @@ impl ServerPlayer {
     }
 }
 
-impl World {
-    /// The server tick in whose step a player killed in this tick respawns.
-    pub(super) fn respawn_tick(&self) -> Tick {
-        self.tick
-            .saturating_add(self.sim.ticks_of(self.rules.respawn_ms))
-    }
+/// Kills the player: dead until `respawn_at`, its queued inputs dropped
+/// and its velocity zeroed. Its HP is already 0.
+pub(super) fn kill(player: &mut ServerPlayer<Tanks>, respawn_at: Tick) {
+    player.drop_queued();
+    player.state.life = Life::Dead { respawn_at };
+    player.state.velocity = Vec2::ZERO;
+}
 
-    /// A seeded-random point inside the arena, out of obstacles and away
-    /// from living players if one can be found.
-    pub(super) fn spawn_point(&mut self) -> Pose {
-        let r = self.sim.player_radius;
-        let margin = 2.0 * r;
-        let mut candidate = Pose::default();
-        for _ in 0..64 {
-            let x = self
-                .rng
-                .range_f32(margin, (self.sim.arena.x - margin).max(margin));
-            let y = self
-                .rng
-                .range_f32(margin, (self.sim.arena.y - margin).max(margin));
-            let rotation = self
-                .rng
-                .range_f32(-std::f32::consts::PI, std::f32::consts::PI);
-            let position = resolve_collisions(Vec2::new(x, y), &self.sim);
-            candidate = Pose::new(position, rotation);
-            let clear_of_obstacles = position == Vec2::new(x, y);
-            let clear_of_players = self
-                .players
-                .values()
-                .filter(|p| p.is_alive())
-                .all(|p| p.pose.position.distance(position) > 3.0 * r);
-            if clear_of_obstacles && clear_of_players {
-                break;
-            }
+/// The server tick in whose step a player killed in `tick` respawns.
+pub(super) fn respawn_tick(tick: Tick, sim: &SimConfig, rules: &CombatRules) -> Tick {
+    tick.saturating_add(sim.ticks_of(rules.respawn_ms))
+}
+
+/// A seeded-random point inside the arena, out of obstacles and away
+/// from living players if one can be found.
+pub(super) fn spawn_point(
+    sim: &SimConfig,
+    players: &BTreeMap<PlayerId, ServerPlayer<Tanks>>,
+    rng: &mut SeededRng,
+) -> Pose {
+    let r = sim.player_radius;
+    let margin = 2.0 * r;
+    let mut candidate = Pose::default();
+    for _ in 0..64 {
+        let x = rng.range_f32(margin, (sim.arena.x - margin).max(margin));
+        let y = rng.range_f32(margin, (sim.arena.y - margin).max(margin));
+        let rotation = rng.range_f32(-std::f32::consts::PI, std::f32::consts::PI);
+        let position = resolve_collisions(Vec2::new(x, y), sim);
+        candidate = Pose::new(position, rotation);
+        let clear_of_obstacles = position == Vec2::new(x, y);
+        let clear_of_players = players
+            .values()
+            .filter(|p| p.state.life.is_alive())
+            .all(|p| p.state.pose.position.distance(position) > 3.0 * r);
+        if clear_of_obstacles && clear_of_players {
+            break;
         }
-        candidate
     }
+    candidate
+}
 
-    /// Respawns, in id order, every dead player whose time has come; each
-    /// draws its spawn point after the ones before it are back.
-    pub(super) fn respawn_due(&mut self) {
-        let tick = self.tick;
-        let due: Vec<PlayerId> = self
-            .players
-            .iter()
-            .filter(|(_, p)| p.life.respawn_due(tick))
-            .map(|(&id, _)| id)
-            .collect();
-        for id in due {
-            let pose = self.spawn_point();
-            let max_hp = self.rules.max_hp;
-            if let Some(p) = self.players.get_mut(&id) {
-                p.respawn(tick, pose, max_hp);
-            }
+/// Respawns, in id order, every dead player whose time has come; each
+/// draws its spawn point after the ones before it are back.
+pub(super) fn respawn_due(
+    tick: Tick,
+    sim: &SimConfig,
+    rules: &CombatRules,
+    players: &mut BTreeMap<PlayerId, ServerPlayer<Tanks>>,
+    rng: &mut SeededRng,
+) {
+    let due: Vec<PlayerId> = players
+        .iter()
+        .filter(|(_, p)| p.state.life.respawn_due(tick))
+        .map(|(&id, _)| id)
+        .collect();
+    for id in due {
+        let pose = spawn_point(sim, players, rng);
+        if let Some(p) = players.get_mut(&id) {
+            p.state.respawn(tick, pose, rules.max_hp);
         }
     }
 }
@@ -136,7 +140,7 @@ impl World {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::server::world::tests::{at, fire, input, shooter_and_target};
+    use crate::tanks::world::tests::{at, fire, input, shooter_and_target};
 
     #[test]
     fn death_and_respawn() {
