@@ -273,3 +273,101 @@ fn entities_of_another_game_travel_as_deltas_through_the_same_coder() {
     let refused = delta::decode::<Pellet>(&bad, |_| Some(&baseline[..]), &());
     assert!(refused.is_err(), "{refused:?}");
 }
+
+/// A dot's input as it travels: the tick it names and a step to take.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Nudge {
+    tick: Tick,
+    by: i8,
+}
+
+impl skirmish_core::Wired for Nudge {
+    fn tick(&self) -> Tick {
+        self.tick
+    }
+    fn view_tick(&self) -> Option<f64> {
+        None
+    }
+    fn acts_on_view(&self) -> bool {
+        false
+    }
+    fn repeated_at(&self, tick: Tick) -> Nudge {
+        Nudge { tick, ..*self }
+    }
+}
+
+impl skirmish_core::ServerGame for Dots {
+    type Player = Dot;
+    type World = ();
+    type Wire = Nudge;
+    type Event = Push;
+
+    fn spawn(
+        (): &(),
+        (): &(),
+        players: &std::collections::BTreeMap<PlayerId, skirmish_core::ServerPlayer<Dots>>,
+        _: Tick,
+        _: &mut skirmish_core::SeededRng,
+    ) -> Dot {
+        Dot(100.0 * players.len() as f32)
+    }
+
+    fn step(step: skirmish_core::Step<'_, Dots>) {
+        for (id, player) in step.players.iter_mut() {
+            let (commands, dot) = player.commands_and_state();
+            for command in commands {
+                if let skirmish_core::Command::Apply { input, .. } = command {
+                    dot.0 += f32::from(input.by);
+                }
+            }
+            if dot.0 > 1000.0 {
+                step.events.push(Push {
+                    tick: step.tick,
+                    dot: *id,
+                    to: 0.0,
+                });
+                dot.0 = 0.0;
+            }
+        }
+    }
+
+    fn own((): &(), player: &skirmish_core::ServerPlayer<Dots>, _: PlayerId, _: Tick) -> Dot {
+        player.state
+    }
+}
+
+#[test]
+fn a_dot_world_takes_its_inputs_at_the_ticks_they_name_like_the_tanks() {
+    use skirmish_core::{InputMode, World};
+    let mut w: World<Dots> = World::of((), (), 1);
+    let (a, b) = (PlayerId(1), PlayerId(2));
+    assert_eq!(w.join_with(a, "a", InputMode::Scheduled), Ok(Dot(0.0)));
+    assert_eq!(w.join_with(b, "b", InputMode::Queued), Ok(Dot(100.0)));
+    assert!(w.join_with(a, "again", InputMode::Queued).is_err());
+    let nudge = |t: u32, by: i8| Nudge { tick: Tick(t), by };
+    // Scheduled: tick 1's and tick 3's inputs; tick 2's is missing and
+    // repeats tick 1's; queued: two inputs, one per tick.
+    w.receive(a, &[nudge(1, 5), nudge(3, 7)]);
+    w.receive(b, &[nudge(1, 1), nudge(2, 1)]);
+    for _ in 0..3 {
+        w.step();
+    }
+    assert_eq!(w.state_of(a), Some(Dot(5.0 + 5.0 + 7.0)));
+    assert_eq!(w.state_of(b), Some(Dot(102.0)));
+    assert_eq!(w.stats().repeated_inputs, 1);
+    assert_eq!(w.player(a).and_then(|p| p.ack()), Some(Tick(3)));
+    // Tick 2's input arriving now is late: counted, never applied.
+    assert_eq!(w.receive(a, &[nudge(2, 100)]).late, 1);
+    w.step();
+    assert_eq!(w.stats().late_inputs, 1);
+    // Events come back from the step that made them.
+    w.receive(b, &[nudge(3, 127)]);
+    for t in 4..=20 {
+        w.receive(b, &[nudge(t, 127)]);
+        if !w.step().is_empty() {
+            assert_eq!(w.events()[0].dot, b);
+            return;
+        }
+    }
+    panic!("the dot never went past 1000");
+}
