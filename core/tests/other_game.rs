@@ -355,7 +355,10 @@ fn a_dot_world_takes_its_inputs_at_the_ticks_they_name_like_the_tanks() {
     assert_eq!(w.state_of(a), Some(Dot(5.0 + 5.0 + 7.0)));
     assert_eq!(w.state_of(b), Some(Dot(102.0)));
     assert_eq!(w.stats().repeated_inputs, 1);
-    assert_eq!(w.player(a).and_then(skirmish_core::ServerPlayer::ack), Some(Tick(3)));
+    assert_eq!(
+        w.player(a).and_then(skirmish_core::ServerPlayer::ack),
+        Some(Tick(3))
+    );
     // Tick 2's input arriving now is late: counted, never applied.
     assert_eq!(w.receive(a, &[nudge(2, 100)]).late, 1);
     w.step();

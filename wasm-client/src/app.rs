@@ -256,8 +256,8 @@ impl App {
                     self.session.disconnected(reason);
                 }
                 self.status = format!(
-                    "disconnected ({reason}); reconnecting in {:.1} s",
-                    ((retry_at - now) / 1000.0).max(0.0)
+                    "disconnected ({reason}); reconnecting in {} s",
+                    crate::num::fixed(((retry_at - now) / 1000.0).max(0.0), 1)
                 );
             }
         }

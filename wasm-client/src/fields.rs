@@ -45,9 +45,19 @@ impl From<f64> for Field {
 }
 
 impl From<f32> for Field {
-    /// In its shortest decimal form, as `0.1`, not `0.10000000149011612`.
+    /// In its shortest decimal form, as `0.1`, not `0.10000000149011612`:
+    /// the fewest significant digits (at most 9) that read back as the
+    /// same `f32`, found with the browser's own number formatting (the
+    /// page carries no float formatting of its own).
     fn from(n: f32) -> Field {
-        let short = n.to_string().parse().unwrap_or(f64::from(n));
+        let wide = f64::from(n);
+        let number = js_sys::Number::from(wide);
+        let short = (1..=9)
+            .filter_map(|digits| number.to_precision(digits).ok())
+            .filter_map(|text| text.as_string())
+            .map(|text| js_sys::Number::parse_float(&text))
+            .find(|v| *v as f32 == n)
+            .unwrap_or(wide);
         Field(JsValue::from_f64(short))
     }
 }

@@ -16,6 +16,7 @@ use web_sys::{
 };
 
 use crate::net::link::Counters;
+use crate::num::{fixed, signed};
 
 /// How much history the graph shows, in milliseconds.
 const GRAPH_SPAN_MS: f64 = 10_000.0;
@@ -96,9 +97,14 @@ impl Graph {
         ctx.set_fill_style_str("#aaa");
         ctx.set_font("11px system-ui, sans-serif");
         ctx.set_text_align("left");
-        let _ = ctx.fill_text(&format!("correction (max {max_c:.1} u)"), 4.0, 12.0);
-        let _ = ctx.fill_text(&format!("RTT (max {max_r:.0} ms)"), 4.0, 25.0);
-        let _ = ctx.fill_text(&format!("input slack (max {max_s:.0} ms)"), 4.0, 38.0);
+        let (max_c, max_r, max_s) = (
+            fixed(f64::from(max_c), 1),
+            fixed(f64::from(max_r), 0),
+            fixed(f64::from(max_s), 0),
+        );
+        let _ = ctx.fill_text(&format!("correction (max {max_c} u)"), 4.0, 12.0);
+        let _ = ctx.fill_text(&format!("RTT (max {max_r} ms)"), 4.0, 25.0);
+        let _ = ctx.fill_text(&format!("input slack (max {max_s} ms)"), 4.0, 38.0);
         let _ = ctx.fill_text("dilation (-10 to +10 %)", 4.0, 51.0);
     }
 }
@@ -223,28 +229,28 @@ pub fn hud_text(hud: &Hud, lost: &Counters, fps: f64) -> String {
     );
     let rtt = hud.rtt.map_or_else(
         || "-".to_string(),
-        |d| format!("{:.0} ms", d.as_secs_f64() * 1000.0),
+        |d| format!("{} ms", fixed(d.as_secs_f64() * 1000.0, 0)),
     );
     let _ = writeln!(out, "RTT {rtt}");
     let tick = hud
         .server_tick
-        .map_or_else(|| "-".to_string(), |t| format!("{t:.1}"));
+        .map_or_else(|| "-".to_string(), |t| fixed(t, 1));
     let _ = writeln!(out, "server tick {tick}");
     let _ = writeln!(out, "pending inputs {}", hud.pending);
     let _ = writeln!(
         out,
-        "remote delay {:.0} ms",
-        hud.interpolation_delay.as_secs_f64() * 1000.0
+        "remote delay {} ms",
+        fixed(hud.interpolation_delay.as_secs_f64() * 1000.0, 0)
     );
-    let ms = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.0} ms"));
+    let ms = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{} ms", fixed(v, 0)));
     let p = &hud.pacing;
     if p.scheduled {
         let _ = writeln!(
             out,
-            "input slack {}  target {}\ndilation {:+.1} %",
+            "input slack {}  target {}\ndilation {} %",
             ms(p.slack_ms),
             ms(p.target_slack_ms),
-            p.dilation_pct
+            signed(p.dilation_pct, 1)
         );
         let _ = writeln!(
             out,
@@ -257,7 +263,11 @@ pub fn hud_text(hud: &Hud, lost: &Counters, fps: f64) -> String {
         "last rewind {}",
         ms(p.last_rewind.map(|d| d.as_secs_f64() * 1000.0))
     );
-    let _ = writeln!(out, "last correction {:.2} u", hud.last_correction);
+    let _ = writeln!(
+        out,
+        "last correction {} u",
+        fixed(f64::from(hud.last_correction), 2)
+    );
     let _ = writeln!(
         out,
         "corrections {}  snaps {}  absorbed {}",
@@ -266,8 +276,9 @@ pub fn hud_text(hud: &Hud, lost: &Counters, fps: f64) -> String {
     let _ = writeln!(out, "lost up {}  down {}", hud.up.dropped, hud.down.dropped);
     let _ = writeln!(
         out,
-        "bytes/s down {:.0}  up {:.0}",
-        hud.down_rate, hud.up_rate
+        "bytes/s down {}  up {}",
+        fixed(hud.down_rate, 0),
+        fixed(hud.up_rate, 0)
     );
     if lost.any() {
         let _ = writeln!(
@@ -276,7 +287,7 @@ pub fn hud_text(hud: &Hud, lost: &Counters, fps: f64) -> String {
             lost.inbox_dropped, lost.undecodable, lost.failed_sends
         );
     }
-    let _ = write!(out, "fps {fps:.0}");
+    let _ = write!(out, "fps {}", fixed(fps, 0));
     out
 }
 

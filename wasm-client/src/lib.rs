@@ -27,6 +27,7 @@ mod fields;
 pub mod hud;
 pub mod input;
 pub mod net;
+mod num;
 mod page;
 pub mod render;
 

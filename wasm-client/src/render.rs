@@ -84,7 +84,10 @@ pub fn draw(
     for tracer in &view.tracers {
         let (ax, ay) = fit.point(tracer.from);
         let (bx, by) = fit.point(tracer.to);
-        ctx.set_stroke_style_str(&format!("rgba(255, 241, 118, {:.3})", tracer.fade));
+        ctx.set_stroke_style_str(&format!(
+            "rgba(255, 241, 118, {})",
+            crate::num::fixed(f64::from(tracer.fade), 3)
+        ));
         ctx.set_line_width(2.0);
         ctx.begin_path();
         ctx.move_to(ax, ay);
