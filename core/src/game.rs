@@ -29,6 +29,64 @@ use crate::shared::tick::Tick;
 ///
 /// No method takes `self`: a game is a type, not a value, so the library's
 /// types carry it as a parameter at no cost.
+///
+/// # Example
+/// A dot on a line that its input pushes left or right, predicted,
+/// corrected by the server and smoothed like any game:
+///
+/// ```
+/// use std::time::Duration;
+/// use skirmish_core::{Game, LocalPlayer, Offset, Size, SmoothingConfig, Stamp, Tick, Visual};
+///
+/// struct Dots;
+///
+/// #[derive(Clone, Copy, Debug, Default, PartialEq)]
+/// struct Dot(f32);
+///
+/// #[derive(Clone, Copy, Debug, Default, PartialEq)]
+/// struct Shift(f32);
+///
+/// impl Offset for Shift {
+///     fn plus(&self, o: &Shift) -> Shift { Shift(self.0 + o.0) }
+///     fn negated(&self) -> Shift { Shift(-self.0) }
+///     fn scaled(&self, k: f32) -> Shift { Shift(self.0 * k) }
+///     fn size(&self) -> Size { Size { distance: self.0.abs(), angle: 0.0 } }
+///     fn is_finite(&self) -> bool { self.0.is_finite() }
+/// }
+///
+/// impl Visual for Dot {
+///     type Offset = Shift;
+///     fn lerp(&self, to: &Dot, t: f32) -> Dot { Dot(self.0 + (to.0 - self.0) * t) }
+///     fn offset_to(&self, to: &Dot) -> Shift { Shift(to.0 - self.0) }
+///     fn shifted(&self, o: &Shift) -> Dot { Dot(self.0 + o.0) }
+///     fn is_finite(&self) -> bool { self.0.is_finite() }
+/// }
+///
+/// impl Game for Dots {
+///     const NAME: &'static str = "dots";
+///     const VERSION: u32 = 1;
+///     type Config = ();
+///     type Input = i8;
+///     type Own = Dot;
+///     type Local = Dot;
+///     fn cadence((): &()) -> Duration { Duration::from_millis(50) }
+///     fn sanitize(input: i8) -> i8 { input.clamp(-1, 1) }
+///     fn predict(dot: Dot, input: &i8, dt: Duration, (): &()) -> Dot {
+///         Dot(dot.0 + f32::from(*input) * 100.0 * dt.as_secs_f32())
+///     }
+///     fn local(own: &Dot) -> Dot { *own }
+///     fn is_valid(own: &Dot) -> bool { own.0.is_finite() }
+/// }
+///
+/// let mut me: LocalPlayer<Dots> = LocalPlayer::new((), SmoothingConfig::default(), Dot(0.0));
+/// me.accept(Stamp { tick: Tick(0), ack: None }, &Dot(0.0)).unwrap();
+/// me.step(Tick(1), 1, None).unwrap(); // predicted at once: 5 units right
+/// assert_eq!(me.predicted(), Dot(5.0));
+/// // The server applied tick 1 and says 4: rebuilt at 4, drawn at 5 for now.
+/// let report = me.accept(Stamp { tick: Tick(1), ack: Some(Tick(1)) }, &Dot(4.0)).unwrap();
+/// assert_eq!((me.predicted(), me.visible(1.0)), (Dot(4.0), Dot(5.0)));
+/// assert_eq!(report.error, 1.0);
+/// ```
 pub trait Game: 'static {
     /// The game's name, on the wire and in recordings.
     const NAME: &'static str;

@@ -5,7 +5,7 @@
 //! client whose `hello` was text, byte for byte as before.
 //!
 //! Each message is a kind byte (an ASCII letter, never `{`, so a binary
-//! message is never mistaken for JSON) and its fields ([`crate::shared::bytes`]:
+//! message is never mistaken for JSON) and its fields ([`Writer`](crate::Writer), [`Reader`](crate::Reader):
 //! varints for integers, floats as their bits, strings with a length):
 //!
 //! ```text
@@ -68,7 +68,7 @@ pub fn is_server_control(bytes: &[u8]) -> bool {
 }
 
 /// `hello` or `ping` in binary; `None` for any other message (inputs
-/// have their own binary form, [`crate::shared::uplink`]). A binary
+/// have their own binary form, [`encode_inputs`](crate::encode_inputs)). A binary
 /// `hello` always asks for compact snapshots.
 pub fn encode_client(message: &ClientMessage) -> Option<Vec<u8>> {
     let mut w = Writer::default();
