@@ -366,33 +366,24 @@ impl Client {
     /// # Errors
     /// The connection ends, the deadline passes, or the text does not decode.
     pub async fn recv(&mut self) -> Result<ServerMessage> {
-        loop {
-            let frame = tokio::time::timeout(DEADLINE, self.socket.next())
-                .await
-                .map_err(|_| anyhow!("no message within {DEADLINE:?}"))?;
-            match frame {
-                Some(Ok(Message::Text(text))) => {
-                    return decode_server(&text).map_err(|e| anyhow!("undecodable {text}: {e}"));
-                }
-                Some(Ok(Message::Binary(bytes)))
-                    if skirmish_core::control::is_server_control(&bytes) =>
-                {
-                    return skirmish_core::control::decode_server(&bytes)
-                        .map_err(|e| anyhow!("undecodable binary control message: {e}"));
-                }
-                Some(Ok(Message::Binary(bytes))) => {
-                    let (server_tick, players) =
-                        skirmish_core::compact::decode(&bytes, &self.config)
-                            .map_err(|e| anyhow!("undecodable binary frame: {e}"))?;
-                    return Ok(ServerMessage::Snapshot {
-                        server_tick,
-                        players,
-                    });
-                }
-                Some(Ok(Message::Close(frame))) => bail!("closed: {frame:?}"),
-                Some(Ok(_)) => {}
-                Some(Err(e)) => bail!("socket error: {e}"),
-                None => bail!("connection ended"),
+        match self.recv_frame().await? {
+            skirmish_core::Frame::Text(text) => {
+                decode_server(&text).map_err(|e| anyhow!("undecodable {text}: {e}"))
+            }
+            skirmish_core::Frame::Binary(bytes)
+                if skirmish_core::control::is_server_control(&bytes) =>
+            {
+                skirmish_core::control::decode_server(&bytes)
+                    .map_err(|e| anyhow!("undecodable binary control message: {e}"))
+            }
+            skirmish_core::Frame::Binary(bytes) => {
+                let (server_tick, players) =
+                    skirmish_core::compact::decode(&bytes, &self.config)
+                        .map_err(|e| anyhow!("undecodable binary frame: {e}"))?;
+                Ok(ServerMessage::Snapshot {
+                    server_tick,
+                    players,
+                })
             }
         }
     }
