@@ -7,8 +7,8 @@ use skirmish_client::input::Keys;
 use skirmish_client::render::{draw, Overlays};
 use skirmish_core::determinism::{golden_trajectory_hash, GOLDEN_TRAJECTORY_HASH};
 use skirmish_core::{
-    encode, ClientMessage, CorrectionOutcome, PlayerId, PlayerState, Pose, ServerMessage,
-    SimConfig, Tick, Vec2,
+    compact, control, ClientMessage, CorrectionOutcome, Encoding, PlayerId, PlayerState, Pose,
+    ServerMessage, SimConfig, Tick, Vec2,
 };
 use skirmish_core::{ClientSession, Controls, Incoming, SessionConfig, SessionEvent, View};
 use wasm_bindgen::JsCast;
@@ -65,32 +65,34 @@ fn pixel(ctx: &CanvasRenderingContext2d, x: f64, y: f64) -> [u8; 4] {
     [data[0], data[1], data[2], data[3]]
 }
 
-/// A session that joined and got its first snapshot at `pose`.
+/// A snapshot of `state` alone, as the page gets it: a compact frame.
+fn snapshot(state: &PlayerState) -> Vec<u8> {
+    compact::encode(state.tick, state, &[*state], &SimConfig::default())
+}
+
+/// A session that joined and got its first snapshot at `pose`, speaking
+/// binary all the way as the page does (the page builds without JSON).
 fn joined_session(pose: Pose) -> ClientSession {
-    let mut session = ClientSession::new(SessionConfig::default());
-    session.receive(
-        Incoming::Text(&encode(&ServerMessage::Welcome {
-            player_id: PlayerId(1),
-            protocol: 1,
-            server_tick: Tick(1),
-            tick_ms: 50,
-            room: "test".into(),
-            config: SimConfig::default(),
-            combat: None,
-        })),
-        Duration::ZERO,
-    );
+    let mut session = ClientSession::new(SessionConfig {
+        encoding: Encoding::Compact,
+        ..SessionConfig::default()
+    });
+    let welcome = control::encode_server(&ServerMessage::Welcome {
+        player_id: PlayerId(1),
+        protocol: 1,
+        server_tick: Tick(1),
+        tick_ms: 50,
+        room: "test".into(),
+        config: SimConfig::default(),
+        combat: None,
+    })
+    .expect("a binary welcome");
+    session.receive(Incoming::Binary(&welcome), Duration::ZERO);
     let state = PlayerState {
         id: PlayerId(1),
         ..PlayerState::at(Tick(2), None, pose)
     };
-    session.receive(
-        Incoming::Text(&encode(&ServerMessage::Snapshot {
-            server_tick: Tick(2),
-            players: vec![state],
-        })),
-        Duration::ZERO,
-    );
+    session.receive(Incoming::Binary(&snapshot(&state)), Duration::ZERO);
     session
 }
 
@@ -165,13 +167,7 @@ fn a_client_session_predicts_and_reconciles_inside_wasm() {
         )
     };
     let now = session.now();
-    session.receive(
-        Incoming::Text(&encode(&ServerMessage::Snapshot {
-            server_tick: Tick(5),
-            players: vec![state],
-        })),
-        now,
-    );
+    session.receive(Incoming::Binary(&snapshot(&state)), now);
     let report = session
         .events()
         .find_map(|e| match e {
