@@ -14,10 +14,9 @@
 //! them and shows a misprediction as an [`Offset`] that decays, with the
 //! thresholds of `SmoothingConfig` measured in its [`Size`].
 //!
-//! The netcode is being made generic in steps (issue 27): the client's
-//! prediction, reconciliation and smoothing take any [`Game`]; the rest
-//! still speaks the tank game's types, which [`Tanks`](crate::Tanks)
-//! implements this contract for.
+//! The netcode is being made generic in steps (issue 27; `ARCHITECTURE.md`
+//! says which parts take any [`Game`] today); the rest still speaks the
+//! types of Skirmish's first game, which implements this contract too.
 
 use std::fmt::Debug;
 use std::time::Duration;

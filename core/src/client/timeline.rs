@@ -3,7 +3,7 @@
 //! Remote players are drawn at a server time some delay behind the clock's
 //! estimate (`interpolation`). Both the estimate and the delay move: the
 //! clock jumps forward when a snapshot arrives earlier than any before, the
-//! delay grows when arrivals turn uneven. Drawn at `estimate - delay`
+//! delay grows when arrivals grow uneven. Drawn at `estimate - delay`
 //! directly, remotes would jump back and forth with every change.
 //!
 //! A [`RemoteTimeline`] is the time remotes are drawn at. Each frame it

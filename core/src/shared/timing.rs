@@ -167,7 +167,7 @@ pub struct MsHistogram<B> {
 pub type SlackHistogram = MsHistogram<Slack>;
 /// How late late inputs arrived.
 pub type LatenessHistogram = MsHistogram<Lateness>;
-/// How far back shots were judged.
+/// How far back views were judged (lag compensation).
 pub type RewindHistogram = MsHistogram<Rewind>;
 
 impl<B: Buckets> MsHistogram<B> {

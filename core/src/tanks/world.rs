@@ -35,7 +35,7 @@ use super::combat::{self, Shot};
 use super::life::{self, Life};
 use super::Tanks;
 use crate::server::world::{
-    Command, InputMode, JoinError, ServerGame, ServerPlayer, Step, World, WorldStats,
+    Command, InputMode, JoinError, ServerGame, ServerPlayer, Step, Wired, World, WorldStats,
 };
 use crate::shared::combat::{CombatRules, Cooldown};
 use crate::shared::config::SimConfig;
@@ -44,6 +44,30 @@ use crate::shared::rng::SeededRng;
 use crate::shared::sim::{resolve_collisions, simulate, Pose};
 use crate::shared::state::{PlayerId, PlayerState};
 use crate::shared::tick::Tick;
+
+/// A tank's input as it travels: its shot is what is judged at its view.
+impl Wired for WireInput {
+    fn tick(&self) -> Tick {
+        self.tick
+    }
+
+    fn view_tick(&self) -> Option<f64> {
+        self.view_tick
+    }
+
+    fn acts_on_view(&self) -> bool {
+        self.fire
+    }
+
+    fn repeated_at(&self, tick: Tick) -> WireInput {
+        WireInput {
+            tick,
+            fire: false,
+            view_tick: None,
+            ..*self
+        }
+    }
+}
 
 /// A tank as the server keeps it.
 #[derive(Clone, Debug)]

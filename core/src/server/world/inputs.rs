@@ -9,7 +9,6 @@ use std::collections::VecDeque;
 
 use super::schedule::Schedule;
 use super::InputMode;
-use crate::shared::protocol::WireInput;
 use crate::shared::tick::Tick;
 
 /// An input as it travels: the tick it names, the view it was made in,
@@ -22,38 +21,16 @@ pub trait Wired: Copy {
     /// made (`None`: now).
     fn view_tick(&self) -> Option<f64>;
 
-    /// Whether it does something judged at its view (a shot): such an
-    /// input keeps the oldest view its sender's round trip allows, and a
-    /// late one is still honoured once, at the next tick.
+    /// Whether it does something judged at its view (an action aimed at
+    /// what its sender saw): such an input keeps the oldest view its
+    /// sender's round trip allows, and a late one is still honoured once,
+    /// at the next tick.
     fn acts_on_view(&self) -> bool;
 
     /// The input repeated at `tick` because that tick's own is missing:
-    /// its lasting part only (movement, never a shot).
+    /// its lasting part only (movement, never an action aimed at a view).
     #[must_use]
     fn repeated_at(&self, tick: Tick) -> Self;
-}
-
-impl Wired for WireInput {
-    fn tick(&self) -> Tick {
-        self.tick
-    }
-
-    fn view_tick(&self) -> Option<f64> {
-        self.view_tick
-    }
-
-    fn acts_on_view(&self) -> bool {
-        self.fire
-    }
-
-    fn repeated_at(&self, tick: Tick) -> WireInput {
-        WireInput {
-            tick,
-            fire: false,
-            view_tick: None,
-            ..*self
-        }
-    }
 }
 
 /// What the game applies to a player in one tick, in order.
@@ -68,8 +45,9 @@ pub enum Command<W> {
         /// The oldest view it may claim.
         oldest_view: Option<f64>,
     },
-    /// The part of a late input still honoured (its shot): the tick it
-    /// named, its view and the oldest view it may claim.
+    /// The part of a late input still honoured (its action aimed at a
+    /// view): the tick it named, its view and the oldest view it may
+    /// claim.
     Late {
         /// The tick the late input named.
         tick: Tick,
