@@ -1,17 +1,21 @@
-//! A replay's timeline as an SVG a person can open in a browser: one panel
+//! A replay's timeline as an SVG a person can open in a browser: one chart
 //! per series (correction size, RTT, input slack, time dilation,
-//! interpolation delay) over the recording's time. Plain SVG text, no
-//! dependency.
+//! interpolation delay) over the recording's time, each with its own axes
+//! ([`crate::chart`]). Plain SVG text, no dependency.
 
 use std::fmt::Write as _;
 
 use skirmish_core::Sample;
 
-const WIDTH: f64 = 960.0;
-const PANEL: f64 = 110.0;
+use crate::chart::{chart, Line};
+
+/// The width of a chart ([`chart`] draws each panel this wide).
+const WIDTH: f64 = 760.0;
+/// The height of one panel: one chart.
+const PANEL: f64 = 320.0;
 const LEFT: f64 = 70.0;
-const RIGHT: f64 = 20.0;
-const TOP: f64 = 40.0;
+/// Room for the title above the panels.
+const TOP: f64 = 34.0;
 
 /// One series: its title, unit, colour and value per sample.
 struct Series {
@@ -54,93 +58,51 @@ const SERIES: [Series; 5] = [
     },
 ];
 
-/// The SVG of `samples`, titled `title`.
+/// The SVG of `samples`, titled `title`: one chart per series, stacked,
+/// each with its own axes ([`chart`]).
 pub fn timeline(title: &str, samples: &[Sample]) -> String {
-    let height = TOP + PANEL * SERIES.len() as f64 + 30.0;
-    let span = samples.last().map_or(1.0, |s| s.at.as_secs_f64()).max(1e-3);
-    let plot_w = WIDTH - LEFT - RIGHT;
-    let x = |t: f64| LEFT + t / span * plot_w;
+    let height = TOP + PANEL * SERIES.len() as f64;
     let mut svg = String::new();
     let _ = writeln!(
         svg,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" font-family="sans-serif" font-size="11">"#
-    );
-    let _ = writeln!(svg, r#"<rect width="100%" height="100%" fill="white"/>"#);
-    let _ = writeln!(
-        svg,
-        r#"<text x="{LEFT}" y="20" font-size="14">{}</text>"#,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" font-family="sans-serif" font-size="11"><rect width="100%" height="100%" fill="white"/><text x="{LEFT}" y="22" font-size="15">{}</text>"#,
         escape(title)
     );
     for (k, series) in SERIES.iter().enumerate() {
-        let top = TOP + PANEL * k as f64;
-        let bottom = top + PANEL - 25.0;
-        let values: Vec<(f64, f64)> = samples
+        let points: Vec<(f64, f64)> = samples
             .iter()
             .filter_map(|s| (series.value)(s).map(|v| (s.at.as_secs_f64(), v)))
             .filter(|(_, v)| v.is_finite())
             .collect();
-        let lo = values
-            .iter()
-            .map(|p| p.1)
-            .fold(f64::INFINITY, f64::min)
-            .min(0.0);
-        let hi = values
-            .iter()
-            .map(|p| p.1)
-            .fold(f64::NEG_INFINITY, f64::max)
-            .max(lo + 1e-9);
-        let y = |v: f64| bottom - (v - lo) / (hi - lo) * (bottom - top - 14.0);
-        let _ = writeln!(
-            svg,
-            r##"<text x="{LEFT}" y="{}" font-weight="bold">{} ({})</text><line x1="{LEFT}" y1="{bottom}" x2="{}" y2="{bottom}" stroke="#999"/><line x1="{LEFT}" y1="{}" x2="{LEFT}" y2="{bottom}" stroke="#999"/><text x="{}" y="{}" text-anchor="end">{}</text><text x="{}" y="{bottom}" text-anchor="end">{}</text>"##,
-            top + 10.0,
-            series.title,
+        let empty = points.is_empty();
+        let lines: Vec<Line> = if empty {
+            Vec::new()
+        } else {
+            vec![(series.title, series.colour, points)]
+        };
+        let top = TOP + PANEL * k as f64;
+        let panel = chart(
+            &format!("{} ({})", series.title, series.unit),
             series.unit,
-            WIDTH - RIGHT,
-            top + 14.0,
-            LEFT - 4.0,
-            top + 18.0,
-            number(hi),
-            LEFT - 4.0,
-            number(lo),
+            &lines,
+            &[],
         );
-        if values.is_empty() {
+        svg.push_str(&panel.replacen(
+            r#"<svg xmlns="http://www.w3.org/2000/svg""#,
+            &format!(r#"<svg x="0" y="{top}""#),
+            1,
+        ));
+        if empty {
             let _ = writeln!(
                 svg,
                 r##"<text x="{}" y="{}" fill="#999">no samples</text>"##,
-                LEFT + 10.0,
-                bottom - 10.0
+                LEFT + 20.0,
+                top + PANEL / 2.0
             );
-            continue;
         }
-        let points: Vec<String> = values
-            .iter()
-            .map(|&(t, v)| format!("{:.1},{:.1}", x(t), y(v)))
-            .collect();
-        let _ = writeln!(
-            svg,
-            r#"<polyline fill="none" stroke="{}" stroke-width="1.2" points="{}"/>"#,
-            series.colour,
-            points.join(" ")
-        );
     }
-    let axis = TOP + PANEL * SERIES.len() as f64;
-    let _ = writeln!(
-        svg,
-        r#"<text x="{LEFT}" y="{axis}">0 s</text><text x="{}" y="{axis}" text-anchor="end">{:.1} s</text>"#,
-        WIDTH - RIGHT,
-        span
-    );
     svg.push_str("</svg>\n");
     svg
-}
-
-fn number(v: f64) -> String {
-    if v.abs() >= 100.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.2}")
-    }
 }
 
 fn escape(text: &str) -> String {
@@ -172,6 +134,11 @@ mod tests {
         assert_eq!(svg.matches("<polyline").count(), 4);
         assert!(svg.contains("no samples"));
         assert!(svg.contains("a &lt;test&gt;"));
-        assert!(svg.contains("4.9 s"));
+        assert!(svg.contains("time (s)"));
+        assert_eq!(
+            svg.matches("<svg").count(),
+            1 + SERIES.len(),
+            "a chart per series"
+        );
     }
 }
