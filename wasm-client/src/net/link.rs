@@ -199,7 +199,9 @@ impl Mailbox {
     }
 }
 
-/// What a browser error says: its text, its `message`, or its debug form.
+/// What a browser error says: its text, its `message`, or the browser's
+/// JSON of it (never Rust's debug form, which would bring float
+/// formatting into the page).
 pub fn describe(error: &JsValue) -> String {
     error
         .as_string()
@@ -208,7 +210,12 @@ pub fn describe(error: &JsValue) -> String {
                 .ok()
                 .and_then(|m| m.as_string())
         })
-        .unwrap_or_else(|| format!("{error:?}"))
+        .or_else(|| {
+            js_sys::JSON::stringify(error)
+                .ok()
+                .and_then(|text| text.as_string())
+        })
+        .unwrap_or_else(|| "an unknown error".to_string())
 }
 
 #[cfg(test)]

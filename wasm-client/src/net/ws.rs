@@ -34,7 +34,7 @@ impl WsLink {
         let socket = match WebSocket::new(url) {
             Ok(socket) => socket,
             Err(e) => {
-                let reason = format!("cannot open socket: {e:?}");
+                let reason = format!("cannot open socket: {}", describe(&e));
                 mailbox.borrow_mut().end(reason);
                 return WsLink {
                     socket: None,
