@@ -16,7 +16,9 @@
 //!   the result's tick arrives, so HP never goes back.
 //! - Players missing from a full snapshot have left and are forgotten.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
+
+use crate::client::idmap::IdMap;
 
 use crate::game::{Applied, Replicated};
 use crate::shared::protocol::CombatEvent;
@@ -65,19 +67,19 @@ pub struct AuthorityStats {
 /// players replicate as `S` (the tank game's [`PlayerState`] by default).
 #[derive(Clone, Debug)]
 pub struct Authority<S: Replicated = PlayerState> {
-    players: BTreeMap<PlayerId, (Tick, S)>,
+    players: IdMap<(Tick, S)>,
     seen_events: VecDeque<<S::Event as Applied>::Key>,
     /// The newest event applied per target.
-    results: BTreeMap<PlayerId, S::Event>,
+    results: IdMap<S::Event>,
     stats: AuthorityStats,
 }
 
 impl<S: Replicated> Default for Authority<S> {
     fn default() -> Self {
         Authority {
-            players: BTreeMap::new(),
+            players: IdMap::new(),
             seen_events: VecDeque::new(),
-            results: BTreeMap::new(),
+            results: IdMap::new(),
             stats: AuthorityStats::default(),
         }
     }
@@ -112,7 +114,7 @@ impl<S: Replicated> Authority<S> {
             self.stats.invalid += 1;
             return Err(Refused::NonFinite(id));
         }
-        if let Some(&(owned, _)) = self.players.get(&id) {
+        if let Some(&(owned, _)) = self.players.get(id) {
             if tick <= owned {
                 self.stats.stale += 1;
                 return Err(Refused::Stale {
@@ -123,10 +125,10 @@ impl<S: Replicated> Authority<S> {
             }
         }
         let mut state = *state;
-        match self.results.get(&id) {
+        match self.results.get(id) {
             Some(event) if event.tick() > tick => state.apply(event),
             Some(_) => {
-                self.results.remove(&id);
+                self.results.remove(id);
             }
             None => {}
         }
@@ -141,7 +143,7 @@ impl<S: Replicated> Authority<S> {
     pub fn apply(&mut self, event: &S::Event) -> bool {
         let key = event.key();
         let target = event.target();
-        let owned = self.players.get_mut(&target);
+        let owned = self.players.get_mut(target);
         let fresh = !self.seen_events.contains(&key);
         let applies = fresh && owned.as_ref().is_some_and(|(tick, _)| event.tick() > *tick);
         if fresh {
@@ -154,7 +156,7 @@ impl<S: Replicated> Authority<S> {
             Some((_, state)) if applies => {
                 let newer = self
                     .results
-                    .get(&target)
+                    .get(target)
                     .is_none_or(|result| event.tick() >= result.tick());
                 if newer {
                     self.results.insert(target, event.clone());
@@ -174,14 +176,14 @@ impl<S: Replicated> Authority<S> {
     /// or not); returns how many were forgotten.
     pub fn retain_present(&mut self, present: &[PlayerId]) -> usize {
         let before = self.players.len();
-        self.players.retain(|id, _| present.contains(id));
-        self.results.retain(|id, _| present.contains(id));
+        self.players.retain(|id, _| present.contains(&id));
+        self.results.retain(|id, _| present.contains(&id));
         before - self.players.len()
     }
 
     /// The owned state of `id`.
     pub fn get(&self, id: PlayerId) -> Option<&S> {
-        self.players.get(&id).map(|(_, s)| s)
+        self.players.get(id).map(|(_, s)| s)
     }
 
     /// Every owned state, in id order.

@@ -40,7 +40,7 @@ mod tracers;
 mod uplink;
 mod view;
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::time::Duration;
 
 pub use baselines::KEPT_BASELINES;
@@ -58,6 +58,7 @@ use self::tracers::Tracers;
 use crate::client::authority::Authority;
 use crate::client::clock::ServerClock;
 use crate::client::conditioner::{Conditioner, Delivery, LinkConditions};
+use crate::client::idmap::IdMap;
 use crate::client::interpolation::{InterpolationConfig, RemoteBuffer};
 use crate::client::pacing::Pacing;
 use crate::client::prediction::LocalPlayer;
@@ -121,8 +122,8 @@ pub struct ClientSession {
     now: Option<Duration>,
     accumulator: Duration,
     authority: Authority,
-    names: BTreeMap<PlayerId, String>,
-    remotes: BTreeMap<PlayerId, RemoteBuffer>,
+    names: IdMap<String>,
+    remotes: IdMap<RemoteBuffer>,
     clock: ServerClock,
     up: Conditioner<ClientMessage>,
     down: Conditioner<Downlink>,
@@ -183,8 +184,8 @@ impl ClientSession {
             now: None,
             accumulator: Duration::ZERO,
             authority: Authority::default(),
-            names: BTreeMap::new(),
-            remotes: BTreeMap::new(),
+            names: IdMap::new(),
+            remotes: IdMap::new(),
             clock: ServerClock::new(SimConfig::default().cadence()),
             up,
             down,
@@ -469,7 +470,7 @@ impl ClientSession {
 
     /// A player's display name, from the room's roster.
     pub fn name_of(&self, id: PlayerId) -> Option<&str> {
-        self.names.get(&id).map(String::as_str)
+        self.names.get(id).map(String::as_str)
     }
 
     /// The server clock estimate.

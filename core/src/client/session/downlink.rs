@@ -10,6 +10,7 @@ use std::time::Duration;
 use super::{ClientSession, SessionEvent, State, Welcome, LOSS_MEMORY};
 use crate::client::authority::Authority;
 use crate::client::clock::ServerClock;
+use crate::client::interpolation::RemoteBuffer;
 use crate::client::pacing::Pacing;
 use crate::client::prediction::LocalPlayer;
 use crate::shared::combat::Cooldown;
@@ -308,7 +309,7 @@ impl ClientSession {
                 <[PlayerId]>::to_vec,
             );
             self.authority.retain_present(&ids);
-            self.remotes.retain(|id, _| ids.contains(id));
+            self.remotes.retain(|id, _| ids.contains(&id));
         }
         let interpolation = self.config.interpolation;
         for state in players {
@@ -320,8 +321,7 @@ impl ClientSession {
                 self.on_own_state(state, was_alive);
             } else {
                 self.remotes
-                    .entry(state.id)
-                    .or_default()
+                    .get_or_insert_with(state.id, RemoteBuffer::default)
                     .push(state, &interpolation);
             }
         }

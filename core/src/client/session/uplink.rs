@@ -246,7 +246,7 @@ impl ClientSession {
         let interpolation = self.interpolation();
         let cadence = welcome.sim.cadence();
         self.remotes.iter().any(|(id, buffer)| {
-            self.authority.get(*id).is_some_and(|s| s.alive)
+            self.authority.get(id).is_some_and(|s| s.alive)
                 && buffer.alive_at(at) == Some(true)
                 && buffer
                     .drawn(at, cadence, &interpolation)

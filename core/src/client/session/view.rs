@@ -64,7 +64,7 @@ impl ClientSession {
             .filter(|s| s.id != me)
             .filter_map(|state| {
                 let cadence = self.welcome()?.sim.cadence();
-                let buffer = self.remotes.get(&state.id)?;
+                let buffer = self.remotes.get(state.id)?;
                 let (pose, kind) = buffer.drawn(at, cadence, &interpolation)?;
                 // Dead as soon as the server says so; alive again only once
                 // the time it is drawn at reaches its respawn.
