@@ -17,7 +17,9 @@ pub fn nearest_rank(len: usize, p: f64) -> Option<usize> {
 /// there are none.
 pub fn percentile(values: &[f64], p: f64) -> f64 {
     let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
+    // Values equal under `total_cmp` are the same bits, so an unstable
+    // sort gives the same order.
+    sorted.sort_unstable_by(f64::total_cmp);
     nearest_rank(sorted.len(), p).map_or(0.0, |i| sorted[i])
 }
 
