@@ -24,7 +24,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use skirmish_core::{control, PlayerId, ProtocolError};
-use skirmish_core::{decode_client_frame, encode, ClientMessage, Encoding, ErrorCode};
+use skirmish_core::{decode_client_frame, ClientMessage, Encoding, ErrorCode, Frame};
 use tokio::time::timeout;
 
 use crate::app::AppState;
@@ -338,14 +338,9 @@ impl<T: Transport> Session<'_, T> {
     /// The `error` telling the client about `error`, in the form its
     /// `hello` took: whether it is text, and its bytes.
     fn error_frame(&self, error: &ProtocolError) -> (bool, Vec<u8>) {
-        let message = error.to_message();
-        match self
-            .binary
-            .then(|| control::encode_server(&message))
-            .flatten()
-        {
-            Some(bytes) => (false, bytes),
-            None => (true, encode(&message).into_bytes()),
+        match control::frame_for(self.binary, &error.to_message()) {
+            Frame::Text(text) => (true, text.into_bytes()),
+            Frame::Binary(bytes) => (false, bytes),
         }
     }
 }

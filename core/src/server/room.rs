@@ -37,7 +37,7 @@ use crate::shared::combat::CombatRules;
 use crate::shared::config::SimConfig;
 use crate::shared::control;
 use crate::shared::protocol::{
-    encode, ClientMessage, Encoding, ErrorCode, Frame, ProtocolError, RosterEntry, ServerMessage,
+    ClientMessage, Encoding, ErrorCode, Frame, ProtocolError, RosterEntry, ServerMessage,
     PROTOCOL_VERSION,
 };
 use crate::shared::state::PlayerId;
@@ -338,7 +338,11 @@ impl Room {
             config: self.world.sim_config().clone(),
             combat: Some(*self.world.rules()),
         };
-        out.send(id, control_frame(seating.binary_control, &welcome), false);
+        out.send(
+            id,
+            control::frame_for(seating.binary_control, &welcome),
+            false,
+        );
         self.roster_changed = true;
         Ok(())
     }
@@ -478,7 +482,7 @@ impl Room {
                     server_tick: self.world.tick(),
                 };
                 let binary = self.seats.get(&id).is_some_and(|s| s.binary);
-                out.send(id, control_frame(binary, &pong), true);
+                out.send(id, control::frame_for(binary, &pong), true);
                 Ok(Received::default())
             }
             ClientMessage::Hello { .. } => Err(ProtocolError::new(
@@ -552,21 +556,12 @@ impl Room {
         // The text goes out as it always did, also to nobody (a room's
         // recording hashes every frame it sends).
         if to(false).next().is_some() || !binary {
-            out.share(to(false), control_frame(false, message), false);
+            out.share(to(false), control::frame_for(false, message), false);
         }
         if binary {
-            out.share(to(true), control_frame(true, message), false);
+            out.share(to(true), control::frame_for(true, message), false);
         }
     }
-}
-
-/// `message` as a client whose `hello` was binary (or text) takes it; a
-/// message without a binary form goes as JSON.
-fn control_frame(binary: bool, message: &ServerMessage) -> Frame {
-    binary
-        .then(|| control::encode_server(message))
-        .flatten()
-        .map_or_else(|| Frame::Text(encode(message)), Frame::Binary)
 }
 
 /// Where a joiner goes, as [`place`] decides.

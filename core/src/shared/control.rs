@@ -30,8 +30,8 @@ use crate::shared::bytes::{Codec, ReadError, Reader, Writer};
 use crate::shared::combat::CombatRules;
 use crate::shared::config::{Rect, SimConfig, MAX_OBSTACLES};
 use crate::shared::protocol::{
-    check_hello, ClientMessage, CombatEvent, Encoding, ErrorCode, GameId, ProtocolError,
-    RosterEntry, ServerMessage,
+    check_hello, encode, ClientMessage, CombatEvent, Encoding, ErrorCode, Frame, GameId,
+    ProtocolError, RosterEntry, ServerMessage,
 };
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
@@ -210,6 +210,16 @@ pub fn encode_server(message: &ServerMessage) -> Option<Vec<u8>> {
         ServerMessage::Snapshot { .. } | ServerMessage::Timing(_) => return None,
     }
     Some(w.bytes)
+}
+
+/// `message` as a client takes it: binary when its `hello` was binary and
+/// the message has a binary form, JSON text otherwise. The room and the
+/// server's sessions (for their errors) both send through this.
+pub fn frame_for(binary: bool, message: &ServerMessage) -> Frame {
+    binary
+        .then(|| encode_server(message))
+        .flatten()
+        .map_or_else(|| Frame::Text(encode(message)), Frame::Binary)
 }
 
 /// Reads a binary control message from the server.
