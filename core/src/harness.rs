@@ -10,7 +10,7 @@
 //! iteration over a hash map).
 
 use crate::game::Game;
-use crate::shared::determinism::Fnv64;
+use crate::shared::determinism::{seeded_duration, Fnv64};
 use crate::shared::rng::SeededRng;
 
 /// A game the harness can run alone: seeded inputs, a start, a hash.
@@ -40,15 +40,7 @@ pub fn trace<G: Harness>(seed: u64, steps: u32) -> Vec<u64> {
     let mut out = Vec::with_capacity(steps as usize);
     for step in 0..steps {
         input = G::seeded_input(&mut rng, step, input);
-        // Whole cadences mostly; a long step, a short one and a step of
-        // several cadences now and then (each cut into substeps the same
-        // way on every target).
-        let duration = match rng.below(8) {
-            0 => cadence * 12 / 5,
-            1 => cadence * 2 / 5,
-            2 => cadence * 3,
-            _ => cadence,
-        };
+        let duration = seeded_duration(&mut rng, cadence);
         local = G::predict(local, &input, duration, &config);
         G::hash(&local, &mut hash);
         out.push(hash.finish());

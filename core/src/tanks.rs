@@ -21,7 +21,7 @@ use glam::Vec2;
 use crate::game::{Applied, Game, Offset, Replicated, Size, Visual};
 use crate::harness::Harness;
 use crate::shared::config::SimConfig;
-use crate::shared::determinism::Fnv64;
+use crate::shared::determinism::{golden_input, hash_pose, Fnv64};
 use crate::shared::input::MoveInput;
 use crate::shared::protocol::{CombatEvent, GAME_NAME, GAME_VERSION};
 use crate::shared::rng::SeededRng;
@@ -73,19 +73,11 @@ impl Harness for Tanks {
     }
 
     fn seeded_input(rng: &mut SeededRng, step: u32, previous: MoveInput) -> MoveInput {
-        let mut input = previous;
-        if step % 20 == 0 {
-            input.turn = rng.range_f32(-1.0, 1.0);
-            input.throttle = rng.range_f32(-0.3, 1.0);
-        }
-        input.tick = Tick(step + 1);
-        input
+        golden_input(rng, step, previous)
     }
 
     fn hash(pose: &Pose, hash: &mut Fnv64) {
-        for v in [pose.position.x, pose.position.y, pose.rotation] {
-            hash.f32(v);
-        }
+        hash_pose(pose, hash);
     }
 }
 

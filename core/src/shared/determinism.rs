@@ -40,17 +40,8 @@ pub fn trajectory_hash(seed: u64, steps: u32, config: &SimConfig) -> (u64, u32) 
     let mut hash = Fnv64::new();
     let mut contacts = 0;
     for i in 0..steps {
-        if i % 20 == 0 {
-            input.turn = rng.range_f32(-1.0, 1.0);
-            input.throttle = rng.range_f32(-0.3, 1.0);
-        }
-        input.tick = Tick(i + 1);
-        let duration = match rng.below(8) {
-            0 => Duration::from_millis(120),
-            1 => Duration::from_millis(20),
-            2 => Duration::from_millis(150),
-            _ => config.cadence(),
-        };
+        input = golden_input(&mut rng, i, input);
+        let duration = seeded_duration(&mut rng, config.cadence());
         let free = simulate(
             pose,
             &input,
@@ -65,11 +56,40 @@ pub fn trajectory_hash(seed: u64, steps: u32, config: &SimConfig) -> (u64, u32) 
         if free.position != pose.position {
             contacts += 1;
         }
-        for v in [pose.position.x, pose.position.y, pose.rotation] {
-            hash.write(&v.to_bits().to_le_bytes());
-        }
+        hash_pose(&pose, &mut hash);
     }
     (hash.finish(), contacts)
+}
+
+/// Folds every bit of `pose` into `hash`.
+pub fn hash_pose(pose: &Pose, hash: &mut Fnv64) {
+    for v in [pose.position.x, pose.position.y, pose.rotation] {
+        hash.f32(v);
+    }
+}
+
+/// The golden run's input for step `step`, given the previous one: a new
+/// turn and throttle drawn every 20 steps.
+pub fn golden_input(rng: &mut SeededRng, step: u32, previous: MoveInput) -> MoveInput {
+    let mut input = previous;
+    if step % 20 == 0 {
+        input.turn = rng.range_f32(-1.0, 1.0);
+        input.throttle = rng.range_f32(-0.3, 1.0);
+    }
+    input.tick = Tick(step + 1);
+    input
+}
+
+/// How long a seeded step lasts: one cadence mostly; 2.4 cadences, 0.4
+/// of one and three now and then (each cut into substeps the same way on
+/// every target). The determinism checks of every game draw it so.
+pub fn seeded_duration(rng: &mut SeededRng, cadence: Duration) -> Duration {
+    match rng.below(8) {
+        0 => cadence * 12 / 5,
+        1 => cadence * 2 / 5,
+        2 => cadence * 3,
+        _ => cadence,
+    }
 }
 
 /// FNV-1a, 64 bits: simple and identical everywhere. The determinism
