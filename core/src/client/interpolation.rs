@@ -132,19 +132,18 @@ impl RemoteBuffer {
     /// Adds an accepted tank state; `false` (and nothing changes) if its
     /// tick is not newer than the newest sample or it is not finite.
     pub fn push(&mut self, state: &PlayerState, config: &InterpolationConfig) -> bool {
-        state.is_finite()
-            && self.add(
-                RemoteSample {
-                    tick: state.tick,
-                    visual: state.pose(),
-                    velocity: PoseOffset {
-                        position: state.velocity.unwrap_or(Vec2::ZERO),
-                        rotation: 0.0,
-                    },
-                    alive: state.alive,
+        self.add(
+            RemoteSample {
+                tick: state.tick,
+                visual: state.pose(),
+                velocity: PoseOffset {
+                    position: state.velocity.unwrap_or(Vec2::ZERO),
+                    rotation: 0.0,
                 },
-                config,
-            )
+                alive: state.alive,
+            },
+            config,
+        )
     }
 }
 

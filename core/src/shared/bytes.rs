@@ -325,6 +325,18 @@ impl<'a> Reader<'a> {
         })
     }
 
+    /// A varint that must fit 16 bits.
+    ///
+    /// # Errors
+    /// As [`Reader::varint`], or [`ReadError::Invalid`] past 16 bits.
+    pub fn varint16(&mut self) -> Result<u16, ReadError> {
+        let v = self.varint()?;
+        u16::try_from(v).map_err(|_| ReadError::Invalid {
+            at: self.at,
+            what: "a number past 16 bits",
+        })
+    }
+
     /// A count of items that each take a byte at least: never more than
     /// the bytes left, so a hostile count cannot make a decoder reserve
     /// more than the frame could hold.

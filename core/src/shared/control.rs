@@ -383,8 +383,8 @@ impl Codec for CombatRules {
 
     fn read(r: &mut Reader<'_>) -> Result<CombatRules, ReadError> {
         Ok(CombatRules {
-            max_hp: u16_of(r)?,
-            damage: u16_of(r)?,
+            max_hp: r.varint16()?,
+            damage: r.varint16()?,
             range: r.f32()?,
             cooldown_ms: r.varint32()?,
             respawn_ms: r.varint32()?,
@@ -411,21 +411,13 @@ impl Codec for CombatEvent {
             server_tick: Tick(r.varint32()?),
             attacker: PlayerId(r.varint32()?),
             target: PlayerId(r.varint32()?),
-            damage: u16_of(r)?,
-            hp: u16_of(r)?,
+            damage: r.varint16()?,
+            hp: r.varint16()?,
             killed: r.bool()?,
             from: read_vec2(r)?,
             to: read_vec2(r)?,
         })
     }
-}
-
-fn u16_of(r: &mut Reader<'_>) -> Result<u16, ReadError> {
-    let v = r.varint()?;
-    u16::try_from(v).map_err(|_| ReadError::Invalid {
-        at: r.offset(),
-        what: "a number past 16 bits",
-    })
 }
 
 #[cfg(test)]

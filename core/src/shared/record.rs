@@ -182,16 +182,6 @@ impl<'a> Reader<'a> {
         let format = r.u16()?;
         let protocol = r.varint()?;
         let build = r.text()?.to_string();
-        let game = if format >= 4 {
-            let name = r.text()?.to_string();
-            let version = u32::try_from(r.varint()?).unwrap_or(u32::MAX);
-            GameId { name, version }
-        } else {
-            GameId {
-                name: "tanks".to_string(),
-                version: 1,
-            }
-        };
         let protocol = u32::try_from(protocol).unwrap_or(u32::MAX);
         if !(OLDEST_FORMAT..=FORMAT_VERSION).contains(&format) || protocol != PROTOCOL_VERSION {
             return Err(FormatError::Version {
@@ -200,6 +190,17 @@ impl<'a> Reader<'a> {
                 build,
             });
         }
+        // Read only once the format is known to be one this build reads.
+        let game = if format >= 4 {
+            let name = r.text()?.to_string();
+            let version = r.varint32()?;
+            GameId { name, version }
+        } else {
+            GameId {
+                name: "tanks".to_string(),
+                version: 1,
+            }
+        };
         let expected = GameId::this_build();
         if game != expected {
             return Err(FormatError::Game {
