@@ -23,3 +23,4 @@ pub mod tick;
 pub mod timing;
 pub mod uplink;
 pub mod varint;
+pub mod wired;

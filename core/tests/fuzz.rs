@@ -87,7 +87,7 @@ proptest! {
 
     #[test]
     fn arbitrary_bytes_never_panic_the_decoder(bytes in prop::collection::vec(any::<u8>(), 0..600)) {
-        let _ = decode_client(&String::from_utf8_lossy(&bytes));
+        let _ = decode_client::<WireInput>(&String::from_utf8_lossy(&bytes));
     }
 
     #[test]
@@ -99,7 +99,7 @@ proptest! {
         if let (true, Some(first)) = (as_input, bytes.first_mut()) {
             *first = skirmish_core::BINARY_INPUT;
         }
-        if let Ok(ClientMessage::Input { inputs, .. }) = decode_client_frame(false, &bytes) {
+        if let Ok(ClientMessage::Input { inputs, .. }) = decode_client_frame::<WireInput>(false, &bytes) {
             prop_assert!(!inputs.is_empty() && inputs.len() <= MAX_INPUTS_PER_MESSAGE);
             prop_assert!(inputs.iter().all(|i| i.turn.is_finite() && i.throttle.is_finite()));
             prop_assert!(inputs.windows(2).all(|p| p[0].tick < p[1].tick));
@@ -108,7 +108,7 @@ proptest! {
 
     #[test]
     fn decoded_messages_always_hold_their_limits(text in message_text()) {
-        if let Ok(ClientMessage::Input { inputs, .. }) = decode_client(&text) {
+        if let Ok(ClientMessage::Input { inputs, .. }) = decode_client::<WireInput>(&text) {
             prop_assert!(!inputs.is_empty() && inputs.len() <= MAX_INPUTS_PER_MESSAGE);
             prop_assert!(inputs.windows(2).all(|w| w[0].tick < w[1].tick));
             for i in &inputs {

@@ -294,6 +294,39 @@ impl skirmish_core::Wired for Nudge {
     fn repeated_at(&self, tick: Tick) -> Nudge {
         Nudge { tick, ..*self }
     }
+    fn with_view(self, _: Option<f64>) -> Nudge {
+        self
+    }
+    fn is_finite(&self) -> bool {
+        true
+    }
+    /// A step of -1, 0 or 1 in the head's bits, any other in a byte.
+    fn write_bits(&self, out: &mut Vec<u8>) -> u8 {
+        match self.by {
+            -1..=1 => (self.by + 1) as u8,
+            by => {
+                out.push(by as u8);
+                3
+            }
+        }
+    }
+    fn read_bits(
+        head: u8,
+        r: &mut skirmish_core::Reader<'_>,
+        tick: Tick,
+    ) -> Result<Nudge, skirmish_core::ReadError> {
+        let by = match head {
+            0..=2 => head as i8 - 1,
+            3 => r.u8()? as i8,
+            _ => {
+                return Err(skirmish_core::ReadError::Invalid {
+                    at: r.offset(),
+                    what: "a nudge's unknown code",
+                })
+            }
+        };
+        Ok(Nudge { tick, by })
+    }
 }
 
 impl skirmish_core::ServerGame for Dots {
@@ -373,4 +406,45 @@ fn a_dot_world_takes_its_inputs_at_the_ticks_they_name_like_the_tanks() {
         }
     }
     panic!("the dot never went past 1000");
+}
+
+#[test]
+fn a_dots_inputs_travel_in_the_binary_input_message_with_its_own_bits() {
+    let inputs = [
+        Nudge {
+            tick: Tick(7),
+            by: 1,
+        },
+        Nudge {
+            tick: Tick(8),
+            by: -1,
+        },
+        Nudge {
+            tick: Tick(12),
+            by: 40,
+        },
+    ];
+    let mut bytes = Vec::new();
+    skirmish_core::encode_inputs(&inputs, Some(Tick(5)), Some(3), &mut bytes);
+    // Kind, count, tick, ack, seq; then a head each, the gap of 4 and the
+    // third nudge's byte.
+    assert_eq!(bytes.len(), 1 + 1 + 4 + 4 + 2 + 3 + 1 + 1, "{bytes:?}");
+    let decoded = skirmish_core::decode_inputs::<Nudge>(&bytes).expect("decodes");
+    let skirmish_core::ClientMessage::Input {
+        inputs: back,
+        snapshot_ack,
+        seq,
+    } = decoded
+    else {
+        panic!("an input message");
+    };
+    assert_eq!(back, inputs);
+    assert_eq!((snapshot_ack, seq), (Some(Tick(5)), Some(3)));
+    // The game refuses its own unknown code; the library its reserved bit.
+    let mut bad = bytes.clone();
+    bad[12] = 4;
+    let refused = skirmish_core::decode_inputs::<Nudge>(&bad).map_err(|e| e.code);
+    assert_eq!(refused, Err(skirmish_core::ErrorCode::BadMessage));
+    bad[12] = 0x80;
+    assert!(skirmish_core::decode_inputs::<Nudge>(&bad).is_err());
 }

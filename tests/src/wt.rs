@@ -239,7 +239,9 @@ impl WtClient {
     /// before `welcome`.
     pub async fn join(offer: &Offer, source: IpAddr, name: &str, room: &str) -> Result<WtClient> {
         let mut client = WtClient::connect(offer, Some(source)).await?;
-        let hello = skirmish_core::encode(&skirmish_core::ClientMessage::Hello {
+        let hello = skirmish_core::encode(&skirmish_core::ClientMessage::<
+            skirmish_core::WireInput,
+        >::Hello {
             name: name.into(),
             protocol: skirmish_core::PROTOCOL_VERSION,
             room: Some(room.into()),

@@ -20,7 +20,7 @@ use tokio::time::timeout;
 const DEADLINE: Duration = Duration::from_secs(5);
 
 fn hello(name: &str, room: &str) -> String {
-    encode(&ClientMessage::Hello {
+    encode(&ClientMessage::<skirmish_core::WireInput>::Hello {
         name: name.into(),
         protocol: PROTOCOL_VERSION,
         room: Some(room.into()),

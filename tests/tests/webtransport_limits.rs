@@ -18,7 +18,7 @@ use tokio::time::timeout;
 const DEADLINE: Duration = Duration::from_secs(10);
 
 fn hello(name: &str, room: &str, encoding: Encoding) -> String {
-    encode(&ClientMessage::Hello {
+    encode(&ClientMessage::<skirmish_core::WireInput>::Hello {
         name: name.into(),
         protocol: PROTOCOL_VERSION,
         room: Some(room.into()),

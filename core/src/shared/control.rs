@@ -70,7 +70,7 @@ pub fn is_server_control(bytes: &[u8]) -> bool {
 /// `hello` or `ping` in binary; `None` for any other message (inputs
 /// have their own binary form, [`encode_inputs`](crate::encode_inputs)). A binary
 /// `hello` always asks for compact snapshots.
-pub fn encode_client(message: &ClientMessage) -> Option<Vec<u8>> {
+pub fn encode_client<W>(message: &ClientMessage<W>) -> Option<Vec<u8>> {
     let mut w = Writer::default();
     match message {
         ClientMessage::Hello {
@@ -107,7 +107,7 @@ pub fn encode_client(message: &ClientMessage) -> Option<Vec<u8>> {
 /// # Errors
 /// `bad_message` for malformed bytes or trailing ones; a `hello` that
 /// breaks a rule gets that rule's code.
-pub fn decode_client(bytes: &[u8]) -> Result<ClientMessage, ProtocolError> {
+pub fn decode_client<W>(bytes: &[u8]) -> Result<ClientMessage<W>, ProtocolError> {
     let mut r = Reader::new(bytes);
     let message = match r.u8()? {
         HELLO => {

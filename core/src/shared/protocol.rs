@@ -16,6 +16,7 @@
 use std::fmt;
 
 use glam::Vec2;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::shared::combat::CombatRules;
@@ -24,6 +25,7 @@ use crate::shared::input::MoveInput;
 use crate::shared::state::{PlayerId, PlayerState};
 use crate::shared::tick::Tick;
 use crate::shared::timing::InputTiming;
+use crate::shared::wired::Wired;
 
 /// The newest protocol version this build speaks. Version 2 (command
 /// frames): an input's `tick` names the server tick it is for, and the
@@ -135,7 +137,7 @@ impl std::fmt::Display for GameId {
 /// Messages a client sends.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum ClientMessage {
+pub enum ClientMessage<W = WireInput> {
     /// The first message: who is joining, speaking which protocol, where.
     Hello {
         /// Display name, 1 to [`MAX_NAME_CHARS`] characters.
@@ -161,7 +163,7 @@ pub enum ClientMessage {
     /// increasing, 1 to [`MAX_INPUTS_PER_MESSAGE`].
     Input {
         /// The inputs.
-        inputs: Vec<WireInput>,
+        inputs: Vec<W>,
         /// The server tick of the newest snapshot the client has decoded: a
         /// client that chose the compact encoding and acknowledges gets delta
         /// frames against it (`crate::shared::delta`). Clients that omit it
@@ -393,7 +395,10 @@ pub enum Frame {
 /// As [`decode_client`] and [`decode_inputs`](crate::shared::uplink::decode_inputs);
 /// `bad_message` for text that is not UTF-8 and `binary_frame` for a binary
 /// frame that is not an input, `hello` or `ping` message.
-pub fn decode_client_frame(text: bool, payload: &[u8]) -> Result<ClientMessage, ProtocolError> {
+pub fn decode_client_frame<W: Wired + DeserializeOwned>(
+    text: bool,
+    payload: &[u8],
+) -> Result<ClientMessage<W>, ProtocolError> {
     check_len(payload.len())?;
     if !text {
         return match payload.first() {
@@ -412,7 +417,9 @@ pub fn decode_client_frame(text: bool, payload: &[u8]) -> Result<ClientMessage, 
 /// A frame over [`MAX_FRAME_BYTES`], anything that is not a well-formed
 /// message, and an `input` or `hello` that breaks a limit (see
 /// [`ErrorCode`]).
-pub fn decode_client(text: &str) -> Result<ClientMessage, ProtocolError> {
+pub fn decode_client<W: Wired + DeserializeOwned>(
+    text: &str,
+) -> Result<ClientMessage<W>, ProtocolError> {
     check_size(text)?;
     // Inputs are nearly every message: read them as a plain struct first,
     // which skips serde's buffering of internally tagged enums. Anything
@@ -422,7 +429,7 @@ pub fn decode_client(text: &str) -> Result<ClientMessage, ProtocolError> {
         snapshot_ack,
         seq,
         ..
-    }) = from_json::<InputBody>(text)
+    }) = from_json::<InputBody<W>>(text)
     {
         check_inputs(&inputs)?;
         return Ok(ClientMessage::Input {
@@ -431,7 +438,7 @@ pub fn decode_client(text: &str) -> Result<ClientMessage, ProtocolError> {
             seq,
         });
     }
-    let message: ClientMessage =
+    let message: ClientMessage<W> =
         from_json(text).map_err(|e| ProtocolError::new(ErrorCode::BadMessage, e))?;
     match &message {
         ClientMessage::Hello { .. } => check_hello(&message)?,
@@ -444,11 +451,11 @@ pub fn decode_client(text: &str) -> Result<ClientMessage, ProtocolError> {
 /// An `input` message read as a plain struct (the fast path of
 /// [`decode_client`]); `kind` only matches `"input"`.
 #[derive(Deserialize)]
-struct InputBody {
+struct InputBody<W> {
     #[serde(rename = "type")]
     #[allow(dead_code)]
     kind: InputTag,
-    inputs: Vec<WireInput>,
+    inputs: Vec<W>,
     #[serde(default)]
     snapshot_ack: Option<Tick>,
     #[serde(default)]
@@ -510,7 +517,7 @@ pub(crate) fn from_json<T>(_: &str) -> Result<T, String> {
 ///
 /// # Errors
 /// `wrong_game`, `bad_protocol` or `bad_name`.
-pub(crate) fn check_hello(message: &ClientMessage) -> Result<(), ProtocolError> {
+pub(crate) fn check_hello<W>(message: &ClientMessage<W>) -> Result<(), ProtocolError> {
     let ClientMessage::Hello {
         name,
         protocol,
@@ -578,7 +585,7 @@ fn check_name(what: &str, name: &str, max: usize) -> Result<(), ProtocolError> {
     Ok(())
 }
 
-pub(crate) fn check_inputs(inputs: &[WireInput]) -> Result<(), ProtocolError> {
+pub(crate) fn check_inputs<W: Wired>(inputs: &[W]) -> Result<(), ProtocolError> {
     if inputs.is_empty() || inputs.len() > MAX_INPUTS_PER_MESSAGE {
         return Err(ProtocolError::new(
             ErrorCode::TooManyInputs,
@@ -589,21 +596,19 @@ pub(crate) fn check_inputs(inputs: &[WireInput]) -> Result<(), ProtocolError> {
         ));
     }
     for pair in inputs.windows(2) {
-        if pair[1].tick <= pair[0].tick {
+        if pair[1].tick() <= pair[0].tick() {
             return Err(ProtocolError::new(
                 ErrorCode::TicksNotIncreasing,
-                format!("tick {} follows tick {}", pair[1].tick, pair[0].tick),
+                format!("tick {} follows tick {}", pair[1].tick(), pair[0].tick()),
             ));
         }
     }
     for input in inputs {
-        let finite = input.turn.is_finite()
-            && input.throttle.is_finite()
-            && input.view_tick.is_none_or(f64::is_finite);
+        let finite = input.is_finite() && input.view_tick().is_none_or(f64::is_finite);
         if !finite {
             return Err(ProtocolError::new(
                 ErrorCode::NonFinite,
-                format!("input {} holds a NaN or infinite number", input.tick),
+                format!("input {} holds a NaN or infinite number", input.tick()),
             ));
         }
     }
@@ -616,20 +621,20 @@ mod tests {
     use crate::shared::sim::Pose;
 
     fn code(text: &str) -> ErrorCode {
-        decode_client(text).expect_err("refused").code
+        decode_client::<WireInput>(text).expect_err("refused").code
     }
 
     #[test]
     fn a_hello_of_another_game_or_version_is_refused_by_name() {
         let ours =
             r#"{"type":"hello","name":"ana","protocol":2,"game":{"name":"tanks","version":1}}"#;
-        assert!(decode_client(ours).is_ok());
+        assert!(decode_client::<WireInput>(ours).is_ok());
         for (other, named) in [
             (r#"{"name":"blobs","version":1}"#, "blobs 1"),
             (r#"{"name":"tanks","version":2}"#, "tanks 2"),
         ] {
             let hello = format!(r#"{{"type":"hello","name":"ana","protocol":2,"game":{other}}}"#);
-            let e = decode_client(&hello).unwrap_err();
+            let e = decode_client::<WireInput>(&hello).unwrap_err();
             assert_eq!(e.code, ErrorCode::WrongGame);
             assert_eq!(e.message, format!("this server runs tanks 1, not {named}"));
         }
@@ -637,7 +642,8 @@ mod tests {
 
     #[test]
     fn the_documented_examples_decode() {
-        let hello = decode_client(r#"{"type":"hello","name":"ana","protocol":1}"#).unwrap();
+        let hello =
+            decode_client::<WireInput>(r#"{"type":"hello","name":"ana","protocol":1}"#).unwrap();
         assert_eq!(
             hello,
             ClientMessage::Hello {
@@ -648,7 +654,7 @@ mod tests {
                 game: None,
             }
         );
-        let input = decode_client(
+        let input = decode_client::<WireInput>(
             r#"{"type":"input","inputs":[{"tick":17,"turn":0.5,"throttle":1.0,"fire":false,"view_tick":1234.6}]}"#,
         )
         .unwrap();
@@ -658,11 +664,11 @@ mod tests {
         assert_eq!(inputs[0].tick, Tick(17));
         assert_eq!(inputs[0].view_tick, Some(1234.6));
         assert_eq!(
-            decode_client(r#"{"type":"ping","id":7}"#).unwrap(),
+            decode_client::<WireInput>(r#"{"type":"ping","id":7}"#).unwrap(),
             ClientMessage::Ping { id: 7 }
         );
         // Unknown fields are ignored: peers may add fields.
-        assert!(decode_client(r#"{"type":"ping","id":7,"extra":[1,2]}"#).is_ok());
+        assert!(decode_client::<WireInput>(r#"{"type":"ping","id":7,"extra":[1,2]}"#).is_ok());
     }
 
     #[test]
@@ -677,7 +683,7 @@ mod tests {
                 .collect();
             format!(r#"{{"type":"input","inputs":[{}]}}"#, list.join(","))
         };
-        assert!(decode_client(&inputs(16)).is_ok());
+        assert!(decode_client::<WireInput>(&inputs(16)).is_ok());
         assert_eq!(code(&inputs(17)), ErrorCode::TooManyInputs);
         assert_eq!(code(&inputs(0)), ErrorCode::TooManyInputs);
         assert_eq!(
@@ -698,7 +704,9 @@ mod tests {
             code(r#"{"type":"hello","name":"ana","protocol":0}"#),
             ErrorCode::BadProtocol
         );
-        assert!(decode_client(r#"{"type":"hello","name":"ana","protocol":2}"#).is_ok());
+        assert!(
+            decode_client::<WireInput>(r#"{"type":"hello","name":"ana","protocol":2}"#).is_ok()
+        );
         assert_eq!(
             code(r#"{"type":"hello","name":"","protocol":1}"#),
             ErrorCode::BadName
@@ -790,13 +798,13 @@ mod props {
             if let Some(extra) = extra {
                 text = text.replacen('{', &format!("{{\"{extra}\":[1,{{}}],"), 1);
             }
-            prop_assert_eq!(decode_client(&text).unwrap(), ClientMessage::Input { inputs, snapshot_ack: None, seq: Some(9) });
+            prop_assert_eq!(decode_client::<WireInput>(&text).unwrap(), ClientMessage::Input { inputs, snapshot_ack: None, seq: Some(9) });
         }
 
         /// Arbitrary text never panics the decoder.
         #[test]
         fn arbitrary_text_never_panics(text in ".{0,300}") {
-            let _ = decode_client(&text);
+            let _ = decode_client::<WireInput>(&text);
         }
     }
 }

@@ -12,40 +12,52 @@
 //! u32 snapshot ack (only with 0x80)
 //! u16 sequence number (only with 0x40)
 //! per input:
-//!   u8 head: bits 0-1 turn, bits 2-3 throttle (0: 0.0, 1: 1.0, 2: -1.0,
-//!            3: an f32 follows), bit 4 fire, bit 5 view tick follows,
-//!            bit 6 tick gap follows (else the tick is the previous + 1),
-//!            bit 7 must be 0
+//!   u8 head: bits 0-4 the game's ([`Wired::write_bits`]), bit 5 view
+//!            tick follows, bit 6 tick gap follows (else the tick is the
+//!            previous + 1), bit 7 must be 0
 //!   varint tick gap - 2          (bit 6)
-//!   f32 turn                     (code 3)
-//!   f32 throttle                 (code 3)
+//!   the game's bytes             ([`Wired::write_bits`])
 //!   varint zigzag(view tick - tick, in 1/256 tick)   (bit 5)
 //! ```
 //!
-//! Inputs are delta-coded against each other (ticks as gaps, keyboard
-//! values as two-bit codes), so the inputs a client sends again while they
+//! The tank game's bits: 0-1 turn, 2-3 throttle (0: 0.0, 1: 1.0, 2: -1.0,
+//! 3: an f32 follows), 4 fire; its bytes the turn's and the throttle's f32
+//! when coded 3.
+//!
+//! Inputs are delta-coded against each other (ticks as gaps, the game's
+//! values as it codes them), so the inputs a client sends again while they
 //! wait for their acknowledgement cost a byte or three each. Every value
-//! but the view tick travels exactly; the view tick is rounded to 1/256 of
-//! a tick, which the server's rewind cannot tell apart. Decoding applies
-//! the same checks as the JSON form and never panics.
+//! but the view tick travels as the game writes it; the view tick is
+//! rounded to 1/256 of a tick, which the server's rewind cannot tell apart.
+//! Decoding applies the same checks as the JSON form and never panics.
 
 use crate::shared::bytes::{unzigzag, zigzag, Reader};
 use crate::shared::control;
 use crate::shared::protocol::{check_inputs, ClientMessage, Encoding, ErrorCode, Frame};
-use crate::shared::protocol::{encode, ProtocolError, WireInput, MAX_INPUTS_PER_MESSAGE};
+use crate::shared::protocol::{encode, ProtocolError, MAX_INPUTS_PER_MESSAGE};
 use crate::shared::tick::Tick;
 use crate::shared::varint;
+use crate::shared::wired::{Wired, GAME_BITS};
 
 /// The first byte of a binary input message.
 pub const INPUT: u8 = 0x49;
 /// Steps of the view tick per tick.
 const VIEW_STEPS: f64 = 256.0;
+/// Head bit: a view tick follows.
+const VIEW: u8 = 0x20;
+/// Head bit: a tick gap follows.
+const GAP: u8 = 0x40;
+/// Head bit: reserved, must be 0.
+const RESERVED: u8 = 0x80;
 
 /// Encodes a message as the client sends it: a client that asked for the
 /// compact encoding speaks binary all the way (inputs as the binary input
 /// message, `hello` and `ping` as binary control messages,
 /// [`crate::shared::control`]); a JSON client sends JSON text.
-pub fn encode_client(message: &ClientMessage, encoding: Encoding) -> Frame {
+pub fn encode_client<W: Wired + serde::Serialize>(
+    message: &ClientMessage<W>,
+    encoding: Encoding,
+) -> Frame {
     match (message, encoding) {
         (
             ClientMessage::Input {
@@ -69,13 +81,13 @@ pub fn encode_client(message: &ClientMessage, encoding: Encoding) -> Frame {
 
 /// Appends the binary form of `inputs` (1 to 16, ticks increasing), the
 /// acknowledgement and the message's sequence number to `out`.
-pub fn encode_inputs(
-    inputs: &[WireInput],
+pub fn encode_inputs<W: Wired>(
+    inputs: &[W],
     snapshot_ack: Option<Tick>,
     seq: Option<u16>,
     out: &mut Vec<u8>,
 ) {
-    let first = inputs.first().map_or(0, |i| i.tick.0);
+    let first = inputs.first().map_or(0, |i| i.tick().0);
     out.push(INPUT);
     let count = inputs.len().min(MAX_INPUTS_PER_MESSAGE) as u8;
     out.push(
@@ -91,27 +103,30 @@ pub fn encode_inputs(
         out.extend_from_slice(&seq.to_le_bytes());
     }
     let mut previous: Option<u32> = None;
+    let mut game = Vec::new();
     for input in inputs.iter().take(MAX_INPUTS_PER_MESSAGE) {
-        let (turn, turn_code) = code(input.turn);
-        let (throttle, throttle_code) = code(input.throttle);
-        let gap = previous.map(|p| input.tick.0.wrapping_sub(p));
+        let tick = input.tick().0;
+        let gap = previous.map(|p| tick.wrapping_sub(p)).filter(|g| *g != 1);
         let view = input
-            .view_tick
-            .map(|v| ((v - f64::from(input.tick.0)) * VIEW_STEPS).round() as i64);
-        let mut head = turn_code | throttle_code << 2;
-        head |= u8::from(input.fire) << 4;
-        head |= u8::from(view.is_some()) << 5;
-        head |= u8::from(gap.is_some_and(|g| g != 1)) << 6;
+            .view_tick()
+            .map(|v| ((v - f64::from(tick)) * VIEW_STEPS).round() as i64);
+        game.clear();
+        let mut head = input.write_bits(&mut game) & GAME_BITS;
+        if view.is_some() {
+            head |= VIEW;
+        }
+        if gap.is_some() {
+            head |= GAP;
+        }
         out.push(head);
-        if let Some(gap) = gap.filter(|g| *g != 1) {
+        if let Some(gap) = gap {
             varint::write(u64::from(gap.wrapping_sub(2)), out);
         }
-        out.extend(turn.iter().flatten());
-        out.extend(throttle.iter().flatten());
+        out.extend_from_slice(&game);
         if let Some(view) = view {
             varint::write(zigzag(view), out);
         }
-        previous = Some(input.tick.0);
+        previous = Some(tick);
     }
 }
 
@@ -121,7 +136,7 @@ pub fn encode_inputs(
 /// `bad_message` for a frame that is not one (another kind, cut short,
 /// trailing bytes, a reserved bit, a tick past `u32`), and the checks of the
 /// JSON form: `too_many_inputs`, `ticks_not_increasing`, `non_finite`.
-pub fn decode_inputs(bytes: &[u8]) -> Result<ClientMessage, ProtocolError> {
+pub fn decode_inputs<W: Wired>(bytes: &[u8]) -> Result<ClientMessage<W>, ProtocolError> {
     let mut r = Reader::new(bytes);
     if r.u8()? != INPUT {
         return Err(bad("a binary frame that is not an input message"));
@@ -148,11 +163,11 @@ pub fn decode_inputs(bytes: &[u8]) -> Result<ClientMessage, ProtocolError> {
     let mut inputs = Vec::with_capacity(count);
     for i in 0..count {
         let head = r.u8()?;
-        if head & 0x80 != 0 {
+        if head & RESERVED != 0 {
             return Err(bad("a reserved bit is set in an input"));
         }
         if i > 0 {
-            let gap = if head & 0x40 != 0 {
+            let gap = if head & GAP != 0 {
                 r.varint()?.checked_add(2)
             } else {
                 Some(1)
@@ -162,21 +177,14 @@ pub fn decode_inputs(bytes: &[u8]) -> Result<ClientMessage, ProtocolError> {
                 .and_then(|g| tick.checked_add(g))
                 .ok_or_else(|| bad("an input tick past the largest tick"))?;
         }
-        let turn = value(&mut r, head & 3)?;
-        let throttle = value(&mut r, head >> 2 & 3)?;
-        let view_tick = if head & 0x20 != 0 {
+        let input = W::read_bits(head & GAME_BITS, &mut r, Tick(tick))?;
+        let view_tick = if head & VIEW != 0 {
             let steps = unzigzag(r.varint()?);
             Some(f64::from(tick) + steps as f64 / VIEW_STEPS)
         } else {
             None
         };
-        inputs.push(WireInput {
-            tick: Tick(tick),
-            turn,
-            throttle,
-            fire: head & 0x10 != 0,
-            view_tick,
-        });
+        inputs.push(input.with_view(view_tick));
     }
     if !r.is_empty() {
         return Err(bad("trailing bytes after the inputs"));
@@ -189,30 +197,8 @@ pub fn decode_inputs(bytes: &[u8]) -> Result<ClientMessage, ProtocolError> {
     })
 }
 
-/// The two-bit code of a control value, and the bytes that follow it.
-fn code(value: f32) -> (Option<[u8; 4]>, u8) {
-    // Bit patterns, not `==`: -0.0 must come back as -0.0.
-    match value.to_bits() {
-        0 => (None, 0),
-        b if b == 1.0f32.to_bits() => (None, 1),
-        b if b == (-1.0f32).to_bits() => (None, 2),
-        _ => (Some(value.to_le_bytes()), 3),
-    }
-}
-
 fn bad(message: &str) -> ProtocolError {
     ProtocolError::new(ErrorCode::BadMessage, message)
-}
-
-/// The control value a two-bit code stands for, reading its bytes when it
-/// has them.
-fn value(r: &mut Reader<'_>, code: u8) -> Result<f32, ProtocolError> {
-    Ok(match code {
-        0 => 0.0,
-        1 => 1.0,
-        2 => -1.0,
-        _ => r.f32()?,
-    })
 }
 
 #[cfg(test)]

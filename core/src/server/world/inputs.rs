@@ -10,28 +10,7 @@ use std::collections::VecDeque;
 use super::schedule::Schedule;
 use super::InputMode;
 use crate::shared::tick::Tick;
-
-/// An input as it travels: the tick it names, the view it was made in,
-/// and what the world needs to know of what it does.
-pub trait Wired: Copy {
-    /// The tick the input names.
-    fn tick(&self) -> Tick;
-
-    /// The server tick, with fraction, remotes were drawn at when it was
-    /// made (`None`: now).
-    fn view_tick(&self) -> Option<f64>;
-
-    /// Whether it does something judged at its view (an action aimed at
-    /// what its sender saw): such an input keeps the oldest view its
-    /// sender's round trip allows, and a late one is still honoured once,
-    /// at the next tick.
-    fn acts_on_view(&self) -> bool;
-
-    /// The input repeated at `tick` because that tick's own is missing:
-    /// its lasting part only (movement, never an action aimed at a view).
-    #[must_use]
-    fn repeated_at(&self, tick: Tick) -> Self;
-}
+pub use crate::shared::wired::Wired;
 
 /// What the game applies to a player in one tick, in order.
 #[derive(Clone, Copy, Debug, PartialEq)]

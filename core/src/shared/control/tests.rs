@@ -146,9 +146,12 @@ fn a_binary_hello_and_ping_read_back_and_are_checked_as_text_ones_are() {
     ] {
         let bytes = encode_client(&message).expect("a control message");
         assert!(is_client_control(&bytes));
-        assert_eq!(decode_client(&bytes), Ok(message.clone()));
+        assert_eq!(
+            decode_client::<crate::WireInput>(&bytes),
+            Ok(message.clone())
+        );
         for cut in 0..bytes.len() {
-            assert!(decode_client(&bytes[..cut]).is_err());
+            assert!(decode_client::<crate::WireInput>(&bytes[..cut]).is_err());
         }
     }
     let other = hello(
@@ -158,21 +161,22 @@ fn a_binary_hello_and_ping_read_back_and_are_checked_as_text_ones_are() {
         }),
         None,
     );
-    let e = decode_client(&encode_client(&other).expect("bytes")).unwrap_err();
+    let e = decode_client::<crate::WireInput>(&encode_client(&other).expect("bytes")).unwrap_err();
     assert_eq!(e.code, ErrorCode::WrongGame);
     let nameless = hello_as(" ", 2, None, None);
-    let e = decode_client(&encode_client(&nameless).expect("bytes")).unwrap_err();
+    let e =
+        decode_client::<crate::WireInput>(&encode_client(&nameless).expect("bytes")).unwrap_err();
     assert_eq!(e.code, ErrorCode::BadName);
     let old = hello_as("ana", 9, None, None);
-    let e = decode_client(&encode_client(&old).expect("bytes")).unwrap_err();
+    let e = decode_client::<crate::WireInput>(&encode_client(&old).expect("bytes")).unwrap_err();
     assert_eq!(e.code, ErrorCode::BadProtocol);
     // Unknown flags and kinds are refused.
     let mut bytes = encode_client(&hello(None, None)).expect("bytes");
     let flags = bytes.len() - 1;
     bytes[flags] = 0x80;
-    assert!(decode_client(&bytes).is_err());
+    assert!(decode_client::<crate::WireInput>(&bytes).is_err());
     assert_eq!(
-        decode_client(b"Z").map_err(|e| e.code),
+        decode_client::<crate::WireInput>(b"Z").map_err(|e| e.code),
         Err(ErrorCode::BinaryFrame)
     );
 }
@@ -186,7 +190,7 @@ mod props {
     proptest! {
         #[test]
         fn arbitrary_bytes_never_panic_either_decoder(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
-            let _ = decode_client(&bytes);
+            let _ = decode_client::<crate::WireInput>(&bytes);
             let _ = decode_server(&bytes);
         }
 

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::shared::protocol::decode_client_frame;
+use crate::shared::protocol::WireInput;
 
 fn input(tick: u32, turn: f32, throttle: f32, fire: bool, view: Option<f64>) -> WireInput {
     WireInput {
@@ -81,7 +82,7 @@ fn the_server_reads_it_as_a_binary_frame_and_json_stays_json() {
     };
     assert_eq!(decode_client_frame(true, text.as_bytes()), Ok(message));
     // A compact client speaks binary all the way: ping too.
-    let ping = ClientMessage::Ping { id: 3 };
+    let ping = ClientMessage::<WireInput>::Ping { id: 3 };
     let Frame::Binary(bytes) = encode_client(&ping, Encoding::Compact) else {
         panic!("compact clients send binary pings");
     };
@@ -90,14 +91,18 @@ fn the_server_reads_it_as_a_binary_frame_and_json_stays_json() {
         encode_client(&ping, Encoding::Json),
         Frame::Text(_)
     ));
-    let other = decode_client_frame(false, &[1, 2, 3]).map_err(|e| e.code);
+    let other = decode_client_frame::<WireInput>(false, &[1, 2, 3]).map_err(|e| e.code);
     assert_eq!(other, Err(ErrorCode::BinaryFrame));
 }
 
 #[test]
 fn broken_messages_get_the_codes_of_the_json_form() {
     let good = bytes_of(&[input(5, 0.0, 1.0, false, None)], None);
-    let code = |bytes: &[u8]| decode_inputs(bytes).map(|_| ()).map_err(|e| e.code);
+    let code = |bytes: &[u8]| {
+        decode_inputs::<WireInput>(bytes)
+            .map(|_| ())
+            .map_err(|e| e.code)
+    };
     assert_eq!(code(&good), Ok(()));
     assert_eq!(code(&good[..good.len() - 1]), Err(ErrorCode::BadMessage));
     assert_eq!(
@@ -170,7 +175,7 @@ mod props {
             numbered in prop::option::of(any::<u16>()),
         ) {
             let bytes = bytes_with(&inputs, ack, numbered);
-            let Ok(ClientMessage::Input { inputs: back, snapshot_ack, seq }) = decode_inputs(&bytes) else {
+            let Ok(ClientMessage::Input { inputs: back, snapshot_ack, seq }) = decode_inputs::<WireInput>(&bytes) else {
                 return Err(TestCaseError::fail("a valid message was refused"));
             };
             prop_assert_eq!(snapshot_ack, ack);
@@ -190,7 +195,7 @@ mod props {
             if let Some(first) = bytes.first_mut() {
                 *first = INPUT;
             }
-            let _ = decode_inputs(&bytes);
+            let _ = decode_inputs::<WireInput>(&bytes);
         }
     }
 }
