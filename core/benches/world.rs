@@ -50,7 +50,7 @@ fn bench(c: &mut Criterion) {
                 black_box(world.step().len())
             });
         });
-        let message = ServerMessage::Snapshot {
+        let message = ServerMessage::<skirmish_core::Tanks>::Snapshot {
             server_tick: world.tick(),
             players: world.snapshot(),
         };

@@ -21,6 +21,10 @@
 use std::fmt::Debug;
 use std::time::Duration;
 
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::shared::bytes::Codec;
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
 
@@ -221,3 +225,27 @@ pub trait Applied: Clone + Debug + PartialEq {
     /// Whose state it changes.
     fn target(&self) -> PlayerId;
 }
+
+/// How a game travels between the server and its clients, beyond its
+/// inputs ([`crate::Wired`]): what a joiner is told in `welcome`, its own
+/// state and its events in JSON (for JSON clients) and in binary (for
+/// clients that speak binary all the way).
+pub trait Networked:
+    Game<Own: Replicated<Event: Serialize + DeserializeOwned + Codec> + Serialize + DeserializeOwned>
+{
+    /// What `welcome` tells a joiner of the world beyond the library's
+    /// fields (player, protocol, tick, tick length, room): at least the
+    /// configuration the client must predict with. In JSON its fields sit
+    /// beside the library's; in binary it follows them.
+    type Setup: Clone + Debug + PartialEq + Serialize + DeserializeOwned + Codec;
+
+    /// The `type` of the JSON message carrying a tick's events.
+    const EVENTS: &'static str;
+
+    /// The configuration a setup gives the client.
+    fn config(setup: &Self::Setup) -> &Self::Config;
+}
+
+/// What changes a player's state of game `G` between snapshots, sent once
+/// to every client ([`Replicated::Event`] of its own state).
+pub type EventOf<G> = <<G as Game>::Own as Replicated>::Event;

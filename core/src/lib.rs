@@ -85,8 +85,8 @@ pub use shared::input::{MoveInput, PredictedMoveStep};
 pub use shared::percentile::{nearest_rank, percentile};
 pub use shared::protocol::{
     check_room_name, decode_client, decode_client_frame, decode_server, encode, ClientMessage,
-    CombatEvent, Encoding, ErrorCode, Frame, GameId, ProtocolError, RosterEntry, ServerMessage,
-    WireInput, GAME_NAME, GAME_VERSION, MAX_FRAME_BYTES, MAX_INPUTS_PER_MESSAGE, MAX_NAME_CHARS,
+    Encoding, ErrorCode, Frame, GameId, ProtocolError, RosterEntry, ServerMessage, WireInput,
+    GAME_NAME, GAME_VERSION, MAX_FRAME_BYTES, MAX_INPUTS_PER_MESSAGE, MAX_NAME_CHARS,
     MAX_ROOM_CHARS, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION,
 };
 pub use shared::record::{FormatError, Header, Kind, BUILD, FORMAT_VERSION, MAGIC, OLDEST_FORMAT};
@@ -98,10 +98,11 @@ pub use shared::state::{PlayerId, PlayerState};
 pub use shared::tick::Tick;
 pub use shared::timing::{InputTiming, LatenessHistogram, RewindHistogram, SlackHistogram};
 pub use shared::uplink::{decode_inputs, encode_client, encode_inputs, INPUT as BINARY_INPUT};
+pub use shared::wired::GAME_BITS;
 pub use shared::{compact, control, delta, determinism, framing, protocol, timing};
 
-pub use game::{Applied, Game, Offset, Replicated, Size, Stamp, Visual};
+pub use game::{Applied, EventOf, Game, Networked, Offset, Replicated, Size, Stamp, Visual};
 pub use harness::{first_divergence, trace, Harness};
-pub use tanks::{Arena, PoseOffset, Tank, Tanks};
+pub use tanks::{Arena, CombatEvent, PoseOffset, Tank, TankSetup, Tanks};
 
 pub use glam::Vec2;

@@ -10,8 +10,10 @@
 
 mod combat;
 mod life;
+mod wire;
 pub(crate) mod world;
 
+pub use wire::{CombatEvent, TankSetup};
 pub use world::{Arena, Tank};
 
 use std::time::Duration;
@@ -23,7 +25,7 @@ use crate::harness::Harness;
 use crate::shared::config::SimConfig;
 use crate::shared::determinism::{golden_input, hash_pose, Fnv64};
 use crate::shared::input::MoveInput;
-use crate::shared::protocol::{CombatEvent, GAME_NAME, GAME_VERSION};
+use crate::shared::protocol::{GAME_NAME, GAME_VERSION};
 use crate::shared::rng::SeededRng;
 use crate::shared::sim::{angle_delta, sanitize, simulate, wrap_angle, Pose};
 use crate::shared::state::{PlayerId, PlayerState};

@@ -76,8 +76,10 @@ fn welcome_tells_the_joiner_who_it_is_and_the_rules() {
             server_tick: Tick(2),
             tick_ms: 50,
             room: "arena".into(),
-            config: sim,
-            combat: Some(skirmish_core::CombatRules::default()),
+            setup: skirmish_core::TankSetup {
+                config: sim,
+                combat: Some(skirmish_core::CombatRules::default()),
+            },
         }],
         "welcome at once, nothing else"
     );
@@ -371,7 +373,7 @@ fn each_hit_reaches_every_client_exactly_once() {
         outs.iter()
             .flat_map(|out| texts(out, id))
             .filter_map(|m| match m {
-                ServerMessage::Combat { events } => Some(events),
+                ServerMessage::Events { events } => Some(events),
                 _ => None,
             })
             .flatten()

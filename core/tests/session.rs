@@ -27,7 +27,7 @@ fn state(id: PlayerId, tick: u32, x: f32, hp: u16) -> PlayerState {
 }
 
 fn snapshot(tick: u32, players: Vec<PlayerState>) -> String {
-    encode(&ServerMessage::Snapshot {
+    encode(&ServerMessage::<skirmish_core::Tanks>::Snapshot {
         server_tick: Tick(tick),
         players,
     })
@@ -40,14 +40,16 @@ fn welcome() -> String {
 
 /// The `welcome` for player `ME`, with the server's `combat` rules.
 fn welcome_with(combat: Option<CombatRules>) -> String {
-    encode(&ServerMessage::Welcome {
+    encode(&ServerMessage::<skirmish_core::Tanks>::Welcome {
         player_id: ME,
         protocol: 1,
         server_tick: Tick(0),
         tick_ms: 50,
         room: "r".into(),
-        config: SimConfig::default(),
-        combat,
+        setup: skirmish_core::TankSetup {
+            config: SimConfig::default(),
+            combat,
+        },
     })
 }
 
@@ -159,7 +161,7 @@ fn caps7_and_caps8_combat_events_update_the_hud_until_the_next_state() {
         from: Vec2::new(50.0, 300.0),
         to: Vec2::new(80.0, 300.0),
     };
-    let combat = encode(&ServerMessage::Combat { events: vec![hit] });
+    let combat = encode(&ServerMessage::<skirmish_core::Tanks>::Events { events: vec![hit] });
     recv(&mut s, &combat);
     recv(&mut s, &combat);
     assert_eq!(s.hud().hp, Some(80));

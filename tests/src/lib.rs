@@ -300,12 +300,12 @@ impl Client {
             ServerMessage::Welcome {
                 player_id,
                 room,
-                config,
+                setup,
                 ..
             } => {
                 self.id = player_id;
                 self.room = room;
-                self.config = config;
+                self.config = setup.config;
                 Ok(())
             }
             other => bail!("expected welcome, got {other:?}"),

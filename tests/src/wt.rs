@@ -252,7 +252,7 @@ impl WtClient {
         loop {
             let (text, _) = tokio::time::timeout(crate::DEADLINE, client.next_text()).await??;
             if let skirmish_core::ServerMessage::Welcome { .. } =
-                skirmish_core::decode_server(&text)?
+                skirmish_core::decode_server::<skirmish_core::Tanks>(&text)?
             {
                 return Ok(client);
             }
@@ -272,7 +272,7 @@ impl WtClient {
             };
             if let StreamMessage::Text(text) = received.message {
                 if let Ok(skirmish_core::ServerMessage::Snapshot { .. }) =
-                    skirmish_core::decode_server(&text)
+                    skirmish_core::decode_server::<skirmish_core::Tanks>(&text)
                 {
                     count += 1;
                 }

@@ -14,11 +14,11 @@ async fn welcome(c: &mut Client) -> anyhow::Result<u32> {
         ServerMessage::Welcome {
             player_id,
             protocol,
-            config,
+            setup,
             ..
         } => {
             c.id = player_id;
-            c.config = config;
+            c.config = setup.config;
             Ok(protocol)
         }
         other => anyhow::bail!("expected welcome, got {other:?}"),

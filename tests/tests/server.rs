@@ -52,11 +52,13 @@ async fn a_binary_hello_gets_binary_control_messages_over_a_real_socket() -> Res
     let Frame::Binary(first) = client.recv_frame().await? else {
         anyhow::bail!("the welcome came as text");
     };
-    let ServerMessage::Welcome { room, config, .. } = control::decode_server(&first)? else {
+    let ServerMessage::Welcome { room, setup, .. } =
+        control::decode_server::<skirmish_core::Tanks>(&first)?
+    else {
         anyhow::bail!("the first frame is not a welcome");
     };
     assert_eq!(
-        (room.as_str(), config),
+        (room.as_str(), setup.config),
         ("binary", skirmish_core::SimConfig::default())
     );
     client
@@ -67,7 +69,7 @@ async fn a_binary_hello_gets_binary_control_messages_over_a_real_socket() -> Res
         match client.recv_frame().await? {
             Frame::Text(text) => anyhow::bail!("JSON to a binary client: {text}"),
             Frame::Binary(bytes) if control::is_server_control(&bytes) => {
-                match control::decode_server(&bytes)? {
+                match control::decode_server::<skirmish_core::Tanks>(&bytes)? {
                     ServerMessage::Roster { players } => roster = players.len() == 1,
                     ServerMessage::Pong { id, .. } => pong = id == 77,
                     other => anyhow::bail!("unexpected {other:?}"),
@@ -86,7 +88,7 @@ async fn a_binary_hello_gets_binary_control_messages_over_a_real_socket() -> Res
         anyhow::bail!("the refusal came as text");
     };
     assert!(matches!(
-        control::decode_server(&refusal)?,
+        control::decode_server::<skirmish_core::Tanks>(&refusal)?,
         ServerMessage::Error {
             code: ErrorCode::WrongGame,
             ..
@@ -252,7 +254,7 @@ async fn duel() -> anyhow::Result<(skirmish_server::RunningServer, Client, Clien
 /// The next `combat` message's events.
 async fn combat(client: &mut Client) -> anyhow::Result<Vec<skirmish_core::CombatEvent>> {
     loop {
-        if let ServerMessage::Combat { events } = client.recv().await? {
+        if let ServerMessage::Events { events } = client.recv().await? {
             return Ok(events);
         }
     }
@@ -276,7 +278,7 @@ async fn a_hit_is_one_combat_event_and_both_see_the_hp_drop() -> Result {
     // Sent once: the next ticks carry no combat message.
     for _ in 0..6 {
         match shooter.recv().await? {
-            ServerMessage::Combat { events } => panic!("re-fired: {events:?}"),
+            ServerMessage::Events { events } => panic!("re-fired: {events:?}"),
             ServerMessage::Snapshot { players, .. } => {
                 assert_eq!(find(&players, target.id).map(|p| p.hp), Some(80));
             }

@@ -33,7 +33,9 @@ fn hello(name: &str, room: &str) -> String {
 async fn welcome(client: &mut WtClient) -> Result<PlayerId> {
     loop {
         let (text, datagram) = timeout(DEADLINE, client.next_text()).await??;
-        if let ServerMessage::Welcome { player_id, .. } = decode_server(&text)? {
+        if let ServerMessage::Welcome { player_id, .. } =
+            decode_server::<skirmish_core::Tanks>(&text)?
+        {
             assert!(!datagram, "welcome is reliable");
             return Ok(player_id);
         }
@@ -104,7 +106,7 @@ async fn a_player_joins_on_the_stream_and_plays_with_datagrams() -> Result<()> {
     client.send_datagram(br#"{"type":"ping","id":7}"#)?;
     loop {
         let (text, datagram) = timeout(DEADLINE, client.next_text()).await??;
-        if let ServerMessage::Pong { id, .. } = decode_server(&text)? {
+        if let ServerMessage::Pong { id, .. } = decode_server::<skirmish_core::Tanks>(&text)? {
             assert_eq!(id, 7);
             assert!(datagram, "pongs travel as datagrams");
             break;
@@ -122,7 +124,7 @@ async fn bad_messages_get_their_error_codes_on_the_stream_and_are_counted() -> R
     let (text, datagram) = timeout(DEADLINE, client.next_text()).await??;
     assert!(!datagram, "errors are reliable");
     assert!(matches!(
-        decode_server(&text)?,
+        decode_server::<skirmish_core::Tanks>(&text)?,
         ServerMessage::Error {
             code: ErrorCode::NotJoined,
             ..
@@ -141,7 +143,8 @@ async fn bad_messages_get_their_error_codes_on_the_stream_and_are_counted() -> R
         client.send_datagram(bytes)?;
         let code = loop {
             let (text, _) = timeout(DEADLINE, client.next_text()).await??;
-            if let ServerMessage::Error { code, .. } = decode_server(&text)? {
+            if let ServerMessage::Error { code, .. } = decode_server::<skirmish_core::Tanks>(&text)?
+            {
                 break code;
             }
         };
@@ -281,7 +284,7 @@ async fn a_session_still_waiting_for_hello_is_told_of_a_shutdown() -> Result<()>
     let mut wt = WtClient::to_server(srv.addr, None).await?;
     let shutting = tokio::spawn(srv.shutdown());
     let (text, _) = timeout(DEADLINE, wt.next_text()).await??;
-    match decode_server(&text)? {
+    match decode_server::<skirmish_core::Tanks>(&text)? {
         ServerMessage::Error { code, .. } => assert_eq!(code, ErrorCode::ShuttingDown),
         other => bail!("expected the shutdown error, got {other:?}"),
     }

@@ -31,7 +31,7 @@ fn hello(name: &str, room: &str, encoding: Encoding) -> String {
 async fn error(client: &mut WtClient) -> Result<ErrorCode> {
     loop {
         let (text, _) = timeout(DEADLINE, client.next_text()).await??;
-        if let ServerMessage::Error { code, .. } = decode_server(&text)? {
+        if let ServerMessage::Error { code, .. } = decode_server::<skirmish_core::Tanks>(&text)? {
             return Ok(code);
         }
     }
@@ -41,7 +41,7 @@ async fn error(client: &mut WtClient) -> Result<ErrorCode> {
 async fn welcome(client: &mut WtClient) -> Result<()> {
     loop {
         let (text, _) = timeout(DEADLINE, client.next_text()).await??;
-        if let ServerMessage::Welcome { .. } = decode_server(&text)? {
+        if let ServerMessage::Welcome { .. } = decode_server::<skirmish_core::Tanks>(&text)? {
             return Ok(());
         }
     }

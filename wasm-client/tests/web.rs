@@ -77,14 +77,16 @@ fn joined_session(pose: Pose) -> ClientSession {
         encoding: Encoding::Compact,
         ..SessionConfig::default()
     });
-    let welcome = control::encode_server(&ServerMessage::Welcome {
+    let welcome = control::encode_server(&ServerMessage::<skirmish_core::Tanks>::Welcome {
         player_id: PlayerId(1),
         protocol: 1,
         server_tick: Tick(1),
         tick_ms: 50,
         room: "test".into(),
-        config: SimConfig::default(),
-        combat: None,
+        setup: skirmish_core::TankSetup {
+            config: SimConfig::default(),
+            combat: None,
+        },
     })
     .expect("a binary welcome");
     session.receive(Incoming::Binary(&welcome), Duration::ZERO);

@@ -21,7 +21,7 @@ use std::collections::VecDeque;
 use crate::client::idmap::IdMap;
 
 use crate::game::{Applied, Replicated};
-use crate::shared::protocol::CombatEvent;
+use crate::tanks::CombatEvent;
 
 use crate::shared::state::PlayerId;
 use crate::shared::state::PlayerState;

@@ -35,9 +35,9 @@ pub(crate) use frames::SentFrame;
 use crate::shared::compact::HEAD_BYTES;
 use crate::shared::config::SimConfig;
 use crate::shared::delta::Entity;
-use crate::shared::protocol::CombatEvent;
 use crate::shared::state::{PlayerId, PlayerState};
 use crate::shared::tick::Tick;
+use crate::tanks::CombatEvent;
 
 /// How many sent frames (and room ticks) are kept to build deltas on.
 pub const KEPT_FRAMES: usize = 32;

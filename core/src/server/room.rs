@@ -43,6 +43,7 @@ use crate::shared::protocol::{
 use crate::shared::state::PlayerId;
 use crate::shared::state::PlayerState;
 use crate::shared::tick::Tick;
+use crate::tanks::{TankSetup, Tanks};
 
 /// How a room is set up (written as JSON into a room recording's header).
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
@@ -329,14 +330,16 @@ impl Room {
                 binary: seating.binary_control,
             },
         );
-        let welcome = ServerMessage::Welcome {
+        let welcome = ServerMessage::<Tanks>::Welcome {
             player_id: id,
             protocol: seating.protocol.min(PROTOCOL_VERSION),
             server_tick: self.world.tick(),
             tick_ms: self.world.sim_config().tick_ms,
             room: self.name.clone(),
-            config: self.world.sim_config().clone(),
-            combat: Some(*self.world.rules()),
+            setup: TankSetup {
+                config: self.world.sim_config().clone(),
+                combat: Some(*self.world.rules()),
+            },
         };
         out.send(
             id,
@@ -477,7 +480,7 @@ impl Room {
                 Ok(self.world.receive_at(id, inputs, since))
             }
             ClientMessage::Ping { id: probe } => {
-                let pong = ServerMessage::Pong {
+                let pong = ServerMessage::<Tanks>::Pong {
                     id: *probe,
                     server_tick: self.world.tick(),
                 };
@@ -520,7 +523,7 @@ impl Room {
                 viewer.note_combat(*id, events, until);
             }
             self.stats.combat_events += events.len() as u64;
-            let combat = ServerMessage::Combat {
+            let combat = ServerMessage::<Tanks>::Events {
                 events: events.to_vec(),
             };
             self.share_control(&combat, out);
@@ -530,7 +533,7 @@ impl Room {
 
     /// The `roster` message to every seat.
     fn share_roster(&self, out: &mut Outbox) {
-        let roster = ServerMessage::Roster {
+        let roster = ServerMessage::<Tanks>::Roster {
             players: self
                 .world
                 .players()

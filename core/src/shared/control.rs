@@ -1,5 +1,5 @@
 //! Binary control messages: `hello` and `ping` up, `welcome`, `roster`,
-//! `combat`, `pong` and `error` down, for clients that speak binary all
+//! events, `pong` and `error` down, for clients that speak binary all
 //! the way (a compact client whose `hello` is binary). With them the
 //! browser client needs no JSON at all; the server keeps JSON for every
 //! client whose `hello` was text, byte for byte as before.
@@ -13,25 +13,27 @@
 //!              [string room], [string game, varint game version]
 //! 'P' ping     varint id
 //! 'W' welcome  varint player, varint protocol, varint server tick,
-//!              varint tick_ms, string room, config, u8 has rules, [rules]
+//!              varint tick_ms, string room, the game's setup
 //! 'R' roster   varint count, then per player: varint id, string name
-//! 'C' combat   varint count, then per hit: varint tick, attacker, target,
-//!              damage, hp, u8 killed, f32 from x, y, to x, y
+//! 'C' events   varint count, then the game's events
 //! 'O' pong     varint id, varint server tick
 //! 'E' error    string code (its wire name), string message
 //! ```
 //!
+//! The game's setup and events are written by their [`Codec`]; the tank
+//! game's setup is its movement constants, a byte saying whether rules of
+//! combat follow and the rules, its hit a varint tick, attacker, target,
+//! damage and hp, a byte killed and the f32 x and y of where the shot went
+//! from and to.
+//!
 //! A binary `hello` asks for compact snapshots; the checks of a text
 //! `hello` (protocol, game, names) apply to it alike.
 
-use glam::Vec2;
-
+use crate::game::{EventOf, Networked};
 use crate::shared::bytes::{Codec, ReadError, Reader, Writer};
-use crate::shared::combat::CombatRules;
-use crate::shared::config::{Rect, SimConfig, MAX_OBSTACLES};
 use crate::shared::protocol::{
-    check_hello, encode, ClientMessage, CombatEvent, Encoding, ErrorCode, Frame, GameId,
-    ProtocolError, RosterEntry, ServerMessage,
+    check_hello, encode, ClientMessage, Encoding, ErrorCode, Frame, GameId, ProtocolError,
+    RosterEntry, ServerMessage,
 };
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
@@ -44,8 +46,8 @@ pub const PING: u8 = b'P';
 pub const WELCOME: u8 = b'W';
 /// The kind of a binary `roster`.
 pub const ROSTER: u8 = b'R';
-/// The kind of a binary `combat`.
-pub const COMBAT: u8 = b'C';
+/// The kind of a binary events message.
+pub const EVENTS: u8 = b'C';
 /// The kind of a binary `pong`.
 pub const PONG: u8 = b'O';
 /// The kind of a binary `error`.
@@ -63,7 +65,7 @@ pub fn is_client_control(bytes: &[u8]) -> bool {
 pub fn is_server_control(bytes: &[u8]) -> bool {
     matches!(
         bytes.first(),
-        Some(&(WELCOME | ROSTER | COMBAT | PONG | ERROR))
+        Some(&(WELCOME | ROSTER | EVENTS | PONG | ERROR))
     )
 }
 
@@ -155,10 +157,10 @@ pub fn decode_client<W>(bytes: &[u8]) -> Result<ClientMessage<W>, ProtocolError>
     Ok(message)
 }
 
-/// `welcome`, `roster`, `combat`, `pong` or `error` in binary; `None` for
+/// `welcome`, `roster`, events, `pong` or `error` in binary; `None` for
 /// the messages that only JSON clients get (JSON snapshots and timing:
 /// compact frames carry both).
-pub fn encode_server(message: &ServerMessage) -> Option<Vec<u8>> {
+pub fn encode_server<G: Networked>(message: &ServerMessage<G>) -> Option<Vec<u8>> {
     let mut w = Writer::default();
     match message {
         ServerMessage::Welcome {
@@ -167,8 +169,7 @@ pub fn encode_server(message: &ServerMessage) -> Option<Vec<u8>> {
             server_tick,
             tick_ms,
             room,
-            config,
-            combat,
+            setup,
         } => {
             w.u8(WELCOME);
             w.varint(u64::from(player_id.0));
@@ -176,11 +177,7 @@ pub fn encode_server(message: &ServerMessage) -> Option<Vec<u8>> {
             w.varint(u64::from(server_tick.0));
             w.varint(u64::from(*tick_ms));
             w.text(room);
-            config.write(&mut w);
-            w.u8(u8::from(combat.is_some()));
-            if let Some(rules) = combat {
-                rules.write(&mut w);
-            }
+            setup.write(&mut w);
         }
         ServerMessage::Roster { players } => {
             w.u8(ROSTER);
@@ -190,8 +187,8 @@ pub fn encode_server(message: &ServerMessage) -> Option<Vec<u8>> {
                 w.text(&p.name);
             }
         }
-        ServerMessage::Combat { events } => {
-            w.u8(COMBAT);
+        ServerMessage::Events { events } => {
+            w.u8(EVENTS);
             w.varint(events.len() as u64);
             for e in events {
                 e.write(&mut w);
@@ -215,7 +212,7 @@ pub fn encode_server(message: &ServerMessage) -> Option<Vec<u8>> {
 /// `message` as a client takes it: binary when its `hello` was binary and
 /// the message has a binary form, JSON text otherwise. The room and the
 /// server's sessions (for their errors) both send through this.
-pub fn frame_for(binary: bool, message: &ServerMessage) -> Frame {
+pub fn frame_for<G: Networked>(binary: bool, message: &ServerMessage<G>) -> Frame {
     binary
         .then(|| encode_server(message))
         .flatten()
@@ -226,7 +223,7 @@ pub fn frame_for(binary: bool, message: &ServerMessage) -> Frame {
 ///
 /// # Errors
 /// `bad_message` for malformed bytes, trailing ones or another kind.
-pub fn decode_server(bytes: &[u8]) -> Result<ServerMessage, ProtocolError> {
+pub fn decode_server<G: Networked>(bytes: &[u8]) -> Result<ServerMessage<G>, ProtocolError> {
     let mut r = Reader::new(bytes);
     let message = match r.u8()? {
         WELCOME => {
@@ -235,20 +232,14 @@ pub fn decode_server(bytes: &[u8]) -> Result<ServerMessage, ProtocolError> {
             let server_tick = Tick(r.varint32()?);
             let tick_ms = r.varint32()?;
             let room = r.text()?.to_string();
-            let config = SimConfig::read(&mut r)?;
-            let combat = if r.bool()? {
-                Some(CombatRules::read(&mut r)?)
-            } else {
-                None
-            };
+            let setup = G::Setup::read(&mut r)?;
             ServerMessage::Welcome {
                 player_id,
                 protocol,
                 server_tick,
                 tick_ms,
                 room,
-                config,
-                combat,
+                setup,
             }
         }
         ROSTER => {
@@ -262,13 +253,13 @@ pub fn decode_server(bytes: &[u8]) -> Result<ServerMessage, ProtocolError> {
             }
             ServerMessage::Roster { players }
         }
-        COMBAT => {
+        EVENTS => {
             let n = r.count()?;
             let mut events = Vec::with_capacity(n);
             for _ in 0..n {
-                events.push(CombatEvent::read(&mut r)?);
+                events.push(EventOf::<G>::read(&mut r)?);
             }
-            ServerMessage::Combat { events }
+            ServerMessage::Events { events }
         }
         PONG => ServerMessage::Pong {
             id: r.varint()?,
@@ -309,114 +300,6 @@ fn end(r: &Reader<'_>) -> Result<(), ProtocolError> {
             ErrorCode::BadMessage,
             "trailing bytes after the message",
         ))
-    }
-}
-
-fn write_vec2(v: Vec2, w: &mut Writer) {
-    w.f32(v.x);
-    w.f32(v.y);
-}
-
-fn read_vec2(r: &mut Reader<'_>) -> Result<Vec2, ReadError> {
-    Ok(Vec2::new(r.f32()?, r.f32()?))
-}
-
-impl Codec for SimConfig {
-    fn write(&self, w: &mut Writer) {
-        w.varint(u64::from(self.tick_ms));
-        w.f32(self.speed);
-        w.f32(self.turn_rate);
-        w.f32(self.player_radius);
-        write_vec2(self.arena, w);
-        w.varint(self.obstacles.len() as u64);
-        for o in &self.obstacles {
-            write_vec2(o.min, w);
-            write_vec2(o.max, w);
-        }
-    }
-
-    fn read(r: &mut Reader<'_>) -> Result<SimConfig, ReadError> {
-        let tick_ms = r.varint32()?;
-        let speed = r.f32()?;
-        let turn_rate = r.f32()?;
-        let player_radius = r.f32()?;
-        let arena = read_vec2(r)?;
-        let n = r.count()?;
-        if n > MAX_OBSTACLES {
-            return Err(ReadError::Invalid {
-                at: r.offset(),
-                what: "more obstacles than a configuration may have",
-            });
-        }
-        let mut obstacles = Vec::with_capacity(n);
-        for _ in 0..n {
-            obstacles.push(Rect {
-                min: read_vec2(r)?,
-                max: read_vec2(r)?,
-            });
-        }
-        Ok(SimConfig {
-            tick_ms,
-            speed,
-            turn_rate,
-            player_radius,
-            arena,
-            obstacles,
-        })
-    }
-}
-
-impl Codec for CombatRules {
-    fn write(&self, w: &mut Writer) {
-        w.varint(u64::from(self.max_hp));
-        w.varint(u64::from(self.damage));
-        w.f32(self.range);
-        for ms in [
-            self.cooldown_ms,
-            self.respawn_ms,
-            self.max_rewind_ms,
-            self.history_ms,
-        ] {
-            w.varint(u64::from(ms));
-        }
-    }
-
-    fn read(r: &mut Reader<'_>) -> Result<CombatRules, ReadError> {
-        Ok(CombatRules {
-            max_hp: r.varint16()?,
-            damage: r.varint16()?,
-            range: r.f32()?,
-            cooldown_ms: r.varint32()?,
-            respawn_ms: r.varint32()?,
-            max_rewind_ms: r.varint32()?,
-            history_ms: r.varint32()?,
-        })
-    }
-}
-
-impl Codec for CombatEvent {
-    fn write(&self, w: &mut Writer) {
-        w.varint(u64::from(self.server_tick.0));
-        w.varint(u64::from(self.attacker.0));
-        w.varint(u64::from(self.target.0));
-        w.varint(u64::from(self.damage));
-        w.varint(u64::from(self.hp));
-        w.u8(u8::from(self.killed));
-        write_vec2(self.from, w);
-        write_vec2(self.to, w);
-    }
-
-    fn read(r: &mut Reader<'_>) -> Result<CombatEvent, ReadError> {
-        Ok(CombatEvent {
-            server_tick: Tick(r.varint32()?),
-            attacker: PlayerId(r.varint32()?),
-            target: PlayerId(r.varint32()?),
-            damage: r.varint16()?,
-            hp: r.varint16()?,
-            killed: r.bool()?,
-            from: read_vec2(r)?,
-            to: read_vec2(r)?,
-        })
     }
 }
 

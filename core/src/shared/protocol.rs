@@ -15,17 +15,16 @@
 
 use std::fmt;
 
-use glam::Vec2;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::shared::combat::CombatRules;
-use crate::shared::config::SimConfig;
 use crate::shared::input::MoveInput;
-use crate::shared::state::{PlayerId, PlayerState};
 use crate::shared::tick::Tick;
-use crate::shared::timing::InputTiming;
 use crate::shared::wired::Wired;
+
+mod downlink;
+
+pub use downlink::{decode_server, RosterEntry, ServerMessage};
 
 /// The newest protocol version this build speaks. Version 2 (command
 /// frames): an input's `tick` names the server tick it is for, and the
@@ -181,98 +180,6 @@ pub enum ClientMessage<W = WireInput> {
     Ping {
         /// Echoed back.
         id: u64,
-    },
-}
-
-/// One hit, sent once to every client of the room.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CombatEvent {
-    /// The server tick of the hit.
-    pub server_tick: Tick,
-    /// Who fired.
-    pub attacker: PlayerId,
-    /// Who was hit.
-    pub target: PlayerId,
-    /// Hit points taken.
-    pub damage: u16,
-    /// The target's hit points after the hit.
-    pub hp: u16,
-    /// Whether the hit killed the target.
-    pub killed: bool,
-    /// Where the shot started.
-    pub from: Vec2,
-    /// Where it hit.
-    pub to: Vec2,
-}
-
-/// One player of a room's roster.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RosterEntry {
-    /// The player's id.
-    pub id: PlayerId,
-    /// The player's display name.
-    pub name: String,
-}
-
-/// Messages the server sends.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum ServerMessage {
-    /// The answer to `hello`: who you are and the rules of the world.
-    Welcome {
-        /// The joining client's player.
-        player_id: PlayerId,
-        /// The protocol version spoken.
-        protocol: u32,
-        /// The server tick at the time of joining.
-        server_tick: Tick,
-        /// The tick length in milliseconds.
-        tick_ms: u32,
-        /// The name of the room joined.
-        #[serde(default)]
-        room: String,
-        /// The movement constants; the client must use exactly these.
-        config: SimConfig,
-        /// The rules of combat (range, cooldown, ...), for the client's
-        /// predicted shots; absent from older servers.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        combat: Option<CombatRules>,
-    },
-    /// Every player of the room at one server tick.
-    Snapshot {
-        /// The server tick.
-        server_tick: Tick,
-        /// One state per player, in id order.
-        players: Vec<PlayerState>,
-    },
-    /// Who is in the room, sent to everyone with the first tick after
-    /// anyone joined or left (once per tick).
-    Roster {
-        /// Every player of the room, in id order.
-        players: Vec<RosterEntry>,
-    },
-    /// Hits that happened this tick.
-    Combat {
-        /// The hits.
-        events: Vec<CombatEvent>,
-    },
-    /// The answer to `ping`.
-    Pong {
-        /// The ping's id.
-        id: u64,
-        /// The server tick when the ping was answered.
-        server_tick: Tick,
-    },
-    /// Protocol 2, JSON clients only (compact heads carry it): how early
-    /// this client's inputs arrive, sent before each snapshot.
-    Timing(InputTiming),
-    /// Something the client sent was refused, or the server is closing the
-    /// connection.
-    Error {
-        /// A stable code to act on.
-        code: ErrorCode,
-        /// A message for humans.
-        message: String,
     },
 }
 
@@ -468,14 +375,6 @@ enum InputTag {
     Input,
 }
 
-/// Parses and checks one text frame from the server.
-///
-/// # Errors
-/// Anything that is not a well-formed message.
-pub fn decode_server(text: &str) -> Result<ServerMessage, ProtocolError> {
-    from_json(text).map_err(|e| ProtocolError::new(ErrorCode::BadMessage, e))
-}
-
 /// The JSON text of a message (empty in a build without the `json`
 /// feature, which any peer refuses).
 pub fn encode<T: Serialize>(message: &T) -> String {
@@ -618,7 +517,6 @@ pub(crate) fn check_inputs<W: Wired>(inputs: &[W]) -> Result<(), ProtocolError> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::shared::sim::Pose;
 
     fn code(text: &str) -> ErrorCode {
         decode_client::<WireInput>(text).expect_err("refused").code
@@ -716,39 +614,6 @@ mod tests {
                 r#"{"type":"hello","name":"ana","protocol":1,"room":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}"#
             ),
             ErrorCode::BadName
-        );
-    }
-
-    #[test]
-    fn server_messages_round_trip_bit_exactly() {
-        let mut state = PlayerState::at(
-            Tick(1201),
-            Some(Tick(17)),
-            Pose::new(Vec2::new(10.5, 0.1 + 0.2), 1.5),
-        );
-        state.id = PlayerId(3);
-        state.velocity = Some(Vec2::new(0.0, 200.0));
-        let snapshot = ServerMessage::Snapshot {
-            server_tick: Tick(1201),
-            players: vec![state],
-        };
-        let text = encode(&snapshot);
-        assert!(text.starts_with(r#"{"type":"snapshot","server_tick":1201,"players":[{"id":3,"#));
-        assert_eq!(decode_server(&text).unwrap(), snapshot);
-        let welcome = ServerMessage::Welcome {
-            player_id: PlayerId(3),
-            protocol: 1,
-            server_tick: Tick(1200),
-            tick_ms: 50,
-            room: "r1".into(),
-            config: SimConfig::default(),
-            combat: Some(CombatRules::default()),
-        };
-        assert_eq!(decode_server(&encode(&welcome)).unwrap(), welcome);
-        let error = ProtocolError::new(ErrorCode::RateLimited, "slow down").to_message();
-        assert_eq!(
-            encode(&error),
-            r#"{"type":"error","code":"rate_limited","message":"slow down"}"#
         );
     }
 

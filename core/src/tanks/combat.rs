@@ -20,10 +20,10 @@ use super::{life, Tanks};
 use crate::server::world::{ServerPlayer, WorldStats};
 use crate::shared::combat::{ray_circle, shot_path, CombatRules};
 use crate::shared::config::SimConfig;
-use crate::shared::protocol::CombatEvent;
 use crate::shared::sim::Pose;
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
+use crate::tanks::CombatEvent;
 
 /// A shot waiting to be resolved this tick.
 pub(super) struct Shot {

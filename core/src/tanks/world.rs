@@ -35,94 +35,16 @@ use super::combat::{self, Shot};
 use super::life::{self, Life};
 use super::Tanks;
 use crate::server::world::{
-    Command, InputMode, JoinError, ServerGame, ServerPlayer, Step, Wired, World, WorldStats,
+    Command, InputMode, JoinError, ServerGame, ServerPlayer, Step, World, WorldStats,
 };
-use crate::shared::bytes::{ReadError, Reader};
 use crate::shared::combat::{CombatRules, Cooldown};
 use crate::shared::config::SimConfig;
-use crate::shared::protocol::{CombatEvent, WireInput};
+use crate::shared::protocol::WireInput;
 use crate::shared::rng::SeededRng;
 use crate::shared::sim::{resolve_collisions, simulate, Pose};
 use crate::shared::state::{PlayerId, PlayerState};
 use crate::shared::tick::Tick;
-
-/// A tank's input as it travels: its shot is what is judged at its view.
-///
-/// Binary form: head bits 0-1 turn, 2-3 throttle (0: 0.0, 1: 1.0, 2: -1.0,
-/// 3: its `f32` follows), bit 4 fire; then the turn's and the throttle's
-/// `f32` when coded 3.
-impl Wired for WireInput {
-    fn tick(&self) -> Tick {
-        self.tick
-    }
-
-    fn view_tick(&self) -> Option<f64> {
-        self.view_tick
-    }
-
-    fn with_view(self, view_tick: Option<f64>) -> WireInput {
-        WireInput { view_tick, ..self }
-    }
-
-    fn acts_on_view(&self) -> bool {
-        self.fire
-    }
-
-    fn repeated_at(&self, tick: Tick) -> WireInput {
-        WireInput {
-            tick,
-            fire: false,
-            view_tick: None,
-            ..*self
-        }
-    }
-
-    fn is_finite(&self) -> bool {
-        self.turn.is_finite() && self.throttle.is_finite()
-    }
-
-    fn write_bits(&self, out: &mut Vec<u8>) -> u8 {
-        let (turn, turn_code) = code(self.turn);
-        let (throttle, throttle_code) = code(self.throttle);
-        out.extend(turn.iter().flatten());
-        out.extend(throttle.iter().flatten());
-        turn_code | throttle_code << 2 | u8::from(self.fire) << 4
-    }
-
-    fn read_bits(head: u8, r: &mut Reader<'_>, tick: Tick) -> Result<WireInput, ReadError> {
-        let turn = value(r, head & 3)?;
-        let throttle = value(r, head >> 2 & 3)?;
-        Ok(WireInput {
-            tick,
-            turn,
-            throttle,
-            fire: head & 0x10 != 0,
-            view_tick: None,
-        })
-    }
-}
-
-/// The two-bit code of a control value, and the bytes that follow it.
-fn code(value: f32) -> (Option<[u8; 4]>, u8) {
-    // Bit patterns, not `==`: -0.0 must come back as -0.0.
-    match value.to_bits() {
-        0 => (None, 0),
-        b if b == 1.0f32.to_bits() => (None, 1),
-        b if b == (-1.0f32).to_bits() => (None, 2),
-        _ => (Some(value.to_le_bytes()), 3),
-    }
-}
-
-/// The control value a two-bit code stands for, reading its bytes when it
-/// has them.
-fn value(r: &mut Reader<'_>, code: u8) -> Result<f32, ReadError> {
-    Ok(match code {
-        0 => 0.0,
-        1 => 1.0,
-        2 => -1.0,
-        _ => r.f32()?,
-    })
-}
+use crate::tanks::CombatEvent;
 
 /// A tank as the server keeps it.
 #[derive(Clone, Debug)]

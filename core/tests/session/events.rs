@@ -118,7 +118,7 @@ fn the_round_trip_is_measured_when_the_pong_arrives() {
     let sent_at = FRAME;
     // The pong arrives 37 ms later, between two rendered frames.
     s.receive(
-        Incoming::Text(&encode(&ServerMessage::Pong {
+        Incoming::Text(&encode(&ServerMessage::<skirmish_core::Tanks>::Pong {
             id: 1,
             server_tick: Tick(1),
         })),
@@ -149,7 +149,7 @@ fn hits_and_errors_are_told_as_events() {
     let theirs = hit(OTHER, ME);
     recv(
         &mut s,
-        &encode(&ServerMessage::Combat {
+        &encode(&ServerMessage::<skirmish_core::Tanks>::Events {
             events: vec![mine, theirs],
         }),
     );

@@ -190,15 +190,14 @@ impl ClientSession {
             ServerMessage::Welcome {
                 player_id,
                 room,
-                config,
-                combat,
+                setup,
                 protocol,
                 ..
             } => self.on_welcome(Welcome {
                 id: player_id,
                 room,
-                sim: config,
-                rules: combat.unwrap_or_default(),
+                sim: setup.config,
+                rules: setup.combat.unwrap_or_default(),
                 protocol,
             }),
             ServerMessage::Timing(timing) => self.on_timing(&timing),
@@ -209,7 +208,7 @@ impl ClientSession {
             ServerMessage::Roster { players } => {
                 self.names = players.into_iter().map(|e| (e.id, e.name)).collect();
             }
-            ServerMessage::Combat { events } => {
+            ServerMessage::Events { events } => {
                 let me = self.welcome().map(|w| w.id);
                 for event in events {
                     self.stats.combat_events += 1;

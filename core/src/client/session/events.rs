@@ -5,10 +5,11 @@
 use std::time::Duration;
 
 use crate::client::prediction::ReconcileReport;
-use crate::shared::protocol::{CombatEvent, ErrorCode, ProtocolError};
+use crate::shared::protocol::{ErrorCode, ProtocolError};
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
 use crate::shared::timing::InputTiming;
+use crate::tanks::CombatEvent;
 
 /// One thing that happened, in the order it happened.
 #[derive(Clone, Debug, PartialEq)]

@@ -21,12 +21,13 @@ use crate::shared::delta::{self, Entity};
 use crate::shared::protocol::{encode, Encoding, ServerMessage};
 use crate::shared::tick::Tick;
 use crate::shared::timing::InputTiming;
+use crate::tanks::Tanks;
 
 impl Room {
     /// This tick's snapshot to every seat, each shared frame encoded once.
     pub(super) fn share_snapshot(&mut self, tick: Tick, out: &mut Outbox) {
         if self.seats.values().any(|s| s.encoding == Encoding::Json) {
-            let message = ServerMessage::Snapshot {
+            let message = ServerMessage::<Tanks>::Snapshot {
                 server_tick: tick,
                 players: std::mem::take(&mut self.states),
             };
@@ -40,7 +41,7 @@ impl Room {
                     continue;
                 }
                 if let Some(timing) = self.world.take_timing(id) {
-                    let message = ServerMessage::Timing(timing);
+                    let message = ServerMessage::<Tanks>::Timing(timing);
                     out.send(id, Frame::Text(encode(&message)), true);
                 }
             }

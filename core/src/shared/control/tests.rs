@@ -1,7 +1,14 @@
 //! Every binary control message reads back as itself; bad bytes are
 //! errors, never panics; a binary `hello` is checked as a text one is.
 
+use glam::Vec2;
+
 use super::*;
+use crate::shared::combat::CombatRules;
+use crate::shared::config::{Rect, SimConfig, MAX_OBSTACLES};
+use crate::shared::state::PlayerId;
+use crate::shared::tick::Tick;
+use crate::tanks::{CombatEvent, TankSetup, Tanks};
 
 fn welcome_with(room: &str, combat: Option<CombatRules>) -> ServerMessage {
     ServerMessage::Welcome {
@@ -10,11 +17,13 @@ fn welcome_with(room: &str, combat: Option<CombatRules>) -> ServerMessage {
         server_tick: Tick(123_456),
         tick_ms: 50,
         room: room.into(),
-        config: SimConfig {
-            speed: -0.0,
-            ..SimConfig::default()
+        setup: TankSetup {
+            config: SimConfig {
+                speed: -0.0,
+                ..SimConfig::default()
+            },
+            combat,
         },
-        combat,
     }
 }
 
@@ -39,7 +48,7 @@ fn server_messages() -> Vec<ServerMessage> {
             ],
         },
         ServerMessage::Roster { players: vec![] },
-        ServerMessage::Combat {
+        ServerMessage::Events {
             events: vec![CombatEvent {
                 server_tick: Tick(99),
                 attacker: PlayerId(1),
@@ -71,17 +80,19 @@ fn every_server_control_message_reads_back_as_itself() {
         // Cut anywhere, it is an error, not a panic or another message.
         for cut in 0..bytes.len() {
             assert!(
-                decode_server(&bytes[..cut]).is_err(),
+                decode_server::<Tanks>(&bytes[..cut]).is_err(),
                 "{message:?} cut at {cut}"
             );
         }
         let mut longer = bytes.clone();
         longer.push(0);
-        assert!(decode_server(&longer).is_err(), "trailing bytes");
+        assert!(decode_server::<Tanks>(&longer).is_err(), "trailing bytes");
     }
     // The floats travel bit for bit.
-    let ServerMessage::Welcome { config, .. } =
-        decode_server(&encode_server(&welcome()).expect("bytes")).expect("reads")
+    let ServerMessage::Welcome {
+        setup: TankSetup { config, .. },
+        ..
+    } = decode_server::<Tanks>(&encode_server(&welcome()).expect("bytes")).expect("reads")
     else {
         panic!("a welcome")
     };
@@ -98,7 +109,7 @@ fn every_server_control_message_reads_back_as_itself() {
 #[test]
 fn every_error_code_travels() {
     for &code in ErrorCode::ALL {
-        let message = ServerMessage::Error {
+        let message = ServerMessage::<Tanks>::Error {
             code,
             message: String::new(),
         };
@@ -109,13 +120,13 @@ fn every_error_code_travels() {
     w.u8(ERROR);
     w.text("no_such_code");
     w.text("");
-    assert!(decode_server(&w.bytes).is_err());
+    assert!(decode_server::<Tanks>(&w.bytes).is_err());
 }
 
 #[test]
 fn json_only_messages_have_no_binary_form() {
     assert_eq!(
-        encode_server(&ServerMessage::Snapshot {
+        encode_server(&ServerMessage::<Tanks>::Snapshot {
             server_tick: Tick(1),
             players: vec![],
         }),
@@ -191,7 +202,7 @@ mod props {
         #[test]
         fn arbitrary_bytes_never_panic_either_decoder(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
             let _ = decode_client::<crate::WireInput>(&bytes);
-            let _ = decode_server(&bytes);
+            let _ = decode_server::<Tanks>(&bytes);
         }
 
         #[test]
