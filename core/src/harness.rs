@@ -9,8 +9,8 @@
 //! where to look (a `sin` that is not `libm`'s, a fused multiply-add, an
 //! iteration over a hash map).
 
-use crate::game::Game;
 use crate::shared::determinism::{seeded_duration, Fnv64};
+use crate::shared::game::Game;
 use crate::shared::rng::SeededRng;
 
 /// A game the harness can run alone: seeded inputs, a start, a hash.

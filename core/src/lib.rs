@@ -37,7 +37,6 @@
 //!   asserted on both targets.
 
 mod client;
-mod game;
 mod harness;
 mod server;
 mod shared;
@@ -85,9 +84,9 @@ pub use shared::input::{MoveInput, PredictedMoveStep};
 pub use shared::percentile::{nearest_rank, percentile};
 pub use shared::protocol::{
     check_room_name, decode_client, decode_client_frame, decode_server, encode, ClientMessage,
-    Encoding, ErrorCode, Frame, GameId, ProtocolError, RosterEntry, ServerMessage, WireInput,
-    GAME_NAME, GAME_VERSION, MAX_FRAME_BYTES, MAX_INPUTS_PER_MESSAGE, MAX_NAME_CHARS,
-    MAX_ROOM_CHARS, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION,
+    Encoding, ErrorCode, Frame, GameId, ProtocolError, RosterEntry, WireInput, GAME_NAME,
+    GAME_VERSION, MAX_FRAME_BYTES, MAX_INPUTS_PER_MESSAGE, MAX_NAME_CHARS, MAX_ROOM_CHARS,
+    MIN_PROTOCOL_VERSION, PROTOCOL_VERSION,
 };
 pub use shared::record::{FormatError, Header, Kind, BUILD, FORMAT_VERSION, MAGIC, OLDEST_FORMAT};
 pub use shared::rng::SeededRng;
@@ -101,8 +100,14 @@ pub use shared::uplink::{decode_inputs, encode_client, encode_inputs, INPUT as B
 pub use shared::wired::GAME_BITS;
 pub use shared::{compact, control, delta, determinism, framing, protocol, timing};
 
-pub use game::{Applied, EventOf, Game, Networked, Offset, Replicated, Size, Stamp, Visual};
+/// A message the server sends, of the tank game unless told
+/// (`ServerMessage<G>` for game `G`).
+pub type ServerMessage<G = Tanks> = shared::protocol::ServerMessage<G>;
+
 pub use harness::{first_divergence, trace, Harness};
+pub use shared::game::{
+    Applied, EventOf, Game, Networked, Offset, OwnState, Replicated, Size, Stamp, Visual,
+};
 pub use tanks::{Arena, CombatEvent, PoseOffset, Tank, TankSetup, Tanks};
 
 pub use glam::Vec2;

@@ -12,6 +12,7 @@ pub mod delta;
 pub mod determinism;
 pub mod fields;
 pub mod framing;
+pub mod game;
 pub mod input;
 pub mod percentile;
 pub mod protocol;

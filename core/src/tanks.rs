@@ -20,10 +20,10 @@ use std::time::Duration;
 
 use glam::Vec2;
 
-use crate::game::{Applied, Game, Offset, Replicated, Size, Visual};
 use crate::harness::Harness;
 use crate::shared::config::SimConfig;
 use crate::shared::determinism::{golden_input, hash_pose, Fnv64};
+use crate::shared::game::{Applied, Game, Offset, Replicated, Size, Visual};
 use crate::shared::input::MoveInput;
 use crate::shared::protocol::{GAME_NAME, GAME_VERSION};
 use crate::shared::rng::SeededRng;

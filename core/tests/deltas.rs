@@ -74,7 +74,11 @@ impl Decoder {
         bytes: &[u8],
         sim: &SimConfig,
     ) -> Result<skirmish_core::compact::QuantisedFrame, skirmish_core::ProtocolError> {
-        let frame = delta::decode(bytes, |t| self.kept.get(&t).map(Vec::as_slice), sim)?;
+        let frame = delta::decode::<_, skirmish_core::PlayerState>(
+            bytes,
+            |t| self.kept.get(&t).map(Vec::as_slice),
+            sim,
+        )?;
         self.kept.insert(frame.server_tick, frame.players.clone());
         while self.kept.len() > 32 {
             self.kept.pop_first();

@@ -47,7 +47,8 @@ fn only_compact_seats_on_datagrams_get_an_echo_and_it_repeats_the_head() {
         assert_eq!(later.len(), 1, "one echo a tick, for the datagram seat");
         let (to, i) = later[0];
         assert_eq!(to, ME);
-        let echo = compact::decode_own(binary(&out.frames()[i])).expect("an own echo");
+        let echo = compact::decode_own::<skirmish_core::PlayerState>(binary(&out.frames()[i]))
+            .expect("an own echo");
         let snapshot = out
             .to(ME)
             .find_map(|f| match f {
@@ -81,9 +82,12 @@ fn an_echo_decodes_only_as_itself() {
     assert_eq!(delta::frame_tick(&echo), None);
     let mut longer = echo.clone();
     longer.push(0);
-    assert!(compact::decode_own(&longer).is_err());
+    assert!(compact::decode_own::<skirmish_core::PlayerState>(&longer).is_err());
     for cut in 0..echo.len() {
-        assert!(compact::decode_own(&echo[..cut]).is_err(), "cut at {cut}");
+        assert!(
+            compact::decode_own::<skirmish_core::PlayerState>(&echo[..cut]).is_err(),
+            "cut at {cut}"
+        );
     }
 }
 

@@ -159,17 +159,17 @@ proptest! {
         let sim = SimConfig::default();
         let mut bytes = vec![kind];
         bytes.extend_from_slice(&body);
-        let _ = delta::decode(&bytes, |_| Some(&base[..]), &sim);
-        let _ = delta::decode::<skirmish_core::compact::Quantised>(&bytes, |_| None, &sim);
-        let _ = skirmish_core::compact::decode_own(&bytes);
+        let _ = delta::decode::<_, PlayerState>(&bytes, |_| Some(&base[..]), &sim);
+        let _ = delta::decode::<skirmish_core::compact::Quantised, PlayerState>(&bytes, |_| None, &sim);
+        let _ = skirmish_core::compact::decode_own::<PlayerState>(&bytes);
         let own = PlayerState::at(Tick(9), None, Pose::default());
         let mut real = delta::encode(Tick(9), Tick(5), &own, &base, &target, &sim);
-        let decoded = delta::decode(&real, |_| Some(&base[..]), &sim);
+        let decoded = delta::decode::<_, PlayerState>(&real, |_| Some(&base[..]), &sim);
         prop_assert_eq!(decoded.map(|f| f.players), Ok(target.clone()));
         let at = flip.0 % real.len();
         real[at] ^= flip.1;
-        let _ = delta::decode(&real, |_| Some(&base[..]), &sim);
-        let _ = delta::decode(&real[..at], |_| Some(&base[..]), &sim);
+        let _ = delta::decode::<_, PlayerState>(&real, |_| Some(&base[..]), &sim);
+        let _ = delta::decode::<_, PlayerState>(&real[..at], |_| Some(&base[..]), &sim);
     }
 }
 

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use skirmish_core::{delta, Fields, PlayerState, Width};
+use skirmish_core::{delta, Fields, Width};
 use skirmish_core::{
     Applied, Authority, CorrectionOutcome, Game, InterpolationConfig, LocalPlayer, Offset,
     PlayerId, RemoteBuffer, RemoteSample, Replicated, SampleKind, Size, SmoothingConfig, Stamp,
@@ -237,10 +237,60 @@ impl Fields for Pellet {
     }
 }
 
+/// The recipient of the pellets: its own state, a size and its stamp.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+struct Eater {
+    id: PlayerId,
+    tick: Tick,
+    ack: Option<Tick>,
+    size: u8,
+}
+
+impl Replicated for Eater {
+    type Event = Push;
+    fn is_valid(&self) -> bool {
+        true
+    }
+    fn apply(&mut self, _: &Push) {}
+}
+
+impl skirmish_core::OwnState for Eater {
+    const BYTES: usize = 1;
+    fn id(&self) -> PlayerId {
+        self.id
+    }
+    fn stamp(&self) -> Stamp {
+        Stamp {
+            tick: self.tick,
+            ack: self.ack,
+        }
+    }
+    fn write(&self, w: &mut skirmish_core::Writer) {
+        w.u8(self.size);
+    }
+    fn read(
+        id: PlayerId,
+        stamp: Stamp,
+        r: &mut skirmish_core::Reader<'_>,
+    ) -> Result<Eater, skirmish_core::ReadError> {
+        Ok(Eater {
+            id,
+            tick: stamp.tick,
+            ack: stamp.ack,
+            size: r.u8()?,
+        })
+    }
+}
+
 #[test]
 fn entities_of_another_game_travel_as_deltas_through_the_same_coder() {
     let pellet = |id: u32, x: u16, size: u8| (PlayerId(id), Pellet { x, y: 7_000, size });
-    let own = PlayerState::at(Tick(20), None, skirmish_core::Pose::default());
+    let own = Eater {
+        id: PlayerId(1),
+        tick: Tick(20),
+        ack: Some(Tick(19)),
+        size: 9,
+    };
     let baseline: Vec<_> = (1..=100).map(|id| pellet(id, 1_000, 3)).collect();
     // One eaten (removed), one grown, one nudged, one new; 96 unchanged.
     let mut target = baseline.clone();
@@ -249,7 +299,8 @@ fn entities_of_another_game_travel_as_deltas_through_the_same_coder() {
     target[30].1.x += 5;
     target.push(pellet(500, 60_000, 1));
     let bytes = delta::encode(Tick(20), Tick(18), &own, &baseline, &target, &());
-    let head = skirmish_core::compact::HEAD_BYTES + 4;
+    // The library's head, the eater's byte and the baseline's tick.
+    let head = skirmish_core::compact::LIBRARY_HEAD_BYTES + 1 + 4;
     let body = bytes.len() - head;
     // Counts and the stale mask 4 bytes; the removal a byte; the grown
     // and the nudged 3 each; the new one 2 + 5.
@@ -258,9 +309,11 @@ fn entities_of_another_game_travel_as_deltas_through_the_same_coder() {
         4 + 1 + 3 + 3 + 2 + 5,
         "unchanged pellets cost nothing"
     );
-    let frame = delta::decode::<Pellet>(&bytes, |t| (t == Tick(18)).then_some(&baseline[..]), &())
-        .expect("decodes against its baseline");
+    let frame =
+        delta::decode::<Pellet, Eater>(&bytes, |t| (t == Tick(18)).then_some(&baseline[..]), &())
+            .expect("decodes against its baseline");
     assert_eq!(frame.players, target);
+    assert_eq!(frame.own, own, "the own state exactly, with its stamp");
     // A change of a field a pellet lacks is refused: one grown pellet's
     // body is no removals, one entry (gap, mask, size), no stale mask.
     let mut grown = baseline.clone();
@@ -268,9 +321,9 @@ fn entities_of_another_game_travel_as_deltas_through_the_same_coder() {
     let mut bad = delta::encode(Tick(20), Tick(18), &own, &baseline, &grown, &());
     let mask = bad.len() - 3;
     assert_eq!(bad[mask], 0b100, "the size's bit");
-    assert!(delta::decode::<Pellet>(&bad, |_| Some(&baseline[..]), &()).is_ok());
+    assert!(delta::decode::<Pellet, Eater>(&bad, |_| Some(&baseline[..]), &()).is_ok());
     bad[mask] = 0b1000;
-    let refused = delta::decode::<Pellet>(&bad, |_| Some(&baseline[..]), &());
+    let refused = delta::decode::<Pellet, Eater>(&bad, |_| Some(&baseline[..]), &());
     assert!(refused.is_err(), "{refused:?}");
 }
 

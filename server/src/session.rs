@@ -338,7 +338,7 @@ impl<T: Transport> Session<'_, T> {
     /// The `error` telling the client about `error`, in the form its
     /// `hello` took: whether it is text, and its bytes.
     fn error_frame(&self, error: &ProtocolError) -> (bool, Vec<u8>) {
-        match control::frame_for(self.binary, &error.to_message()) {
+        match control::frame_for(self.binary, &error.to_message::<skirmish_core::Tanks>()) {
             Frame::Text(text) => (true, text.into_bytes()),
             Frame::Binary(bytes) => (false, bytes),
         }

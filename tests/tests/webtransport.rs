@@ -178,7 +178,7 @@ async fn each_snapshot_s_own_block_comes_again_after_it_as_a_datagram() -> Resul
         };
         assert!(received.datagram, "binary frames travel as datagrams");
         if bytes.first() == Some(&compact::OWN) {
-            let echo = compact::decode_own(&bytes)?;
+            let echo = compact::decode_own::<skirmish_core::PlayerState>(&bytes)?;
             let head = heads.get(&echo.server_tick).with_context(|| {
                 format!("an echo of tick {} before its snapshot", echo.server_tick)
             })?;

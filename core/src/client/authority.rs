@@ -20,7 +20,7 @@ use std::collections::VecDeque;
 
 use crate::client::idmap::IdMap;
 
-use crate::game::{Applied, Replicated};
+use crate::shared::game::{Applied, Replicated};
 use crate::tanks::CombatEvent;
 
 use crate::shared::state::PlayerId;

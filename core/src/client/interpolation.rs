@@ -29,7 +29,7 @@ use std::time::Duration;
 
 use glam::Vec2;
 
-use crate::game::{Offset, Visual};
+use crate::shared::game::{Offset, Visual};
 use crate::shared::sim::Pose;
 use crate::shared::state::PlayerState;
 use crate::shared::tick::Tick;

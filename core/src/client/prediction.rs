@@ -22,8 +22,8 @@ use glam::Vec2;
 
 use crate::client::pending::{PendingInputs, PushError};
 use crate::client::smoothing::{Correction, CorrectionOutcome, SmoothingConfig, SETTLED_DISTANCE};
-use crate::game::{Game, Offset, Stamp, Visual};
 use crate::shared::config::SimConfig;
+use crate::shared::game::{Game, Offset, Stamp, Visual};
 use crate::shared::input::{MoveInput, PredictedStep};
 use crate::shared::sim::Pose;
 use crate::shared::state::PlayerState;

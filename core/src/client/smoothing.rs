@@ -26,7 +26,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::game::{Offset, Visual};
+use crate::shared::game::{Offset, Visual};
 use crate::tanks::PoseOffset;
 
 /// An offset below this (in units) is cleared as settled.

@@ -548,7 +548,7 @@ impl Room {
 
     /// A control message to every seat: the JSON text shared by the seats
     /// whose `hello` was text, the binary form by the others.
-    fn share_control(&self, message: &ServerMessage, out: &mut Outbox) {
+    fn share_control(&self, message: &ServerMessage<Tanks>, out: &mut Outbox) {
         let to = |binary: bool| {
             self.seats
                 .iter()

@@ -30,7 +30,7 @@ mod schedule;
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 
-use crate::game::Game;
+use crate::shared::game::Game;
 use crate::shared::rng::SeededRng;
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;

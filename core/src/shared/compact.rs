@@ -17,16 +17,19 @@
 //!
 //! ```text
 //! head: u8 kind = 1, u32 server_tick, own block:
-//!       u32 id, u32 ack (0 = none), f32 x, f32 y, f32 rotation, u8 hp,
-//!       u8 flags (1 alive, 2 has velocity, 4 timing follows, 8 receipt
-//!       follows), f32 vx, f32 vy,
+//!       u32 id, u32 ack (0 = none), u8 flags (4 timing follows, 8
+//!       receipt follows, others 0),
 //!       if flags & 4 (protocol 2 only): i8 input tick - server tick
 //!       (-128: no sample), i16 slack_ms, u16 late, u16 repeated
 //!       (`crate::shared::timing::InputTiming`),
 //!       if flags & 8 (with 4): u16 newest input message, u32 the 32 before
-//!       (`crate::shared::timing::Receipt`)
+//!       (`crate::shared::timing::Receipt`),
+//!       the game's own state, exactly ([`OwnState::write`]; a tank's:
+//!       f32 x, f32 y, f32 rotation, u8 hp, u8 flags (1 alive, 2 has
+//!       velocity), f32 vx, f32 vy)
 //! tail: u16 count, then per player in id order:
-//!       u32 id, u16 x, u16 y, u16 rotation, u8 hp, u8 flags, i8 vx, i8 vy
+//!       u32 id, the game's fields in full ([`Fields`]; a tank's: u16 x,
+//!       u16 y, u16 rotation, u8 hp, u8 flags, i8 vx, i8 vy)
 //! own echo: u8 kind = 3, u32 server_tick, own block (the snapshot's head
 //!       again, nothing after it)
 //! ```
@@ -36,12 +39,17 @@
 //! head half a tick later, so a lost snapshot costs half a tick there.
 //! All integers little-endian. Decoding never panics: a short or malformed
 //! frame is a [`ProtocolError`].
+//!
+//! Before the library was generic over the game (tank game version 1) the
+//! own block mixed the game's flags with the library's and the timing came
+//! after the state; version 2 puts the library's part first.
 
 use glam::Vec2;
 
-use crate::shared::bytes::Reader;
+use crate::shared::bytes::{Reader, Writer};
 use crate::shared::delta;
 use crate::shared::fields::{full_bytes, Fields};
+use crate::shared::game::{OwnState, Stamp};
 use crate::shared::protocol::{ErrorCode, ProtocolError};
 
 use crate::shared::config::SimConfig;
@@ -57,8 +65,11 @@ pub const SNAPSHOT: u8 = 1;
 /// sent again half a tick after each snapshot to a client that takes its
 /// frames as datagrams ([`encode_own`]).
 pub const OWN: u8 = 3;
-/// Bytes of the head (kind, tick and the own block).
-pub const HEAD_BYTES: usize = 1 + 4 + 4 + 4 + 12 + 1 + 1 + 8;
+/// Bytes of a head's library part (kind, tick, id, acknowledgement,
+/// flags); the game's own state follows ([`OwnState::BYTES`]).
+pub const LIBRARY_HEAD_BYTES: usize = 1 + 4 + 4 + 4 + 1;
+/// Bytes of the tank game's head (the library's part and a tank's state).
+pub const HEAD_BYTES: usize = LIBRARY_HEAD_BYTES + <PlayerState as OwnState>::BYTES;
 /// Bytes of the input timing a protocol-2 head adds (and of its receipt
 /// of numbered input messages, when it has one).
 pub const TIMING_BYTES: usize = 1 + 2 + 2 + 2 + RECEIPT_BYTES;
@@ -129,29 +140,21 @@ impl Quantised {
     }
 }
 
-/// The own block of a head: the recipient's state, exactly, and its input
-/// timing when it speaks protocol 2.
-pub(crate) fn write_own(
-    own: &PlayerState,
+/// The own block of a head: the recipient's id and acknowledgement, its
+/// input timing when it speaks protocol 2, then its state exactly as the
+/// game writes it ([`OwnState::write`]).
+pub(crate) fn write_own<O: OwnState>(
+    own: &O,
     timing: Option<&InputTiming>,
     server_tick: Tick,
     out: &mut Vec<u8>,
 ) {
-    out.extend_from_slice(&own.id.0.to_le_bytes());
-    out.extend_from_slice(&own.ack_move_tick.map_or(0, |t| t.0).to_le_bytes());
-    for v in [own.position.x, own.position.y, own.rotation] {
-        out.extend_from_slice(&v.to_le_bytes());
-    }
-    out.push(own.hp.min(255) as u8);
+    out.extend_from_slice(&own.id().0.to_le_bytes());
+    out.extend_from_slice(&own.stamp().ack.map_or(0, |t| t.0).to_le_bytes());
     let receipt = timing.and_then(|t| t.received);
     out.push(
-        flags(own)
-            | if timing.is_some() { TIMING } else { 0 }
-            | if receipt.is_some() { RECEIPT } else { 0 },
+        if timing.is_some() { TIMING } else { 0 } | if receipt.is_some() { RECEIPT } else { 0 },
     );
-    let v = own.velocity.unwrap_or(Vec2::ZERO);
-    out.extend_from_slice(&v.x.to_le_bytes());
-    out.extend_from_slice(&v.y.to_le_bytes());
     if let Some(t) = timing {
         let offset = t
             .tick
@@ -168,20 +171,24 @@ pub(crate) fn write_own(
             out.extend_from_slice(&r.before.to_le_bytes());
         }
     }
+    let mut w = Writer {
+        bytes: std::mem::take(out),
+    };
+    own.write(&mut w);
+    *out = w.bytes;
 }
 
 /// Reads an own block written by [`write_own`], as the state at `tick`.
-pub(crate) fn read_own(
+pub(crate) fn read_own<O: OwnState>(
     r: &mut Reader<'_>,
     tick: Tick,
-) -> Result<(PlayerState, Option<InputTiming>), ProtocolError> {
+) -> Result<(O, Option<InputTiming>), ProtocolError> {
     let id = PlayerId(r.u32()?);
     let ack = r.u32()?;
-    let position = Vec2::new(r.f32()?, r.f32()?);
-    let rotation = r.f32()?;
-    let hp = u16::from(r.u8()?);
     let flags = r.u8()?;
-    let velocity = Vec2::new(r.f32()?, r.f32()?);
+    if flags & !(TIMING | RECEIPT) != 0 {
+        return Err(bad("unknown flags in an own block"));
+    }
     let timing = if flags & TIMING != 0 {
         let offset = r.u8()? as i8;
         let slack_ms = r.u16()? as i16;
@@ -211,24 +218,19 @@ pub(crate) fn read_own(
     } else {
         None
     };
-    let own = PlayerState {
-        id,
+    let stamp = Stamp {
         tick,
-        ack_move_tick: (ack != 0).then_some(Tick(ack)),
-        position,
-        rotation,
-        hp,
-        alive: flags & ALIVE != 0,
-        velocity: (flags & HAS_VELOCITY != 0).then_some(velocity),
+        ack: (ack != 0).then_some(Tick(ack)),
     };
+    let own = O::read(id, stamp, r)?;
     Ok((own, timing))
 }
 
 /// The per-recipient head: the frame kind, the tick and the recipient's own
 /// state, exactly (with its input timing for a protocol-2 client).
-pub fn encode_head(
+pub fn encode_head<O: OwnState>(
     server_tick: Tick,
-    own: &PlayerState,
+    own: &O,
     timing: Option<&InputTiming>,
     out: &mut Vec<u8>,
 ) {
@@ -239,9 +241,9 @@ pub fn encode_head(
 
 /// The own echo of a snapshot's head: the tick and the recipient's own
 /// state and timing, exactly as the head had them, under kind [`OWN`].
-pub fn encode_own(
+pub fn encode_own<O: OwnState>(
     server_tick: Tick,
-    own: &PlayerState,
+    own: &O,
     timing: Option<&InputTiming>,
     out: &mut Vec<u8>,
 ) {
@@ -252,11 +254,11 @@ pub fn encode_own(
 
 /// An own echo as read: the tick, the own state exactly, its timing.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct OwnEcho {
+pub struct OwnEcho<O = PlayerState> {
     /// The server tick of the snapshot it repeats.
     pub server_tick: Tick,
     /// The recipient's state, exactly.
-    pub own: PlayerState,
+    pub own: O,
     /// The recipient's input timing (protocol 2).
     pub timing: Option<InputTiming>,
 }
@@ -265,7 +267,7 @@ pub struct OwnEcho {
 ///
 /// # Errors
 /// A frame of another kind, too short, or with trailing bytes.
-pub fn decode_own(bytes: &[u8]) -> Result<OwnEcho, ProtocolError> {
+pub fn decode_own<O: OwnState>(bytes: &[u8]) -> Result<OwnEcho<O>, ProtocolError> {
     let mut r = Reader::new(bytes);
     if r.u8()? != OWN {
         return Err(bad("not an own echo"));
@@ -339,11 +341,11 @@ pub fn decode(bytes: &[u8], config: &SimConfig) -> Result<(Tick, Vec<PlayerState
 /// A binary snapshot as read: the tick, the own state exactly, and every
 /// entity (the own one too) quantised, in id order.
 #[derive(Clone, Debug, PartialEq)]
-pub struct QuantisedFrame<F = Quantised> {
+pub struct QuantisedFrame<F = Quantised, O = PlayerState> {
     /// The server tick of the snapshot.
     pub server_tick: Tick,
     /// The recipient's state, exactly.
-    pub own: PlayerState,
+    pub own: O,
     /// Every entity the frame holds, quantised, in id order.
     pub players: Vec<(PlayerId, F)>,
     /// Players of the set left out for the byte budget (delta frames only):
@@ -366,7 +368,9 @@ pub fn decode_quantised(bytes: &[u8]) -> Result<QuantisedFrame, ProtocolError> {
 ///
 /// # Errors
 /// As [`decode`].
-pub fn decode_frame<F: Fields>(bytes: &[u8]) -> Result<QuantisedFrame<F>, ProtocolError> {
+pub fn decode_frame<F: Fields, O: OwnState>(
+    bytes: &[u8],
+) -> Result<QuantisedFrame<F, O>, ProtocolError> {
     let mut r = Reader::new(bytes);
     if r.u8()? != SNAPSHOT {
         return Err(bad("not a compact snapshot"));

@@ -29,8 +29,8 @@
 //! A binary `hello` asks for compact snapshots; the checks of a text
 //! `hello` (protocol, game, names) apply to it alike.
 
-use crate::game::{EventOf, Networked};
 use crate::shared::bytes::{Codec, ReadError, Reader, Writer};
+use crate::shared::game::{EventOf, Networked};
 use crate::shared::protocol::{
     check_hello, encode, ClientMessage, Encoding, ErrorCode, Frame, GameId, ProtocolError,
     RosterEntry, ServerMessage,
@@ -302,6 +302,3 @@ fn end(r: &Reader<'_>) -> Result<(), ProtocolError> {
         ))
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -40,6 +40,7 @@ use crate::shared::bytes::Reader;
 use crate::shared::compact::{self, bad, Quantised};
 use crate::shared::config::SimConfig;
 use crate::shared::fields::{full_bytes, Fields, Width, MAX_FIELDS};
+use crate::shared::game::OwnState;
 use crate::shared::protocol::ProtocolError;
 use crate::shared::state::{PlayerId, PlayerState};
 use crate::shared::tick::Tick;
@@ -157,10 +158,10 @@ impl Quantised {
 
 /// The head of a delta frame: kind, ticks and the own state exactly (with
 /// its input timing for a protocol-2 client).
-pub fn encode_head(
+pub fn encode_head<O: OwnState>(
     server_tick: Tick,
     baseline: Tick,
-    own: &PlayerState,
+    own: &O,
     timing: Option<&InputTiming>,
     out: &mut Vec<u8>,
 ) {
@@ -249,15 +250,15 @@ pub fn write_body<F: Fields>(
 }
 
 /// A whole delta frame for one recipient.
-pub fn encode<F: Fields>(
+pub fn encode<F: Fields, O: OwnState>(
     server_tick: Tick,
     baseline_tick: Tick,
-    own: &PlayerState,
+    own: &O,
     baseline: &[Entity<F>],
     target: &[Entity<F>],
     config: &F::Config,
 ) -> Vec<u8> {
-    let mut out = Vec::with_capacity(compact::HEAD_BYTES + 8 + target.len() * 3);
+    let mut out = Vec::with_capacity(compact::LIBRARY_HEAD_BYTES + O::BYTES + 8 + target.len() * 3);
     encode_head(server_tick, baseline_tick, own, None, &mut out);
     let ticks = server_tick.0.saturating_sub(baseline_tick.0);
     encode_body(baseline, target, ticks, config, &mut out);
@@ -289,11 +290,11 @@ pub fn baseline_tick(bytes: &[u8]) -> Option<Tick> {
 /// # Errors
 /// A malformed frame, a delta against a baseline `baseline` does not find,
 /// or one that changes or removes a player its baseline lacks.
-pub fn decode<'b, F: Fields + 'b>(
+pub fn decode<'b, F: Fields + 'b, O: OwnState>(
     bytes: &[u8],
     baseline: impl FnOnce(Tick) -> Option<&'b [Entity<F>]>,
     config: &F::Config,
-) -> Result<compact::QuantisedFrame<F>, ProtocolError> {
+) -> Result<compact::QuantisedFrame<F, O>, ProtocolError> {
     if bytes.first() != Some(&DELTA) {
         return compact::decode_frame(bytes);
     }

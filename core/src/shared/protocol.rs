@@ -112,10 +112,11 @@ pub struct GameId {
     pub version: u32,
 }
 
-/// The game this build's protocol carries: the tank game, version 1.
+/// The game this build's protocol carries: the tank game, version 2
+/// (version 1: before the compact own block put the library's part first).
 pub const GAME_NAME: &str = "tanks";
 /// The version of [`GAME_NAME`] this build plays.
-pub const GAME_VERSION: u32 = 1;
+pub const GAME_VERSION: u32 = 2;
 
 impl GameId {
     /// The game this build plays.
@@ -276,8 +277,8 @@ impl ProtocolError {
         }
     }
 
-    /// The `error` message that tells the peer about it.
-    pub fn to_message(&self) -> ServerMessage {
+    /// The `error` message that tells the peer about it (of any game).
+    pub fn to_message<G: crate::shared::game::Networked>(&self) -> ServerMessage<G> {
         ServerMessage::Error {
             code: self.code,
             message: self.message.clone(),
@@ -525,16 +526,16 @@ mod tests {
     #[test]
     fn a_hello_of_another_game_or_version_is_refused_by_name() {
         let ours =
-            r#"{"type":"hello","name":"ana","protocol":2,"game":{"name":"tanks","version":1}}"#;
+            r#"{"type":"hello","name":"ana","protocol":2,"game":{"name":"tanks","version":2}}"#;
         assert!(decode_client::<WireInput>(ours).is_ok());
         for (other, named) in [
             (r#"{"name":"blobs","version":1}"#, "blobs 1"),
-            (r#"{"name":"tanks","version":2}"#, "tanks 2"),
+            (r#"{"name":"tanks","version":1}"#, "tanks 1"),
         ] {
             let hello = format!(r#"{{"type":"hello","name":"ana","protocol":2,"game":{other}}}"#);
             let e = decode_client::<WireInput>(&hello).unwrap_err();
             assert_eq!(e.code, ErrorCode::WrongGame);
-            assert_eq!(e.message, format!("this server runs tanks 1, not {named}"));
+            assert_eq!(e.message, format!("this server runs tanks 2, not {named}"));
         }
     }
 

@@ -400,7 +400,7 @@ mod tests {
             .unwrap_err();
         assert_eq!(
             err.to_string(),
-            "this is a recording of blobs 1; this build plays tanks 1 only"
+            "this is a recording of blobs 1; this build plays tanks 2 only"
         );
     }
 

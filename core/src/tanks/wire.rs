@@ -6,12 +6,13 @@ use glam::Vec2;
 use serde::{Deserialize, Serialize};
 
 use super::Tanks;
-use crate::game::Networked;
 use crate::shared::bytes::{Codec, ReadError, Reader, Writer};
 use crate::shared::combat::CombatRules;
+use crate::shared::compact::Quantised;
 use crate::shared::config::{Rect, SimConfig, MAX_OBSTACLES};
+use crate::shared::game::{Networked, OwnState, Stamp};
 use crate::shared::protocol::WireInput;
-use crate::shared::state::PlayerId;
+use crate::shared::state::{PlayerId, PlayerState};
 use crate::shared::tick::Tick;
 use crate::shared::wired::Wired;
 
@@ -49,10 +50,80 @@ impl Codec for TankSetup {
 
 impl Networked for Tanks {
     type Setup = TankSetup;
+    type Entity = Quantised;
     const EVENTS: &'static str = "combat";
 
     fn config(setup: &TankSetup) -> &SimConfig {
         &setup.config
+    }
+
+    fn quantise(own: &PlayerState, config: &SimConfig) -> Quantised {
+        Quantised::of(own, config)
+    }
+
+    fn dequantise(entity: &Quantised, id: PlayerId, tick: Tick, config: &SimConfig) -> PlayerState {
+        entity.state(id, tick, config)
+    }
+}
+
+/// Flags of a tank's own state in binary: alive, has a velocity.
+const ALIVE: u8 = 1;
+const HAS_VELOCITY: u8 = 2;
+
+/// A tank's own state in binary: f32 x, y, rotation, u8 hp, u8 flags (1
+/// alive, 2 has velocity, others 0), f32 vx, vy.
+impl OwnState for PlayerState {
+    const BYTES: usize = 4 * 3 + 1 + 1 + 4 * 2;
+
+    fn id(&self) -> PlayerId {
+        self.id
+    }
+
+    fn stamp(&self) -> Stamp {
+        Stamp {
+            tick: self.tick,
+            ack: self.ack_move_tick,
+        }
+    }
+
+    fn write(&self, w: &mut Writer) {
+        w.f32(self.position.x);
+        w.f32(self.position.y);
+        w.f32(self.rotation);
+        w.u8(self.hp.min(255) as u8);
+        w.u8(if self.alive { ALIVE } else { 0 }
+            | if self.velocity.is_some() {
+                HAS_VELOCITY
+            } else {
+                0
+            });
+        let v = self.velocity.unwrap_or(Vec2::ZERO);
+        w.f32(v.x);
+        w.f32(v.y);
+    }
+
+    fn read(id: PlayerId, stamp: Stamp, r: &mut Reader<'_>) -> Result<PlayerState, ReadError> {
+        let position = Vec2::new(r.f32()?, r.f32()?);
+        let rotation = r.f32()?;
+        let hp = u16::from(r.u8()?);
+        let flags = r.u8()?;
+        if flags & !(ALIVE | HAS_VELOCITY) != 0 {
+            return Err(ReadError::Invalid {
+                at: r.offset() - 1,
+                what: "unknown flags in a tank's state",
+            });
+        }
+        let velocity = Vec2::new(r.f32()?, r.f32()?);
+        Ok(PlayerState {
+            id,
+            tick: stamp.tick,
+            ack_move_tick: stamp.ack,
+            position,
+            rotation,
+            hp,
+            alive: flags & ALIVE != 0,
+            velocity: (flags & HAS_VELOCITY != 0).then_some(velocity),
+        })
     }
 }
 
@@ -262,3 +333,6 @@ impl Codec for CombatEvent {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -20,6 +20,7 @@ use crate::shared::protocol::{ErrorCode, ProtocolError, ServerMessage};
 use crate::shared::state::{PlayerId, PlayerState};
 use crate::shared::tick::Tick;
 use crate::shared::timing::InputTiming;
+use crate::tanks::Tanks;
 
 /// Which snapshot ticks arrived lately, to tell a lost snapshot from one
 /// that is only late: a tick counts as lost once it is [`REORDER_TICKS`]
@@ -84,7 +85,7 @@ impl Arrivals {
 #[derive(Clone, Debug)]
 pub(super) enum Downlink {
     /// A JSON message.
-    Text(ServerMessage),
+    Text(ServerMessage<Tanks>),
     /// A binary snapshot, decoded.
     Binary(QuantisedFrame),
     /// An own echo: a snapshot's head again, half a tick later.
@@ -185,7 +186,7 @@ impl ClientSession {
         }
     }
 
-    pub(super) fn handle(&mut self, message: ServerMessage, at: Duration) {
+    pub(super) fn handle(&mut self, message: ServerMessage<Tanks>, at: Duration) {
         match message {
             ServerMessage::Welcome {
                 player_id,

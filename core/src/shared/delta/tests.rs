@@ -39,7 +39,9 @@ fn idle_and_steady_players_cost_nothing_and_changes_little() {
         compact::HEAD_BYTES + 4 + 1 + 1 + 1,
         "head, baseline tick, two empty counts, no stale mask"
     );
-    let decoded = decode(&frame, |t| (t == Tick(10)).then_some(&before[..]), &config).unwrap();
+    let decoded =
+        decode::<_, PlayerState>(&frame, |t| (t == Tick(10)).then_some(&before[..]), &config)
+            .unwrap();
     assert_eq!(decoded.players, after);
     assert_eq!(
         (decoded.server_tick, decoded.own),
@@ -69,7 +71,7 @@ fn idle_and_steady_players_cost_nothing_and_changes_little() {
         "{}",
         frame.len()
     );
-    let decoded = decode(&frame, |_| Some(&before[..]), &config).unwrap();
+    let decoded = decode::<_, PlayerState>(&frame, |_| Some(&before[..]), &config).unwrap();
     assert_eq!(decoded.players, changed);
 }
 
@@ -85,12 +87,14 @@ fn players_come_and_go() {
         player(70_000, 1.0, 0.0, 5),
     ]);
     let frame = encode(Tick(3), Tick(2), &own, &before, &after, &config);
-    let decoded = decode(&frame, |_| Some(&before[..]), &config).unwrap();
+    let decoded = decode::<_, PlayerState>(&frame, |_| Some(&before[..]), &config).unwrap();
     assert_eq!(decoded.players, after);
     // Against an empty baseline everything is new.
     let frame = encode(Tick(3), Tick(2), &own, &[], &after, &config);
     assert_eq!(
-        decode(&frame, |_| Some(&[][..]), &config).unwrap().players,
+        decode::<_, PlayerState>(&frame, |_| Some(&[][..]), &config)
+            .unwrap()
+            .players,
         after
     );
 }
@@ -102,13 +106,13 @@ fn a_baseline_not_held_is_an_error_not_a_picture() {
     let before = set(&[own, player(2, 500.0, 0.0, 100)]);
     let after = set(&[own, player(2, 510.0, 0.0, 100)]);
     let frame = encode(Tick(3), Tick(2), &own, &before, &after, &config);
-    assert!(decode::<Quantised>(&frame, |_| None, &config).is_err());
+    assert!(decode::<Quantised, PlayerState>(&frame, |_| None, &config).is_err());
     // A baseline that lacks the updated player.
     let other = set(&[own]);
-    assert!(decode(&frame, |_| Some(&other[..]), &config).is_err());
+    assert!(decode::<_, PlayerState>(&frame, |_| Some(&other[..]), &config).is_err());
     // Every cut is an error.
     for cut in 0..frame.len() {
-        assert!(decode(&frame[..cut], |_| Some(&before[..]), &config).is_err());
+        assert!(decode::<_, PlayerState>(&frame[..cut], |_| Some(&before[..]), &config).is_err());
     }
 }
 
@@ -117,7 +121,7 @@ fn the_tick_is_in_bytes_one_to_five_of_every_binary_frame() {
     let config = SimConfig::default();
     let own = player(1, 100.0, 0.0, 100);
     let full = compact::encode(Tick(77), &own, &[own], &config);
-    let delta = encode::<Quantised>(Tick(78), Tick(77), &own, &[], &[], &config);
+    let delta = encode::<Quantised, PlayerState>(Tick(78), Tick(77), &own, &[], &[], &config);
     assert_eq!(frame_tick(&full), Some(Tick(77)));
     assert_eq!(frame_tick(&delta), Some(Tick(78)));
     assert_eq!(
@@ -154,8 +158,8 @@ mod props {
             base.dedup_by_key(|(id, _)| *id);
             let mut framed = vec![DELTA];
             framed.extend_from_slice(&bytes);
-            let _ = decode(&framed, |_| Some(&base[..]), &SimConfig::default());
-            let _ = decode(&bytes, |_| Some(&base[..]), &SimConfig::default());
+            let _ = decode::<_, PlayerState>(&framed, |_| Some(&base[..]), &SimConfig::default());
+            let _ = decode::<_, PlayerState>(&bytes, |_| Some(&base[..]), &SimConfig::default());
         }
     }
 }

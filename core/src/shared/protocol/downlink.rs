@@ -14,11 +14,10 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 
 use super::{from_json, ErrorCode, ProtocolError};
-use crate::game::{EventOf, Game, Networked};
+use crate::shared::game::{EventOf, Game, Networked};
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
 use crate::shared::timing::InputTiming;
-use crate::tanks::Tanks;
 
 /// One player of a room's roster.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -31,7 +30,7 @@ pub struct RosterEntry {
 
 /// Messages the server sends.
 #[derive(Clone, Debug, PartialEq)]
-pub enum ServerMessage<G: Networked = Tanks> {
+pub enum ServerMessage<G: Networked> {
     /// The answer to `hello`: who you are and the rules of the world.
     Welcome {
         /// The joining client's player.
@@ -232,102 +231,4 @@ pub fn decode_server<G: Networked>(text: &str) -> Result<ServerMessage<G>, Proto
             message: message.into_owned(),
         },
     })
-}
-
-#[cfg(all(test, feature = "json"))]
-mod tests {
-    use glam::Vec2;
-
-    use super::*;
-    use crate::shared::combat::CombatRules;
-    use crate::shared::config::SimConfig;
-    use crate::shared::protocol::encode;
-    use crate::shared::sim::Pose;
-    use crate::shared::state::PlayerState;
-    use crate::tanks::{CombatEvent, TankSetup};
-
-    #[test]
-    fn server_messages_round_trip_bit_exactly() {
-        let mut state = PlayerState::at(
-            Tick(1201),
-            Some(Tick(17)),
-            Pose::new(Vec2::new(10.5, 0.1 + 0.2), 1.5),
-        );
-        state.id = PlayerId(3);
-        state.velocity = Some(Vec2::new(0.0, 200.0));
-        let snapshot = ServerMessage::<Tanks>::Snapshot {
-            server_tick: Tick(1201),
-            players: vec![state],
-        };
-        let text = encode(&snapshot);
-        assert!(text.starts_with(r#"{"type":"snapshot","server_tick":1201,"players":[{"id":3,"#));
-        assert_eq!(decode_server(&text), Ok(snapshot));
-        let welcome = ServerMessage::<Tanks>::Welcome {
-            player_id: PlayerId(3),
-            protocol: 1,
-            server_tick: Tick(1200),
-            tick_ms: 50,
-            room: "r1".into(),
-            setup: TankSetup {
-                config: SimConfig::default(),
-                combat: Some(CombatRules::default()),
-            },
-        };
-        assert_eq!(decode_server(&encode(&welcome)), Ok(welcome));
-        let error = ProtocolError::new(ErrorCode::RateLimited, "slow down").to_message();
-        assert_eq!(
-            encode(&error),
-            r#"{"type":"error","code":"rate_limited","message":"slow down"}"#
-        );
-    }
-
-    /// The game's parts sit in the messages as they did before the library
-    /// was generic: the setup's fields beside the library's, the events
-    /// under the game's name.
-    #[test]
-    fn the_tank_games_json_is_unchanged() {
-        let welcome = ServerMessage::<Tanks>::Welcome {
-            player_id: PlayerId(3),
-            protocol: 2,
-            server_tick: Tick(7),
-            tick_ms: 50,
-            room: "r".into(),
-            setup: TankSetup {
-                config: SimConfig {
-                    obstacles: vec![],
-                    ..SimConfig::default()
-                },
-                combat: None,
-            },
-        };
-        let text = encode(&welcome);
-        assert!(
-            text.starts_with(
-                r#"{"type":"welcome","player_id":3,"protocol":2,"server_tick":7,"tick_ms":50,"room":"r","config":{"#
-            ),
-            "{text}"
-        );
-        assert!(!text.contains("combat"), "{text}");
-        let hit = CombatEvent {
-            server_tick: Tick(9),
-            attacker: PlayerId(1),
-            target: PlayerId(2),
-            damage: 20,
-            hp: 80,
-            killed: false,
-            from: Vec2::new(1.0, 2.0),
-            to: Vec2::new(3.0, 4.0),
-        };
-        let events = ServerMessage::<Tanks>::Events { events: vec![hit] };
-        let text = encode(&events);
-        assert_eq!(
-            text,
-            r#"{"type":"combat","events":[{"server_tick":9,"attacker":1,"target":2,"damage":20,"hp":80,"killed":false,"from":[1.0,2.0],"to":[3.0,4.0]}]}"#
-        );
-        assert_eq!(decode_server(&text), Ok(events));
-        // Another type is not taken for the events, nor a broken message.
-        let other = text.replace("combat", "hits");
-        assert!(decode_server::<Tanks>(&other).is_err());
-        assert!(decode_server::<Tanks>(r#"{"type":"combat"}"#).is_err());
-    }
 }

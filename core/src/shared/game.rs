@@ -24,7 +24,8 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::shared::bytes::Codec;
+use crate::shared::bytes::{Codec, ReadError, Reader, Writer};
+use crate::shared::fields::Fields;
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
 
@@ -226,24 +227,62 @@ pub trait Applied: Clone + Debug + PartialEq {
     fn target(&self) -> PlayerId;
 }
 
+/// A player's own state as it travels to that player: exactly (it is the
+/// baseline the client replays from), after the library's id, tick and
+/// acknowledgement.
+pub trait OwnState: Replicated + Serialize + DeserializeOwned {
+    /// Bytes its binary form takes, about (for buffer sizes and byte
+    /// budgets).
+    const BYTES: usize;
+
+    /// Whose state it is.
+    fn id(&self) -> PlayerId;
+
+    /// The tick it is at and the newest input it includes.
+    fn stamp(&self) -> Stamp;
+
+    /// Appends the game's part, exactly (floats bit for bit).
+    fn write(&self, w: &mut Writer);
+
+    /// Reads what [`OwnState::write`] wrote, as player `id`'s state at
+    /// `stamp`.
+    ///
+    /// # Errors
+    /// Bytes that end early or do not form a state.
+    fn read(id: PlayerId, stamp: Stamp, r: &mut Reader<'_>) -> Result<Self, ReadError>;
+}
+
 /// How a game travels between the server and its clients, beyond its
 /// inputs ([`crate::Wired`]): what a joiner is told in `welcome`, its own
 /// state and its events in JSON (for JSON clients) and in binary (for
-/// clients that speak binary all the way).
-pub trait Networked:
-    Game<Own: Replicated<Event: Serialize + DeserializeOwned + Codec> + Serialize + DeserializeOwned>
-{
+/// clients that speak binary all the way), and the other players' states
+/// as snapshots carry them (quantised [`Fields`]).
+pub trait Networked: Game<Own: OwnState<Event: Serialize + DeserializeOwned + Codec>> {
     /// What `welcome` tells a joiner of the world beyond the library's
     /// fields (player, protocol, tick, tick length, room): at least the
     /// configuration the client must predict with. In JSON its fields sit
     /// beside the library's; in binary it follows them.
     type Setup: Clone + Debug + PartialEq + Serialize + DeserializeOwned + Codec;
 
+    /// Another player's state as binary snapshots carry it.
+    type Entity: Fields<Config = Self::Config>;
+
     /// The `type` of the JSON message carrying a tick's events.
     const EVENTS: &'static str;
 
     /// The configuration a setup gives the client.
     fn config(setup: &Self::Setup) -> &Self::Config;
+
+    /// `own` as binary snapshots carry another player's state.
+    fn quantise(own: &Self::Own, config: &Self::Config) -> Self::Entity;
+
+    /// The state `entity` stands for, as player `id`'s at `tick`.
+    fn dequantise(
+        entity: &Self::Entity,
+        id: PlayerId,
+        tick: Tick,
+        config: &Self::Config,
+    ) -> Self::Own;
 }
 
 /// What changes a player's state of game `G` between snapshots, sent once
