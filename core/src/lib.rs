@@ -66,9 +66,11 @@ pub use client::smoothing::{
 };
 pub use client::timeline::RemoteTimeline;
 pub use server::interest::{InterestConfig, KEPT_FRAMES};
-pub use server::record::{open_room, RoomCall, RoomCalls, RoomConfigError, RoomEnd, RoomRecorder};
+pub use server::record::{
+    open_room, open_room_of, RoomCall, RoomCalls, RoomConfigError, RoomEnd, RoomRecorder,
+};
 pub use server::replay::{
-    replay_room, replay_room_for, RoomDivergence, RoomReplayError, RoomSummary,
+    replay_room, replay_room_for, replay_room_of, RoomDivergence, RoomReplayError, RoomSummary,
 };
 pub use server::room::{place, Outbox, Placement, Room, RoomConfig, RoomStats, Seating};
 pub use server::world::{
@@ -108,6 +110,6 @@ pub use harness::{first_divergence, trace, Harness};
 pub use shared::game::{
     Applied, EventOf, Game, Networked, Offset, OwnState, Replicated, Size, Stamp, Visual,
 };
-pub use tanks::{Arena, CombatEvent, PoseOffset, Tank, TankSetup, Tanks};
+pub use tanks::{Arena, CombatEvent, PoseOffset, Tank, TankSettings, TankSetup, Tanks};
 
 pub use glam::Vec2;

@@ -14,7 +14,7 @@ mod wire;
 pub(crate) mod world;
 
 pub use wire::{CombatEvent, TankSetup};
-pub use world::{Arena, Tank};
+pub use world::{Arena, Tank, TankSettings};
 
 use std::time::Duration;
 

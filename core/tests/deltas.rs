@@ -21,10 +21,12 @@ fn room(sim: SimConfig, interest: InterestConfig) -> Room {
     Room::new(RoomConfig {
         name: "deltas".into(),
         capacity: 64,
-        sim,
+        game: skirmish_core::TankSettings {
+            sim,
+            ..Default::default()
+        },
         seed: 11,
         interest,
-        ..RoomConfig::default()
     })
 }
 

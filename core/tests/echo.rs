@@ -32,7 +32,7 @@ fn binary(frame: &Frame) -> &[u8] {
 
 #[test]
 fn only_compact_seats_on_datagrams_get_an_echo_and_it_repeats_the_head() {
-    let mut room = Room::new(RoomConfig::default());
+    let mut room = Room::<skirmish_core::Tanks>::new(RoomConfig::<skirmish_core::Tanks>::default());
     let mut out = Outbox::new();
     room.join(ME, "me", seating(Encoding::Compact, true), &mut out)
         .expect("a seat");
@@ -70,7 +70,7 @@ fn only_compact_seats_on_datagrams_get_an_echo_and_it_repeats_the_head() {
 
 #[test]
 fn an_echo_decodes_only_as_itself() {
-    let mut room = Room::new(RoomConfig::default());
+    let mut room = Room::<skirmish_core::Tanks>::new(RoomConfig::<skirmish_core::Tanks>::default());
     let mut out = Outbox::new();
     room.join(ME, "me", seating(Encoding::Compact, true), &mut out)
         .expect("a seat");

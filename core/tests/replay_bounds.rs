@@ -66,7 +66,8 @@ fn play(
     config: SessionConfig,
     frames: impl IntoIterator<Item = Duration>,
 ) -> (Vec<u8>, Vec<u8>, u64) {
-    let mut room = Room::recorded(RoomConfig::default());
+    let mut room =
+        Room::<skirmish_core::Tanks>::recorded(RoomConfig::<skirmish_core::Tanks>::default());
     let mut out = Outbox::new();
     let id = PlayerId(1);
     let mut session = ClientSession::recorded(config, usize::MAX);
@@ -261,12 +262,12 @@ fn hostile_room_configurations_are_refused() {
             |c| c.capacity = 1_000_000_000_000,
             "capacity",
         ),
-        ("tick of 0 ms", |c| c.sim.tick_ms = 0, "tick_ms"),
+        ("tick of 0 ms", |c| c.game.sim.tick_ms = 0, "tick_ms"),
         (
             "history of 49 days",
             |c| {
-                c.sim.tick_ms = 1;
-                c.rules.history_ms = u32::MAX;
+                c.game.sim.tick_ms = 1;
+                c.game.rules.history_ms = u32::MAX;
             },
             "history",
         ),
@@ -280,8 +281,8 @@ fn hostile_room_configurations_are_refused() {
             |c| c.interest.radius = Some(1e-30),
             "radius",
         ),
-        ("arena of 10^30", |c| c.sim.arena.x = 1e30, "arena"),
-        ("a negative range", |c| c.rules.range = -1.0, "range"),
+        ("arena of 10^30", |c| c.game.sim.arena.x = 1e30, "arena"),
+        ("a negative range", |c| c.game.rules.range = -1.0, "range"),
         ("no name", |c| c.name = String::new(), "name"),
     ];
     for (name, change, named) in cases {
@@ -295,14 +296,14 @@ fn hostile_room_configurations_are_refused() {
 /// What the server, its benchmarks and the tests run with passes.
 #[test]
 fn usual_room_configurations_validate() {
-    let mut bench = RoomConfig {
+    let mut bench: RoomConfig = RoomConfig {
         capacity: 800,
         ..RoomConfig::default()
     };
-    bench.sim.arena = skirmish_core::Vec2::new(8000.0, 8000.0);
+    bench.game.sim.arena = skirmish_core::Vec2::new(8000.0, 8000.0);
     bench.interest.radius = Some(1000.0);
-    let mut fast = RoomConfig::default();
-    fast.sim.tick_ms = 1;
+    let mut fast: RoomConfig = RoomConfig::default();
+    fast.game.sim.tick_ms = 1;
     for config in [RoomConfig::default(), bench, fast] {
         assert_eq!(config.validate(), Ok(()), "{config:?}");
     }
@@ -535,9 +536,9 @@ proptest! {
     ) {
         let bytes = with_room_config(&recorded().1, |c| {
             c.capacity = capacity;
-            c.sim.tick_ms = tick_ms;
-            c.sim.arena.x = arena;
-            c.rules.history_ms = history_ms;
+            c.game.sim.tick_ms = tick_ms;
+            c.game.sim.arena.x = arena;
+            c.game.rules.history_ms = history_ms;
             c.interest.radius = radius;
         });
         let started = Instant::now();

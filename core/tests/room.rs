@@ -20,7 +20,10 @@ fn room(capacity: usize, sim: SimConfig) -> Room {
     Room::new(RoomConfig {
         name: "arena".into(),
         capacity,
-        sim,
+        game: skirmish_core::TankSettings {
+            sim,
+            ..Default::default()
+        },
         seed: 7,
         ..RoomConfig::default()
     })

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser};
-use skirmish_core::{InterestConfig, RoomConfig, SimConfig, Vec2, MAX_FRAME_BYTES};
+use skirmish_core::{InterestConfig, RoomConfig, SimConfig, TankSettings, Vec2, MAX_FRAME_BYTES};
 
 /// How the server runs.
 #[derive(Clone, Debug, Parser)]
@@ -181,10 +181,12 @@ impl RoomSettings {
         RoomConfig {
             name: name.to_string(),
             capacity: self.capacity,
-            sim: self.sim(),
+            game: TankSettings {
+                sim: self.sim(),
+                ..TankSettings::default()
+            },
             seed: self.seed.wrapping_add(number),
             interest: self.interest(),
-            ..RoomConfig::default()
         }
     }
 

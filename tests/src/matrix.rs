@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use skirmish_core::{CombatRules, Encoding, LinkConditions, Pose, RoomConfig, Vec2};
+use skirmish_core::{CombatRules, Encoding, LinkConditions, Pose, RoomConfig, TankSettings, Vec2};
 
 use crate::open_arena;
 use crate::scenario::{link, percentile, ClientClock, NetScript};
@@ -317,8 +317,7 @@ pub fn fairness(net: LinkConditions, seed: u64, secs: u64) -> Fairness {
         ..CombatRules::default()
     };
     let mut s = Stepper::with_room(RoomConfig {
-        sim,
-        rules,
+        game: TankSettings { sim, rules },
         seed,
         capacity: 2,
         ..RoomConfig::default()

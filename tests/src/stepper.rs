@@ -28,7 +28,7 @@ use std::time::Duration;
 use skirmish_core::{
     ClientMessage, Conditioner, Delivery, Encoding, PlayerId, SimConfig, Tick, World,
 };
-use skirmish_core::{ClientSession, Incoming, SessionConfig, SessionEvent};
+use skirmish_core::{ClientSession, Incoming, SessionConfig, SessionEvent, TankSettings};
 use skirmish_core::{Frame, Outbox, Room, RoomConfig, Seating, PROTOCOL_VERSION};
 use skirmish_core::{LinkConditions, Vec2};
 
@@ -201,7 +201,10 @@ impl Stepper {
         Stepper::with_room(RoomConfig {
             name: "stepper".into(),
             capacity: usize::MAX,
-            sim,
+            game: TankSettings {
+                sim,
+                ..TankSettings::default()
+            },
             seed,
             ..RoomConfig::default()
         })

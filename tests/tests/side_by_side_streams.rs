@@ -33,7 +33,8 @@ const OTHERS: u32 = 24;
 /// [`OTHERS`] idle players, one frame per tick; both recordings, and the
 /// bytes the room sent `rec`.
 fn play(seconds: u64) -> (Vec<u8>, Vec<u8>, usize) {
-    let mut room = Room::recorded(RoomConfig::default());
+    let mut room =
+        Room::<skirmish_core::Tanks>::recorded(RoomConfig::<skirmish_core::Tanks>::default());
     let mut out = Outbox::new();
     let json = Seating {
         encoding: Encoding::Json,

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use crate::client::conditioner::{Delivery, LinkConditions};
 use crate::client::session::{Controls, SessionConfig, SessionEvent, Toggles, View};
+use crate::shared::protocol::GameId;
 use crate::shared::record::{FormatError, Kind, Reader, StateHash, TimeCoder, Writer};
 use crate::shared::sim::Pose;
 use crate::shared::tick::Tick;
@@ -93,7 +94,7 @@ impl ClientRecorder {
     pub fn new(config: &SessionConfig, limit: usize) -> ClientRecorder {
         let mut header = Writer::default();
         write_config(&mut header, config);
-        let w = Writer::with_header(Kind::Client, &header.bytes);
+        let w = Writer::with_header(Kind::Client, &GameId::this_build(), &header.bytes);
         ClientRecorder {
             full: w.bytes.len() >= limit,
             w,
@@ -325,7 +326,7 @@ pub struct Calls<'a> {
 /// Not a client recording, another version, or a damaged header or
 /// configuration.
 pub fn open_client(bytes: &[u8]) -> Result<(SessionConfig, Calls<'_>), FormatError> {
-    let (header, r) = Reader::open(bytes, Kind::Client)?;
+    let (header, r) = Reader::open(bytes, Kind::Client, &GameId::this_build())?;
     // The configuration is the header's last field: its bytes end where
     // the records start.
     let start = r.offset() - header.config.len();

@@ -32,12 +32,11 @@ use glam::Vec2;
 
 pub(crate) use frames::SentFrame;
 
-use crate::shared::compact::HEAD_BYTES;
-use crate::shared::config::SimConfig;
+use crate::shared::compact::LIBRARY_HEAD_BYTES;
 use crate::shared::delta::Entity;
-use crate::shared::state::{PlayerId, PlayerState};
+use crate::shared::fields::Fields;
+use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
-use crate::tanks::CombatEvent;
 
 /// How many sent frames (and room ticks) are kept to build deltas on.
 pub const KEPT_FRAMES: usize = 32;
@@ -78,17 +77,28 @@ impl Default for InterestConfig {
 }
 
 /// What the room remembers of one binary client that acknowledges.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Viewer {
+#[derive(Clone, Debug)]
+pub(crate) struct Viewer<F> {
     acked: Option<Tick>,
     /// Frames sent since the acknowledged one (included), oldest first.
-    sent: VecDeque<Arc<SentFrame>>,
+    sent: VecDeque<Arc<SentFrame<F>>>,
     in_view: BTreeSet<PlayerId>,
     /// Players this one hit or was hit by, until a tick.
     partners: BTreeMap<PlayerId, Tick>,
 }
 
-impl Viewer {
+impl<F> Default for Viewer<F> {
+    fn default() -> Self {
+        Viewer {
+            acked: None,
+            sent: VecDeque::new(),
+            in_view: BTreeSet::new(),
+            partners: BTreeMap::new(),
+        }
+    }
+}
+
+impl<F> Viewer<F> {
     /// The client decoded the snapshot of `tick` (never later than `now`).
     pub(crate) fn acknowledge(&mut self, tick: Tick, now: Tick) {
         if tick > now || self.acked.is_some_and(|a| tick <= a) {
@@ -101,26 +111,32 @@ impl Viewer {
     }
 
     /// The frame to build on: the acknowledged one, if still kept.
-    pub(crate) fn baseline(&self) -> Option<&Arc<SentFrame>> {
+    pub(crate) fn baseline(&self) -> Option<&Arc<SentFrame<F>>> {
         let acked = self.acked?;
         self.sent.iter().find(|s| s.tick == acked)
     }
 
     /// Remembers a frame sent.
-    pub(crate) fn record(&mut self, sent: Arc<SentFrame>) {
+    pub(crate) fn record(&mut self, sent: Arc<SentFrame<F>>) {
         if self.sent.len() >= KEPT_FRAMES {
             self.sent.pop_front();
         }
         self.sent.push_back(sent);
     }
 
-    /// Remembers who `me` fought this tick.
-    pub(crate) fn note_combat(&mut self, me: PlayerId, events: &[CombatEvent], until: Tick) {
-        for e in events {
-            let other = if e.attacker == me {
-                e.target
-            } else if e.target == me {
-                e.attacker
+    /// Remembers whom this tick's events paired `me` with (the tank
+    /// game's: whom it hit or was hit by).
+    pub(crate) fn note_partners(
+        &mut self,
+        me: PlayerId,
+        pairs: &[(PlayerId, PlayerId)],
+        until: Tick,
+    ) {
+        for &(a, b) in pairs {
+            let other = if a == me {
+                b
+            } else if b == me {
+                a
             } else {
                 continue;
             };
@@ -130,32 +146,40 @@ impl Viewer {
 }
 
 /// The room's truth at recent ticks, quantised, for complete baselines.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Truths {
-    ring: VecDeque<(Tick, Vec<Entity>)>,
+#[derive(Clone, Debug)]
+pub(crate) struct Truths<F> {
+    ring: VecDeque<(Tick, Vec<Entity<F>>)>,
 }
 
-impl Truths {
-    pub(crate) fn push(&mut self, tick: Tick, set: Vec<Entity>) {
+impl<F> Default for Truths<F> {
+    fn default() -> Self {
+        Truths {
+            ring: VecDeque::new(),
+        }
+    }
+}
+
+impl<F: Fields> Truths<F> {
+    pub(crate) fn push(&mut self, tick: Tick, set: Vec<Entity<F>>) {
         if self.ring.len() >= KEPT_FRAMES {
             self.ring.pop_front();
         }
         self.ring.push_back((tick, set));
     }
 
-    pub(crate) fn get(&self, tick: Tick) -> Option<&[Entity]> {
+    pub(crate) fn get(&self, tick: Tick) -> Option<&[Entity<F>]> {
         self.ring
             .iter()
             .find(|(t, _)| *t == tick)
             .map(|(_, s)| &s[..])
     }
 
-    pub(crate) fn newest(&self) -> Option<&[Entity]> {
+    pub(crate) fn newest(&self) -> Option<&[Entity<F>]> {
         self.ring.back().map(|(_, s)| &s[..])
     }
 
     /// The set a sent frame stood for.
-    pub(crate) fn set_of<'a>(&'a self, sent: &'a SentFrame) -> Option<&'a [Entity]> {
+    pub(crate) fn set_of<'a>(&'a self, sent: &'a SentFrame<F>) -> Option<&'a [Entity<F>]> {
         match sent.partial() {
             Some(partial) => Some(partial),
             None => self.get(sent.tick),
@@ -172,19 +196,20 @@ pub(crate) struct Grid {
 }
 
 impl Grid {
-    /// The players of `states` (by index) in cells of `cell` units.
-    pub(crate) fn new(states: &[PlayerState], cell: f32, arena: Vec2) -> Grid {
+    /// The players at `positions` (by index) in cells of `cell` units over
+    /// a world of `extent`.
+    pub(crate) fn new(positions: &[Vec2], cell: f32, extent: Vec2) -> Grid {
         let cell = cell.max(1.0);
-        let columns = ((arena.x / cell).ceil() as usize).clamp(1, 1024);
-        let rows = ((arena.y / cell).ceil() as usize).clamp(1, 1024);
+        let columns = ((extent.x / cell).ceil() as usize).clamp(1, 1024);
+        let rows = ((extent.y / cell).ceil() as usize).clamp(1, 1024);
         let mut grid = Grid {
             cell,
             columns,
             rows,
             cells: vec![Vec::new(); columns * rows],
         };
-        for (i, s) in states.iter().enumerate() {
-            let (c, r) = grid.cell_of(s.position);
+        for (i, p) in positions.iter().enumerate() {
+            let (c, r) = grid.cell_of(*p);
             grid.cells[r * columns + c].push(i);
         }
         grid
@@ -209,53 +234,64 @@ impl Grid {
     }
 }
 
-/// Everything a viewer's frame is built from this tick.
-pub(crate) struct Scene<'a> {
+/// Everything a viewer's frame is built from this tick: every player's
+/// quantised truth, position and speed, by index, in id order.
+pub(crate) struct Scene<'a, F: Fields> {
     pub(crate) tick: Tick,
-    pub(crate) states: &'a [PlayerState],
-    pub(crate) truth: &'a [Entity],
+    pub(crate) truth: &'a [Entity<F>],
+    pub(crate) positions: &'a [Vec2],
     pub(crate) grid: Option<&'a Grid>,
-    pub(crate) sim: &'a SimConfig,
+    /// What the entities' motion is predicted with.
+    pub(crate) fields: &'a F::Config,
+    /// How far nearness counts without an interest radius (the world's
+    /// diagonal).
+    pub(crate) reach: f32,
     pub(crate) config: &'a InterestConfig,
     /// Each player's speed as a fraction of the top speed (at most 1).
     pub(crate) speed: Vec<f32>,
 }
 
-impl Viewer {
+impl<F> Viewer<F> {
     /// Who `me` (at index `at` of the scene's states) sees this tick, in id
     /// order, updating the hysteresis; `None` when it sees everyone.
-    pub(crate) fn view(&mut self, me: usize, scene: &Scene<'_>) -> Option<Vec<usize>> {
+    pub(crate) fn view(&mut self, me: usize, scene: &Scene<'_, F>) -> Option<Vec<usize>>
+    where
+        F: Fields,
+    {
         let (Some(radius), Some(grid)) = (scene.config.radius, scene.grid) else {
             return None;
         };
-        let me_state = &scene.states[me];
+        let here = scene.positions[me];
         self.partners.retain(|_, until| *until >= scene.tick);
         let keep = radius + scene.config.margin;
         let mut near = Vec::new();
-        grid.near(me_state.position, keep, &mut near);
+        grid.near(here, keep, &mut near);
         let mut seen: Vec<usize> = near
             .into_iter()
             .filter(|&i| {
-                let s = &scene.states[i];
-                let d = s.position.distance(me_state.position);
+                let id = scene.truth[i].0;
+                let d = scene.positions[i].distance(here);
                 i == me
                     || d <= radius
-                    || (d <= keep && self.in_view.contains(&s.id))
-                    || self.partners.contains_key(&s.id)
+                    || (d <= keep && self.in_view.contains(&id))
+                    || self.partners.contains_key(&id)
             })
             .collect();
         // Partners out of the grid's reach.
         for id in self.partners.keys() {
-            if let Ok(i) = scene.states.binary_search_by_key(id, |s| s.id) {
+            if let Ok(i) = scene.truth.binary_search_by_key(id, |(i, _)| *i) {
                 seen.push(i);
             }
         }
         seen.sort_unstable();
         seen.dedup();
-        self.in_view = seen.iter().map(|&i| scene.states[i].id).collect();
+        self.in_view = seen.iter().map(|&i| scene.truth[i].0).collect();
         Some(seen)
     }
 }
 
-/// Bytes a delta frame spends before its body.
-pub(crate) const DELTA_HEAD_BYTES: usize = HEAD_BYTES + 4;
+/// Bytes a delta frame spends before its body, with an own state of
+/// `own` bytes.
+pub(crate) const fn delta_head_bytes(own: usize) -> usize {
+    LIBRARY_HEAD_BYTES + own + 4
+}

@@ -6,16 +6,22 @@
 
 use std::time::Duration;
 
+use std::marker::PhantomData;
+
+use serde::de::DeserializeOwned;
+
 use crate::server::room::{Outbox, RoomConfig, Seating};
-use crate::shared::config::ConfigError;
+use crate::server::world::ServerGame;
 use crate::shared::protocol::{
     check_inputs, check_room_name, decode_client, decode_client_frame, encode, ClientMessage,
-    Encoding, Frame, MAX_ROOM_CHARS,
+    Encoding, Frame, GameId, MAX_ROOM_CHARS,
 };
 use crate::shared::protocol::{from_json, WireInput, MAX_INPUTS_PER_MESSAGE};
 use crate::shared::record::{FormatError, Kind, Reader, StateHash, Writer};
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
+use crate::shared::wired::{Wired, GAME_BITS};
+use crate::tanks::Tanks;
 
 const JOIN: u8 = 1;
 const LEAVE: u8 = 2;
@@ -27,6 +33,8 @@ const FRAME: u8 = 7;
 /// An input message with its sequence number (format 3): as [`INPUT`],
 /// the number after the acknowledgement.
 const NUMBERED_INPUT: u8 = 8;
+/// An input's head bit: its view follows (an `f64`, exactly).
+const VIEW: u8 = 0x20;
 
 /// How a recorded room ended, as its last record says (format 2 on).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,15 +49,16 @@ pub enum RoomEnd {
     Failed(String),
 }
 
-/// One call into a room, as recorded.
+/// One call into a room, as recorded (of a game whose inputs travel as
+/// `W`).
 #[derive(Clone, Debug, PartialEq)]
-pub enum RoomCall {
+pub enum RoomCall<W = WireInput> {
     /// `join(id, name, seating)`.
     Join(PlayerId, String, Seating),
     /// `leave(id)`.
     Leave(PlayerId),
     /// `receive_at(id, message, since)`.
-    Message(PlayerId, ClientMessage, Duration),
+    Message(PlayerId, ClientMessage<W>, Duration),
     /// `tick()`, with the hash of what the room sent up to it.
     Tick(u64),
     /// The room ended; nothing follows.
@@ -66,10 +75,10 @@ pub struct RoomRecorder {
 impl RoomRecorder {
     /// A recorder of a room set up with `config` (the header is the first
     /// bytes to take), and the configuration as the replay will read it.
-    pub fn new(config: RoomConfig) -> (RoomRecorder, RoomConfig) {
+    pub fn new<G: ServerGame>(config: RoomConfig<G>) -> (RoomRecorder, RoomConfig<G>) {
         let json = encode(&config);
         let config = from_json(&json).unwrap_or(config);
-        let w = Writer::with_header(Kind::Room, json.as_bytes());
+        let w = Writer::with_header(Kind::Room, &GameId::of::<G>(), json.as_bytes());
         let recorder = RoomRecorder {
             w,
             sent: StateHash::default(),
@@ -103,7 +112,12 @@ impl RoomRecorder {
         self.w.varint(u64::from(id.0));
     }
 
-    pub(crate) fn message(&mut self, id: PlayerId, message: &ClientMessage, since: Duration) {
+    pub(crate) fn message<W: Wired + serde::Serialize>(
+        &mut self,
+        id: PlayerId,
+        message: &ClientMessage<W>,
+        since: Duration,
+    ) {
         write_message(&mut self.w, id, message, since);
     }
 
@@ -159,7 +173,12 @@ pub(crate) fn fold_sent(h: &mut StateHash, out: &Outbox, frames: usize, deliveri
     }
 }
 
-fn write_message(w: &mut Writer, id: PlayerId, message: &ClientMessage, since: Duration) {
+fn write_message<W: Wired + serde::Serialize>(
+    w: &mut Writer,
+    id: PlayerId,
+    message: &ClientMessage<W>,
+    since: Duration,
+) {
     let since = u64::try_from(since.as_nanos()).unwrap_or(u64::MAX);
     match message {
         ClientMessage::Input {
@@ -175,12 +194,15 @@ fn write_message(w: &mut Writer, id: PlayerId, message: &ClientMessage, since: D
                 w.varint(u64::from(*seq));
             }
             w.varint(inputs.len() as u64);
+            let mut game = Vec::new();
             for input in inputs {
-                w.varint(u64::from(input.tick.0));
-                w.f32(input.turn);
-                w.f32(input.throttle);
-                w.u8(u8::from(input.fire) | u8::from(input.view_tick.is_some()) << 1);
-                if let Some(v) = input.view_tick {
+                w.varint(u64::from(input.tick().0));
+                game.clear();
+                let bits = input.write_bits(&mut game) & GAME_BITS;
+                let view = input.view_tick();
+                w.u8(bits | if view.is_some() { VIEW } else { 0 });
+                w.bytes.extend_from_slice(&game);
+                if let Some(v) = view {
                     w.f64(v);
                 }
             }
@@ -195,20 +217,33 @@ fn write_message(w: &mut Writer, id: PlayerId, message: &ClientMessage, since: D
 }
 
 /// The calls of a room recording, each with its byte offset; ends at the
-/// first damaged record (with its error).
+/// first damaged record (with its error). Inputs read as `W`.
 #[derive(Clone, Debug)]
-pub struct RoomCalls<'a> {
+pub struct RoomCalls<'a, W = WireInput> {
     r: Reader<'a>,
     failed: bool,
+    inputs: PhantomData<W>,
 }
 
-/// Opens a room recording: the room's configuration and its calls.
+/// Opens a room recording of the tank game: the room's configuration and
+/// its calls ([`open_room_of`] for any game).
 ///
 /// # Errors
-/// Not a room recording, another version, or a damaged header.
+/// Not a room recording, another game or version, or a damaged header.
 pub fn open_room(bytes: &[u8]) -> Result<(RoomConfig, RoomCalls<'_>), FormatError> {
-    let (header, r) = Reader::open(bytes, Kind::Room)?;
-    let config: RoomConfig = std::str::from_utf8(&header.config)
+    open_room_of::<Tanks>(bytes)
+}
+
+/// Opens a room recording of game `G`: the room's configuration and its
+/// calls.
+///
+/// # Errors
+/// Not a room recording, another game or version, or a damaged header.
+pub fn open_room_of<G: ServerGame>(
+    bytes: &[u8],
+) -> Result<(RoomConfig<G>, RoomCalls<'_, G::Wire>), FormatError> {
+    let (header, r) = Reader::open(bytes, Kind::Room, &GameId::of::<G>())?;
+    let config: RoomConfig<G> = std::str::from_utf8(&header.config)
         .map_err(|e| e.to_string())
         .and_then(from_json)
         .map_err(|e| FormatError::Damaged {
@@ -219,20 +254,20 @@ pub fn open_room(bytes: &[u8]) -> Result<(RoomConfig, RoomCalls<'_>), FormatErro
         offset: 0,
         what: format!("the room configuration: {e}"),
     })?;
-    Ok((config, RoomCalls { r, failed: false }))
+    Ok((
+        config,
+        RoomCalls {
+            r,
+            failed: false,
+            inputs: PhantomData,
+        },
+    ))
 }
 
 /// The most seats a room may have: past the 800 players the benchmarks
 /// run (`docs/BENCHMARKS.md`; 400 to 800 is what a room affords at
 /// 20 Hz). A tick's work grows with the square of the players.
 const MOST_SEATS: usize = 1024;
-
-/// The most poses a player's history may keep (`history_ms` over the
-/// cadence): a minute at 50 ms.
-const MOST_HISTORY_TICKS: u32 = 1200;
-
-/// The largest side of an arena, as the server's `--arena` allows.
-const LARGEST_ARENA: f32 = 1_000_000.0;
 
 /// The interest grid's cells across the arena's larger side at most: the
 /// radius (the cell's size) is at least that side over this. The grid is
@@ -245,9 +280,9 @@ pub enum RoomConfigError {
     /// The room's name is not one a client could ask for.
     #[error("the name {0:?} is not 1 to {MAX_ROOM_CHARS} printable characters")]
     Name(String),
-    /// The movement constants do not validate.
-    #[error("the movement constants: {0}")]
-    Sim(#[from] ConfigError),
+    /// The game's settings do not check ([`ServerGame::check`]).
+    #[error("{0}")]
+    Game(String),
     /// A number is outside what a room can run with.
     #[error("{what} of {value} (must be {range})")]
     OutOfRange {
@@ -260,16 +295,17 @@ pub enum RoomConfigError {
     },
 }
 
-impl RoomConfig {
+impl<G: ServerGame> RoomConfig<G> {
     /// Checks that a room can run with this configuration, each call in
     /// bounded time and memory, as one read from an untrusted file (a
-    /// recording's header) must: the movement constants as
-    /// [`SimConfig::validate`](crate::SimConfig::validate) checks them
-    /// (a cadence of 1 to 1000 ms) in an arena of at most 10^6 units a
-    /// side; combat rules with a usable range and at most 1200 poses of
-    /// history (a minute at 50 ms); at most 1024 seats; an interest radius
-    /// of at least 1/64 of the arena's larger side (a grid of at most
-    /// 64 x 64 cells) and a finite margin.
+    /// recording's header) must: the game's settings as [`ServerGame::check`]
+    /// checks them (the tank game's: the movement constants as
+    /// [`SimConfig::validate`](crate::SimConfig::validate) checks them, a
+    /// cadence of 1 to 1000 ms, in an arena of at most 10^6 units a side;
+    /// combat rules with a usable range and at most 1200 poses of history,
+    /// a minute at 50 ms); at most 1024 seats; an interest radius of at
+    /// least 1/64 of the world's larger side (a grid of at most 64 x 64
+    /// cells) and a finite margin.
     ///
     /// # Errors
     /// The first problem found.
@@ -284,25 +320,9 @@ impl RoomConfig {
             let range = format!("at most {MOST_SEATS} seats");
             return out("a capacity", self.capacity.to_string(), range);
         }
-        self.sim.validate()?;
-        let arena = self.sim.arena;
-        if arena.max_element() > LARGEST_ARENA {
-            let range = format!("at most {LARGEST_ARENA} units a side");
-            return out("an arena", arena.to_string(), range);
-        }
-        if !self.rules.is_valid() {
-            let range = "finite and not negative".to_string();
-            return out("a shot range", self.rules.range.to_string(), range);
-        }
-        let poses = self.rules.history_ms / self.sim.tick_ms;
-        if poses > MOST_HISTORY_TICKS {
-            let value = format!("{} ms ({poses} ticks)", self.rules.history_ms);
-            return out(
-                "a pose history",
-                value,
-                format!("at most {MOST_HISTORY_TICKS} ticks"),
-            );
-        }
+        G::check(&self.game).map_err(RoomConfigError::Game)?;
+        let (config, _) = G::start(&self.game);
+        let arena = G::extent(&config);
         let interest = &self.interest;
         let least = arena.max_element() / MOST_GRID_CELLS;
         if let Some(radius) = interest.radius.filter(|r| !(r.is_finite() && *r >= least)) {
@@ -351,7 +371,7 @@ fn read_seating(r: &mut Reader<'_>) -> Result<Seating, FormatError> {
 }
 
 /// Reads one room record.
-fn read_call(r: &mut Reader<'_>) -> Result<RoomCall, FormatError> {
+fn read_call<W: Wired + DeserializeOwned>(r: &mut Reader<'_>) -> Result<RoomCall<W>, FormatError> {
     let tag = r.u8()?;
     Ok(match tag {
         JOIN => {
@@ -387,15 +407,17 @@ fn read_call(r: &mut Reader<'_>) -> Result<RoomCall, FormatError> {
             for _ in 0..count {
                 let tick = r.varint()?;
                 let tick = Tick(u32::try_from(tick).map_err(|_| r.damaged("a tick past u32"))?);
-                let (turn, throttle, flags) = (r.f32()?, r.f32()?, r.u8()?);
-                let view_tick = if flags & 2 != 0 { Some(r.f64()?) } else { None };
-                inputs.push(WireInput {
-                    tick,
-                    turn,
-                    throttle,
-                    fire: flags & 1 != 0,
-                    view_tick,
-                });
+                let head = r.u8()?;
+                if head & !(GAME_BITS | VIEW) != 0 {
+                    return Err(r.damaged(format!("an input head of {head:#04x}")));
+                }
+                let input = W::read_bits(head & GAME_BITS, r, tick)?;
+                let view_tick = if head & VIEW != 0 {
+                    Some(r.f64()?)
+                } else {
+                    None
+                };
+                inputs.push(input.with_view(view_tick));
             }
             // The server only ever handed the room inputs that passed
             // these checks: anything else is damage.
@@ -456,15 +478,15 @@ fn read_call(r: &mut Reader<'_>) -> Result<RoomCall, FormatError> {
     })
 }
 
-impl RoomCalls<'_> {
+impl<W> RoomCalls<'_, W> {
     /// Where the next record starts.
     pub fn offset(&self) -> usize {
         self.r.offset()
     }
 }
 
-impl Iterator for RoomCalls<'_> {
-    type Item = Result<(usize, RoomCall), FormatError>;
+impl<W: Wired + DeserializeOwned> Iterator for RoomCalls<'_, W> {
+    type Item = Result<(usize, RoomCall<W>), FormatError>;
 
     fn next(&mut self) -> Option<Self::Item> {
         self.r.next_record(&mut self.failed, read_call)

@@ -10,10 +10,12 @@
 
 use std::collections::VecDeque;
 
-use crate::server::record::{open_room, RoomCall, RoomEnd};
+use crate::server::record::{open_room_of, RoomCall, RoomEnd};
 use crate::server::room::{Outbox, Room};
+use crate::server::world::ServerGame;
 use crate::shared::protocol::Frame;
 use crate::shared::record::FormatError;
+use crate::tanks::Tanks;
 
 /// What a room replay went through.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -72,7 +74,7 @@ pub enum RoomReplayError {
     Diverged(Box<RoomDivergence>),
 }
 
-fn describe(offset: usize, call: &RoomCall) -> String {
+fn describe<W: std::fmt::Debug + serde::Serialize>(offset: usize, call: &RoomCall<W>) -> String {
     let what = match call {
         RoomCall::Message(id, message, since) => {
             let text = crate::shared::protocol::encode(message);
@@ -104,14 +106,25 @@ pub fn replay_room(bytes: &[u8]) -> Result<RoomSummary, RoomReplayError> {
 /// As [`replay_room`].
 pub fn replay_room_for(
     bytes: &[u8],
-    mut watch: impl FnMut(&RoomCall, &Outbox),
+    watch: impl FnMut(&RoomCall, &Outbox),
 ) -> Result<RoomSummary, RoomReplayError> {
-    let (config, mut calls) = open_room(bytes)?;
+    replay_room_of::<Tanks>(bytes, watch)
+}
+
+/// Replays a room recording of game `G` like [`replay_room_for`].
+///
+/// # Errors
+/// As [`replay_room`].
+pub fn replay_room_of<G: ServerGame>(
+    bytes: &[u8],
+    mut watch: impl FnMut(&RoomCall<G::Wire>, &Outbox),
+) -> Result<RoomSummary, RoomReplayError> {
+    let (config, mut calls) = open_room_of::<G>(bytes)?;
     let mut summary = RoomSummary {
         name: config.name.clone(),
         ..RoomSummary::default()
     };
-    let mut room = Room::recorded(config);
+    let mut room = Room::<G>::recorded(config);
     let mut out = Outbox::new();
     let mut recent: VecDeque<String> = VecDeque::new();
     let mut scratch = Vec::new();

@@ -30,45 +30,46 @@ pub use outbox::Outbox;
 
 use std::collections::BTreeMap;
 
+use glam::Vec2;
+use serde::{Deserialize, Serialize};
+
 use crate::server::interest::{InterestConfig, Truths, Viewer};
 use crate::server::record::RoomRecorder;
-use crate::server::world::{InputMode, Received, World};
-use crate::shared::combat::CombatRules;
-use crate::shared::config::SimConfig;
+use crate::server::world::{InputMode, Received, ServerGame, World};
 use crate::shared::control;
 use crate::shared::protocol::{
     ClientMessage, Encoding, ErrorCode, Frame, ProtocolError, RosterEntry, ServerMessage,
     PROTOCOL_VERSION,
 };
 use crate::shared::state::PlayerId;
-use crate::shared::state::PlayerState;
 use crate::shared::tick::Tick;
-use crate::tanks::{TankSetup, Tanks};
+use crate::tanks::Tanks;
 
-/// How a room is set up (written as JSON into a room recording's header).
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-pub struct RoomConfig {
+/// How a room of game `G` is set up (written as JSON into a room
+/// recording's header, the game's settings beside the library's).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(bound = "")]
+pub struct RoomConfig<G: ServerGame = Tanks> {
     /// The room's name, sent in `welcome`.
     pub name: String,
     /// Seats in the room.
     pub capacity: usize,
-    /// The movement constants, sent in `welcome`.
-    pub sim: SimConfig,
-    /// The rules of combat.
-    pub rules: CombatRules,
+    /// The game's settings (the tank game's: movement constants and rules
+    /// of combat).
+    #[serde(flatten)]
+    pub game: G::Settings,
     /// The seed of the world's randomness (spawn points).
     pub seed: u64,
     /// Interest management and the byte budget of binary clients.
     pub interest: InterestConfig,
 }
 
-impl Default for RoomConfig {
+impl<G: ServerGame> Default for RoomConfig<G> {
     fn default() -> Self {
         RoomConfig {
             name: "room".to_string(),
             capacity: 64,
-            sim: SimConfig::default(),
-            rules: CombatRules::default(),
+            game: G::Settings::default(),
             seed: 1,
             interest: InterestConfig::default(),
         }
@@ -141,39 +142,44 @@ struct Seat {
     binary: bool,
 }
 
-/// A room: the world, its seats, and what every client is told.
+/// A room of game `G`: the world, its seats, and what every client is
+/// told.
 #[derive(Clone, Debug)]
-pub struct Room {
+pub struct Room<G: ServerGame = Tanks> {
     name: String,
     capacity: usize,
-    world: World,
+    world: World<G>,
     seats: BTreeMap<PlayerId, Seat>,
     stats: RoomStats,
     /// Someone joined or left since the last roster.
     roster_changed: bool,
-    /// Reused every tick: the snapshot's states and the compact tail.
-    states: Vec<PlayerState>,
+    /// Reused every tick: the snapshot's states, their positions and the
+    /// compact tail.
+    states: Vec<G::Own>,
+    positions: Vec<Vec2>,
     tail: Vec<u8>,
     interest: InterestConfig,
     /// Binary clients that acknowledge snapshots (they get deltas).
-    viewers: BTreeMap<PlayerId, Viewer>,
+    viewers: BTreeMap<PlayerId, Viewer<G::Entity>>,
     /// The quantised truth of the last ticks, baselines of complete frames.
-    truths: Truths,
+    truths: Truths<G::Entity>,
     /// The recorder, when the room records itself.
     recorder: Option<Box<RoomRecorder>>,
 }
 
-impl Room {
+impl<G: ServerGame> Room<G> {
     /// An empty room at tick 0.
-    pub fn new(config: RoomConfig) -> Room {
+    pub fn new(config: RoomConfig<G>) -> Room<G> {
+        let (game_config, game_world) = G::start(&config.game);
         Room {
             name: config.name,
             capacity: config.capacity.max(1),
-            world: World::with_rules(config.sim, config.rules, config.seed),
+            world: World::of(game_config, game_world, config.seed),
             seats: BTreeMap::new(),
             stats: RoomStats::default(),
             roster_changed: false,
             states: Vec::new(),
+            positions: Vec::new(),
             tail: Vec::new(),
             interest: config.interest,
             viewers: BTreeMap::new(),
@@ -188,7 +194,7 @@ impl Room {
     ///
     /// The room runs with `config` as the recording's header writes it
     /// (JSON), read back, as the replay will.
-    pub fn recorded(config: RoomConfig) -> Room {
+    pub fn recorded(config: RoomConfig<G>) -> Room<G> {
         let (recorder, config) = RoomRecorder::new(config);
         Room {
             recorder: Some(Box::new(recorder)),
@@ -249,13 +255,13 @@ impl Room {
     }
 
     /// The authoritative world, to read.
-    pub fn world(&self) -> &World {
+    pub fn world(&self) -> &World<G> {
         &self.world
     }
 
     /// The authoritative world, to change outside the rules (scripted
     /// spawns, scenario set-up, tests), e.g. [`World::teleport`].
-    pub fn world_mut(&mut self) -> &mut World {
+    pub fn world_mut(&mut self) -> &mut World<G> {
         &mut self.world
     }
 
@@ -285,7 +291,7 @@ impl Room {
         out: &mut Outbox,
     ) -> Result<(), ProtocolError> {
         let seating = seating.into();
-        let mark = Room::mark(out);
+        let mark = Self::mark(out);
         if let Some(recorder) = &mut self.recorder {
             recorder.join(id, name, seating);
         }
@@ -330,16 +336,13 @@ impl Room {
                 binary: seating.binary_control,
             },
         );
-        let welcome = ServerMessage::<Tanks>::Welcome {
+        let welcome = ServerMessage::<G>::Welcome {
             player_id: id,
             protocol: seating.protocol.min(PROTOCOL_VERSION),
             server_tick: self.world.tick(),
-            tick_ms: self.world.sim_config().tick_ms,
+            tick_ms: self.world.tick_ms(),
             room: self.name.clone(),
-            setup: TankSetup {
-                config: self.world.sim_config().clone(),
-                combat: Some(*self.world.rules()),
-            },
+            setup: G::setup(self.world.game(), self.world.config()),
         };
         out.send(
             id,
@@ -375,7 +378,7 @@ impl Room {
     pub fn receive(
         &mut self,
         id: PlayerId,
-        message: &ClientMessage,
+        message: &ClientMessage<G::Wire>,
         out: &mut Outbox,
     ) -> Result<Received, ProtocolError> {
         self.receive_at(id, message, std::time::Duration::ZERO, out)
@@ -391,7 +394,7 @@ impl Room {
     pub fn receive_at(
         &mut self,
         id: PlayerId,
-        message: &ClientMessage,
+        message: &ClientMessage<G::Wire>,
         since: std::time::Duration,
         out: &mut Outbox,
     ) -> Result<Received, ProtocolError> {
@@ -409,7 +412,7 @@ impl Room {
     pub fn receive_frame_at(
         &mut self,
         id: PlayerId,
-        message: &ClientMessage,
+        message: &ClientMessage<G::Wire>,
         (text, payload): (bool, &[u8]),
         since: std::time::Duration,
         out: &mut Outbox,
@@ -424,7 +427,7 @@ impl Room {
     fn record_and_handle(
         &mut self,
         id: PlayerId,
-        message: &ClientMessage,
+        message: &ClientMessage<G::Wire>,
         since: std::time::Duration,
         out: &mut Outbox,
         record: impl FnOnce(&mut RoomRecorder),
@@ -433,7 +436,7 @@ impl Room {
             return self.handle(id, message, since, out);
         };
         record(recorder);
-        let mark = Room::mark(out);
+        let mark = Self::mark(out);
         let received = self.handle(id, message, since, out);
         self.sent(out, mark);
         received
@@ -447,7 +450,7 @@ impl Room {
     fn handle(
         &mut self,
         id: PlayerId,
-        message: &ClientMessage,
+        message: &ClientMessage<G::Wire>,
         since: std::time::Duration,
         out: &mut Outbox,
     ) -> Result<Received, ProtocolError> {
@@ -480,7 +483,7 @@ impl Room {
                 Ok(self.world.receive_at(id, inputs, since))
             }
             ClientMessage::Ping { id: probe } => {
-                let pong = ServerMessage::<Tanks>::Pong {
+                let pong = ServerMessage::<G>::Pong {
                     id: *probe,
                     server_tick: self.world.tick(),
                 };
@@ -499,7 +502,7 @@ impl Room {
     /// anyone joined or left), its snapshot, then the tick's hits in one
     /// `combat` message; the new tick.
     pub fn tick(&mut self, out: &mut Outbox) -> Tick {
-        let mark = Room::mark(out);
+        let mark = Self::mark(out);
         let tick = self.step(out);
         self.sent(out, mark);
         if let Some(recorder) = &mut self.recorder {
@@ -519,11 +522,14 @@ impl Room {
         let events = self.world.events();
         if !events.is_empty() {
             let until = tick.saturating_add(self.interest.combat_memory_ticks);
-            for (id, viewer) in &mut self.viewers {
-                viewer.note_combat(*id, events, until);
+            let pairs: Vec<_> = events.iter().filter_map(G::partners).collect();
+            if !pairs.is_empty() {
+                for (id, viewer) in &mut self.viewers {
+                    viewer.note_partners(*id, &pairs, until);
+                }
             }
             self.stats.combat_events += events.len() as u64;
-            let combat = ServerMessage::<Tanks>::Events {
+            let combat = ServerMessage::<G>::Events {
                 events: events.to_vec(),
             };
             self.share_control(&combat, out);
@@ -533,7 +539,7 @@ impl Room {
 
     /// The `roster` message to every seat.
     fn share_roster(&self, out: &mut Outbox) {
-        let roster = ServerMessage::<Tanks>::Roster {
+        let roster = ServerMessage::<G>::Roster {
             players: self
                 .world
                 .players()
@@ -548,7 +554,7 @@ impl Room {
 
     /// A control message to every seat: the JSON text shared by the seats
     /// whose `hello` was text, the binary form by the others.
-    fn share_control(&self, message: &ServerMessage<Tanks>, out: &mut Outbox) {
+    fn share_control(&self, message: &ServerMessage<G>, out: &mut Outbox) {
         let to = |binary: bool| {
             self.seats
                 .iter()

@@ -30,7 +30,11 @@ mod schedule;
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 
-use crate::shared::game::Game;
+use glam::Vec2;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::shared::game::{EventOf, Networked};
 use crate::shared::rng::SeededRng;
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
@@ -98,18 +102,53 @@ pub enum InputMode {
     Scheduled,
 }
 
-/// What a game does on the server: its players' and its world's state, and
-/// the step that moves them.
-pub trait ServerGame: Game {
+/// What a game does on the server: its players' and its world's state, the
+/// step that moves them, and what a room of it needs to know (its setup,
+/// where each player is for interest, who an event concerns).
+pub trait ServerGame: Networked {
     /// What the server keeps of one player beyond its inputs.
     type Player: Clone + Debug;
     /// What the server keeps of the world beyond its players (its rules,
     /// the things in it).
     type World: Clone + Debug;
-    /// An input as it travels: the tick it names, its view, what it does.
-    type Wire: Wired + Debug;
-    /// What happened in a step, sent to every client once.
-    type Event: Clone + Debug + PartialEq;
+    /// How a room of the game is set up beyond the library's settings
+    /// (name, seats, seed, interest): in JSON in a room recording's header,
+    /// its fields beside the library's.
+    type Settings: Clone + Debug + Default + PartialEq + Serialize + DeserializeOwned;
+
+    /// The configuration and the world a room starts from.
+    fn start(settings: &Self::Settings) -> (Self::Config, Self::World);
+
+    /// Whether `settings` can run (a recording's header is checked with it
+    /// before anything is replayed).
+    ///
+    /// # Errors
+    /// What is wrong, for a person.
+    fn check(settings: &Self::Settings) -> Result<(), String>;
+
+    /// What `welcome` tells a joiner.
+    fn setup(world: &Self::World, config: &Self::Config) -> Self::Setup;
+
+    /// Where a player is, for interest management.
+    fn position(own: &Self::Own) -> Vec2;
+
+    /// How fast a player moves, from 0 to 1 of the fastest: a faster one is
+    /// refreshed sooner when a frame's byte budget cannot take everyone.
+    fn speed(own: &Self::Own, config: &Self::Config) -> f32 {
+        let _ = (own, config);
+        0.0
+    }
+
+    /// The size of the world, from the origin: the interest grid covers it.
+    fn extent(config: &Self::Config) -> Vec2;
+
+    /// The two players an event concerns, who keep each other in view a
+    /// while ([`crate::InterestConfig::combat_memory_ticks`]); `None`: it
+    /// pairs nobody.
+    fn partners(event: &EventOf<Self>) -> Option<(PlayerId, PlayerId)> {
+        let _ = event;
+        None
+    }
 
     /// A player joining at `tick`: where and how it starts. `players` are
     /// the others, in id order.
@@ -143,20 +182,46 @@ pub struct Step<'a, G: ServerGame + ?Sized> {
     /// The world's seeded randomness.
     pub rng: &'a mut SeededRng,
     /// Where the step's events go.
-    pub events: &'a mut Vec<G::Event>,
+    pub events: &'a mut Vec<EventOf<G>>,
     /// The counters.
     pub stats: &'a mut WorldStats,
 }
 
 /// One player as the server keeps it: its name, its inputs and the game's
 /// state of it.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ServerPlayer<G: ServerGame + ?Sized = Tanks> {
     name: String,
     inputs: PlayerInputs<G::Wire>,
     commands: Vec<Command<G::Wire>>,
     /// The game's state of the player.
     pub state: G::Player,
+}
+
+// By hand: a derive would ask the game's marker type to be `Debug`.
+impl<G: ServerGame + ?Sized> Debug for ServerPlayer<G> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerPlayer")
+            .field("name", &self.name)
+            .field("inputs", &self.inputs)
+            .field("commands", &self.commands)
+            .field("state", &self.state)
+            .finish()
+    }
+}
+
+impl<G: ServerGame> Debug for World<G> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("World")
+            .field("config", &self.config)
+            .field("game", &self.game)
+            .field("tick", &self.tick)
+            .field("rng", &self.rng)
+            .field("players", &self.players)
+            .field("events", &self.events)
+            .field("stats", &self.stats)
+            .finish()
+    }
 }
 
 impl<G: ServerGame + ?Sized> ServerPlayer<G> {
@@ -210,14 +275,14 @@ pub enum JoinError {
 
 /// The authoritative state of one room, of a game `G` (the tank game by
 /// default).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct World<G: ServerGame = Tanks> {
     config: G::Config,
     game: G::World,
     tick: Tick,
     rng: SeededRng,
     players: BTreeMap<PlayerId, ServerPlayer<G>>,
-    events: Vec<G::Event>,
+    events: Vec<EventOf<G>>,
     stats: WorldStats,
 }
 
@@ -244,6 +309,11 @@ impl<G: ServerGame> World<G> {
     /// The game's world.
     pub fn game(&self) -> &G::World {
         &self.game
+    }
+
+    /// A tick of the game's cadence, in whole milliseconds.
+    pub fn tick_ms(&self) -> u32 {
+        tick_ms::<G>(&self.config)
     }
 
     /// The last server tick stepped (0 before the first step).
@@ -381,7 +451,7 @@ impl<G: ServerGame> World<G> {
     }
 
     /// Advances the world by one tick; returns the events of this tick.
-    pub fn step(&mut self) -> &[G::Event] {
+    pub fn step(&mut self) -> &[EventOf<G>] {
         self.tick = self.tick.next();
         self.events.clear();
         for player in self.players.values_mut() {
@@ -418,7 +488,7 @@ impl<G: ServerGame> World<G> {
     }
 
     /// The events of the last step.
-    pub fn events(&self) -> &[G::Event] {
+    pub fn events(&self) -> &[EventOf<G>] {
         &self.events
     }
 
@@ -449,6 +519,6 @@ impl<G: ServerGame> World<G> {
 }
 
 /// A tick of `G`'s cadence in whole milliseconds.
-fn tick_ms<G: Game>(config: &G::Config) -> u32 {
+fn tick_ms<G: crate::shared::game::Game>(config: &G::Config) -> u32 {
     u32::try_from(G::cadence(config).as_millis()).unwrap_or(u32::MAX)
 }

@@ -28,6 +28,7 @@ use crate::shared::bytes::{Codec, ReadError, Reader, Writer};
 use crate::shared::fields::Fields;
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
+use crate::shared::wired::Wired;
 
 /// A game the netcode runs: its types and its deterministic step.
 ///
@@ -253,7 +254,7 @@ pub trait OwnState: Replicated + Serialize + DeserializeOwned {
 }
 
 /// How a game travels between the server and its clients, beyond its
-/// inputs ([`crate::Wired`]): what a joiner is told in `welcome`, its own
+/// inputs: what a joiner is told in `welcome`, its own
 /// state and its events in JSON (for JSON clients) and in binary (for
 /// clients that speak binary all the way), and the other players' states
 /// as snapshots carry them (quantised [`Fields`]).
@@ -263,6 +264,10 @@ pub trait Networked: Game<Own: OwnState<Event: Serialize + DeserializeOwned + Co
     /// configuration the client must predict with. In JSON its fields sit
     /// beside the library's; in binary it follows them.
     type Setup: Clone + Debug + PartialEq + Serialize + DeserializeOwned + Codec;
+
+    /// An input as it travels: the game's input with its tick and the view
+    /// it was made in ([`Wired`]).
+    type Wire: Wired + Serialize + DeserializeOwned;
 
     /// Another player's state as binary snapshots carry it.
     type Entity: Fields<Config = Self::Config>;

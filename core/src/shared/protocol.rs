@@ -119,7 +119,15 @@ pub const GAME_NAME: &str = "tanks";
 pub const GAME_VERSION: u32 = 2;
 
 impl GameId {
-    /// The game this build plays.
+    /// Game `G`'s name and version.
+    pub fn of<G: crate::shared::game::Game>() -> GameId {
+        GameId {
+            name: G::NAME.to_string(),
+            version: G::VERSION,
+        }
+    }
+
+    /// The tank game of this build ([`GAME_NAME`], [`GAME_VERSION`]).
     pub fn this_build() -> GameId {
         GameId {
             name: GAME_NAME.to_string(),

@@ -121,15 +121,15 @@ pub struct Header {
 pub use crate::shared::bytes::{Reader, Writer};
 
 impl Writer {
-    /// A writer holding the header of a `kind` recording with `config`.
-    pub fn with_header(kind: Kind, config: &[u8]) -> Writer {
+    /// A writer holding the header of a `kind` recording of `game` with
+    /// `config`.
+    pub fn with_header(kind: Kind, game: &GameId, config: &[u8]) -> Writer {
         let mut w = Writer::default();
         w.bytes.extend_from_slice(MAGIC);
         w.u8(kind.byte());
         w.u16(FORMAT_VERSION);
         w.varint(u64::from(PROTOCOL_VERSION));
         w.text(BUILD);
-        let game = GameId::this_build();
         w.text(&game.name);
         w.varint(u64::from(game.version));
         w.blob(config);
@@ -169,7 +169,11 @@ impl<'a> Reader<'a> {
     ///
     /// # Errors
     /// Not a recording, another kind, format or protocol, or damaged.
-    pub fn open(bytes: &'a [u8], kind: Kind) -> Result<(Header, Reader<'a>), FormatError> {
+    pub fn open(
+        bytes: &'a [u8],
+        kind: Kind,
+        expected: &GameId,
+    ) -> Result<(Header, Reader<'a>), FormatError> {
         if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
             return Err(FormatError::NotARecording);
         }
@@ -201,11 +205,10 @@ impl<'a> Reader<'a> {
                 version: 1,
             }
         };
-        let expected = GameId::this_build();
-        if game != expected {
+        if game != *expected {
             return Err(FormatError::Game {
                 found: game,
-                expected,
+                expected: expected.clone(),
             });
         }
         if found != kind {
@@ -342,7 +345,7 @@ mod tests {
 
     #[test]
     fn fields_round_trip() {
-        let mut w = Writer::with_header(Kind::Client, b"{}");
+        let mut w = Writer::with_header(Kind::Client, &GameId::this_build(), b"{}");
         w.varint(u64::MAX);
         w.signed(-5);
         w.f32(-0.0);
@@ -351,7 +354,8 @@ mod tests {
         let mut times = TimeCoder::default();
         times.write(&mut w, Duration::from_millis(20));
         times.write(&mut w, Duration::from_millis(10));
-        let (header, mut r) = Reader::open(&w.bytes, Kind::Client).expect("header");
+        let (header, mut r) =
+            Reader::open(&w.bytes, Kind::Client, &GameId::this_build()).expect("header");
         assert_eq!(header.config, b"{}");
         assert_eq!(header.build, BUILD);
         assert_eq!(r.varint(), Ok(u64::MAX));
@@ -369,8 +373,8 @@ mod tests {
 
     #[test]
     fn another_kind_or_version_is_refused_by_name() {
-        let w = Writer::with_header(Kind::Room, b"{}");
-        let err = Reader::open(&w.bytes, Kind::Client)
+        let w = Writer::with_header(Kind::Room, &GameId::this_build(), b"{}");
+        let err = Reader::open(&w.bytes, Kind::Client, &GameId::this_build())
             .map(|_| ())
             .unwrap_err();
         assert_eq!(
@@ -380,13 +384,15 @@ mod tests {
         let mut old = w.bytes.clone();
         old[6] = 0;
         old[7] = 0;
-        let err = Reader::open(&old, Kind::Room).map(|_| ()).unwrap_err();
+        let err = Reader::open(&old, Kind::Room, &GameId::this_build())
+            .map(|_| ())
+            .unwrap_err();
         assert!(err.to_string().contains("format 0"), "{err}");
         assert_eq!(
-            Reader::open(b"PK\x03\x04", Kind::Room).map(|_| ()),
+            Reader::open(b"PK\x03\x04", Kind::Room, &GameId::this_build()).map(|_| ()),
             Err(FormatError::NotARecording)
         );
-        let (header, _) = Reader::open(&w.bytes, Kind::Room).expect("ours");
+        let (header, _) = Reader::open(&w.bytes, Kind::Room, &GameId::this_build()).expect("ours");
         assert_eq!(header.game, GameId::this_build());
         let mut other = Writer::default();
         other.bytes.extend_from_slice(&w.bytes[..8]);
@@ -395,7 +401,7 @@ mod tests {
         other.text("blobs");
         other.varint(1);
         other.blob(b"{}");
-        let err = Reader::open(&other.bytes, Kind::Room)
+        let err = Reader::open(&other.bytes, Kind::Room, &GameId::this_build())
             .map(|_| ())
             .unwrap_err();
         assert_eq!(
@@ -424,9 +430,10 @@ mod tests {
 
     #[test]
     fn an_overlong_integer_is_damage() {
-        let mut w = Writer::with_header(Kind::Client, b"");
+        let mut w = Writer::with_header(Kind::Client, &GameId::this_build(), b"");
         w.bytes.extend_from_slice(&[0xff; 11]);
-        let (_, mut r) = Reader::open(&w.bytes, Kind::Client).expect("header");
+        let (_, mut r) =
+            Reader::open(&w.bytes, Kind::Client, &GameId::this_build()).expect("header");
         let err = FormatError::from(r.varint().unwrap_err());
         assert!(
             matches!(&err, FormatError::Damaged { what, .. } if what.contains("64 bits")),

@@ -50,6 +50,7 @@ impl Codec for TankSetup {
 
 impl Networked for Tanks {
     type Setup = TankSetup;
+    type Wire = WireInput;
     type Entity = Quantised;
     const EVENTS: &'static str = "combat";
 

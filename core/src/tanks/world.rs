@@ -37,14 +37,15 @@ use super::Tanks;
 use crate::server::world::{
     Command, InputMode, JoinError, ServerGame, ServerPlayer, Step, World, WorldStats,
 };
+use serde::{Deserialize, Serialize};
+
 use crate::shared::combat::{CombatRules, Cooldown};
 use crate::shared::config::SimConfig;
-use crate::shared::protocol::WireInput;
 use crate::shared::rng::SeededRng;
 use crate::shared::sim::{resolve_collisions, simulate, Pose};
 use crate::shared::state::{PlayerId, PlayerState};
 use crate::shared::tick::Tick;
-use crate::tanks::CombatEvent;
+use crate::tanks::{CombatEvent, TankSetup};
 
 /// A tank as the server keeps it.
 #[derive(Clone, Debug)]
@@ -64,11 +65,84 @@ pub struct Arena {
     pub rules: CombatRules,
 }
 
+/// How a room of tanks is set up: the movement constants and the rules
+/// of combat (in a room recording's header as `sim` and `rules`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TankSettings {
+    /// The movement constants, sent in `welcome`.
+    pub sim: SimConfig,
+    /// The rules of combat.
+    pub rules: CombatRules,
+}
+
+/// The largest arena side a room may have.
+const LARGEST_ARENA: f32 = 1_000_000.0;
+/// The longest pose history a room may keep, in ticks.
+const MOST_HISTORY_TICKS: u32 = 1200;
+
 impl ServerGame for Tanks {
     type Player = Tank;
     type World = Arena;
-    type Wire = WireInput;
-    type Event = CombatEvent;
+    type Settings = TankSettings;
+
+    fn start(settings: &TankSettings) -> (SimConfig, Arena) {
+        (
+            settings.sim.clone(),
+            Arena {
+                rules: settings.rules,
+            },
+        )
+    }
+
+    fn check(settings: &TankSettings) -> Result<(), String> {
+        let TankSettings { sim, rules } = settings;
+        sim.validate()
+            .map_err(|e| format!("the movement constants: {e}"))?;
+        if sim.arena.max_element() > LARGEST_ARENA {
+            return Err(format!(
+                "an arena of {} (must be at most {LARGEST_ARENA} units a side)",
+                sim.arena
+            ));
+        }
+        if !rules.is_valid() {
+            return Err(format!(
+                "a shot range of {} (must be finite and not negative)",
+                rules.range
+            ));
+        }
+        let poses = rules.history_ms / sim.tick_ms;
+        if poses > MOST_HISTORY_TICKS {
+            return Err(format!(
+                "a pose history of {} ms ({poses} ticks) (must be at most {MOST_HISTORY_TICKS} ticks)",
+                rules.history_ms
+            ));
+        }
+        Ok(())
+    }
+
+    fn setup(world: &Arena, sim: &SimConfig) -> TankSetup {
+        TankSetup {
+            config: sim.clone(),
+            combat: Some(world.rules),
+        }
+    }
+
+    fn position(own: &PlayerState) -> Vec2 {
+        own.position
+    }
+
+    fn speed(own: &PlayerState, sim: &SimConfig) -> f32 {
+        let v = own.velocity.unwrap_or_default().length();
+        (v / sim.speed.max(1e-6)).min(1.0)
+    }
+
+    fn extent(sim: &SimConfig) -> Vec2 {
+        sim.arena
+    }
+
+    fn partners(hit: &CombatEvent) -> Option<(PlayerId, PlayerId)> {
+        Some((hit.attacker, hit.target))
+    }
 
     fn spawn(
         world: &Arena,
@@ -299,6 +373,7 @@ pub(crate) mod tests {
     //! and the tests of what stays here (overlap).
 
     use super::*;
+    use crate::shared::protocol::WireInput;
 
     pub(crate) fn open() -> SimConfig {
         SimConfig {

@@ -12,18 +12,18 @@
 use glam::Vec2;
 
 use super::Scene;
-use crate::shared::compact::Quantised;
-use crate::shared::delta::{self, Entity, Motion};
+use crate::shared::delta::{self, Entity};
+use crate::shared::fields::Fields;
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
 
 /// A frame sent: what the next frame is built from.
 #[derive(Clone, Debug)]
-pub(crate) struct SentFrame {
+pub(crate) struct SentFrame<F> {
     pub(crate) tick: Tick,
     /// The set it stands for; `None` when it was the room's whole truth at
     /// its tick.
-    set: Option<Vec<Entity>>,
+    set: Option<Vec<Entity<F>>>,
     /// Players it left waiting for a refresh, in id order: accumulated
     /// priority and the tick they were last refreshed.
     waiting: Vec<(PlayerId, f32, Tick)>,
@@ -31,9 +31,9 @@ pub(crate) struct SentFrame {
     fresh_at: Tick,
 }
 
-impl SentFrame {
+impl<F> SentFrame<F> {
     /// A full frame: everything it holds is fresh.
-    pub(crate) fn full(tick: Tick, set: Option<Vec<Entity>>) -> SentFrame {
+    pub(crate) fn full(tick: Tick, set: Option<Vec<Entity<F>>>) -> SentFrame<F> {
         SentFrame {
             tick,
             set,
@@ -43,7 +43,7 @@ impl SentFrame {
     }
 
     /// The set, when it was not the room's whole truth.
-    pub(crate) fn partial(&self) -> Option<&[Entity]> {
+    pub(crate) fn partial(&self) -> Option<&[Entity<F>]> {
         self.set.as_deref()
     }
 
@@ -54,11 +54,11 @@ impl SentFrame {
 }
 
 /// One player in view, while a frame is built.
-struct Row {
+struct Row<F> {
     id: PlayerId,
-    value: Quantised,
+    value: F,
     /// Its value if not refreshed (`None`: left out of the set).
-    carried: Option<Quantised>,
+    carried: Option<F>,
     /// Bytes refreshing it takes (0: the prediction is right).
     cost: usize,
     weight: f32,
@@ -72,27 +72,23 @@ struct Row {
 /// The frame built on `base` (whose set is `base_set`) for the players
 /// `seen` (indices into the scene, `None`: all), weighting nearness to
 /// `here` when given, within `room` bytes of body: the frame and its body.
-pub(crate) fn build(
-    base: &SentFrame,
-    base_set: &[Entity],
+pub(crate) fn build<F: Fields>(
+    base: &SentFrame<F>,
+    base_set: &[Entity<F>],
     seen: Option<&[usize]>,
     here: Option<Vec2>,
     room: usize,
-    scene: &Scene<'_>,
-) -> (SentFrame, Vec<u8>) {
+    scene: &Scene<'_, F>,
+) -> (SentFrame<F>, Vec<u8>) {
     let tick = scene.tick;
-    let motion = Motion::new(tick.0.saturating_sub(base.tick.0), scene.sim);
-    let count = seen.map_or(scene.states.len(), <[usize]>::len);
-    let reach = scene
-        .config
-        .radius
-        .unwrap_or(scene.sim.arena.length())
-        .max(1.0);
+    let motion = F::motion(tick.0.saturating_sub(base.tick.0), scene.fields);
+    let count = seen.map_or(scene.truth.len(), <[usize]>::len);
+    let reach = scene.config.radius.unwrap_or(scene.reach).max(1.0);
     let reach2 = reach * reach;
     let stale_after = scene.config.max_stale_ticks.saturating_sub(1);
     // One pass over the players in view, the baseline and the waiting
     // list, all in id order.
-    let mut rows: Vec<Row> = Vec::with_capacity(count);
+    let mut rows: Vec<Row<F>> = Vec::with_capacity(count);
     let mut removed = Vec::new();
     let mut old = base_set.iter().peekable();
     let mut waiting = base.waiting.iter().peekable();
@@ -111,7 +107,7 @@ pub(crate) fn build(
             .next_if(|(w, _, _)| *w == id)
             .map_or((0.0, base.fresh_at), |(_, a, l)| (*a, *l));
         let near = here.map_or(0.0, |h| {
-            2.0 * (1.0 - (scene.states[i].position.distance_squared(h) / reach2).min(1.0))
+            2.0 * (1.0 - (scene.positions[i].distance_squared(h) / reach2).min(1.0))
         });
         let weight = 1.0 + near + scene.speed[i];
         let overdue = tick.0.saturating_sub(last.0) >= stale_after;
@@ -151,7 +147,7 @@ pub(crate) fn build(
             }
         }
     }
-    let complete = left.is_empty() && count == scene.states.len();
+    let complete = left.is_empty() && count == scene.truth.len();
     let mut body = Vec::with_capacity(used + 8);
     delta::write_body(&removed, &entries, &stale, &mut body);
     let frame = SentFrame {
@@ -165,7 +161,7 @@ pub(crate) fn build(
 
 /// Marks the rows to refresh within `room` bytes: all when they fit;
 /// otherwise overdue ones first, then by priority. The bytes used.
-fn choose(rows: &mut [Row], room: usize) -> usize {
+fn choose<F>(rows: &mut [Row<F>], room: usize) -> usize {
     let total: usize = rows.iter().map(|r| r.cost).sum();
     if total <= room {
         for row in rows.iter_mut() {

@@ -15,19 +15,20 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::{Frame, Outbox, Room, RoomStats};
-use crate::server::interest::{frames, Grid, Scene, SentFrame, Truths, Viewer, DELTA_HEAD_BYTES};
+use crate::server::interest::{delta_head_bytes, frames, Grid, Scene, SentFrame, Truths, Viewer};
+use crate::server::world::ServerGame;
 use crate::shared::compact;
 use crate::shared::delta::{self, Entity};
+use crate::shared::game::OwnState;
 use crate::shared::protocol::{encode, Encoding, ServerMessage};
 use crate::shared::tick::Tick;
 use crate::shared::timing::InputTiming;
-use crate::tanks::Tanks;
 
-impl Room {
+impl<G: ServerGame> Room<G> {
     /// This tick's snapshot to every seat, each shared frame encoded once.
     pub(super) fn share_snapshot(&mut self, tick: Tick, out: &mut Outbox) {
         if self.seats.values().any(|s| s.encoding == Encoding::Json) {
-            let message = ServerMessage::<Tanks>::Snapshot {
+            let message = ServerMessage::<G>::Snapshot {
                 server_tick: tick,
                 players: std::mem::take(&mut self.states),
             };
@@ -41,7 +42,7 @@ impl Room {
                     continue;
                 }
                 if let Some(timing) = self.world.take_timing(id) {
-                    let message = ServerMessage::<Tanks>::Timing(timing);
+                    let message = ServerMessage::<G>::Timing(timing);
                     out.send(id, Frame::Text(encode(&message)), true);
                 }
             }
@@ -60,8 +61,13 @@ impl Room {
     }
 
     fn share_binary(&mut self, tick: Tick, out: &mut Outbox) {
-        let sim = self.world.sim_config().clone();
-        let truth = delta::quantise_all(&self.states, &sim);
+        let config = self.world.config().clone();
+        let config = &config;
+        let truth: Vec<Entity<G::Entity>> = self
+            .states
+            .iter()
+            .map(|s| (s.id(), G::quantise(s, config)))
+            .collect();
         self.tail.clear();
         compact::encode_tail_quantised(&truth, &mut self.tail);
         self.truths.push(tick, truth);
@@ -71,32 +77,36 @@ impl Room {
         // Only clients that acknowledge (viewers) are chosen for: without
         // any, no grid and no speeds are needed this tick.
         let viewing = !self.viewers.is_empty();
+        self.positions.clear();
+        if viewing {
+            self.positions.extend(self.states.iter().map(G::position));
+        }
+        let extent = G::extent(config);
         let grid = self
             .interest
             .radius
             .filter(|_| viewing)
-            .map(|r| Grid::new(&self.states, r, sim.arena));
-        let mut frames = Frames {
+            .map(|r| Grid::new(&self.positions, r, extent));
+        let mut frames = Frames::<G> {
             scene: Scene {
                 tick,
-                states: &self.states,
                 truth,
+                positions: &self.positions,
                 grid: grid.as_ref(),
-                sim: &sim,
+                fields: config,
+                reach: extent.length(),
                 config: &self.interest,
                 speed: self
                     .states
                     .iter()
                     .filter(|_| viewing)
-                    .map(|s| {
-                        let v = s.velocity.unwrap_or_default().length();
-                        (v / sim.speed.max(1e-6)).min(1.0)
-                    })
+                    .map(|s| G::speed(s, config))
                     .collect(),
             },
             truths: &self.truths,
             tail: &self.tail,
-            budget: self.interest.budget.saturating_sub(DELTA_HEAD_BYTES),
+            budget: (self.interest.budget)
+                .saturating_sub(delta_head_bytes(<G::Own as OwnState>::BYTES)),
             shared: BTreeMap::new(),
             complete: Arc::new(SentFrame::full(tick, None)),
             stats: &mut self.stats,
@@ -105,14 +115,14 @@ impl Room {
             if seat.encoding != Encoding::Compact {
                 continue;
             }
-            let Ok(at) = self.states.binary_search_by_key(&id, |p| p.id) else {
+            let Ok(at) = self.states.binary_search_by_key(&id, OwnState::id) else {
                 continue;
             };
             let timing = seat.scheduled.then(|| self.world.take_timing(id)).flatten();
             let frame = if let Some(viewer) = self.viewers.get_mut(&id) {
-                frames.for_viewer(viewer, at, timing.as_ref())
+                frames.for_viewer(viewer, at, &self.states[at], timing.as_ref())
             } else {
-                let mut frame = Vec::with_capacity(compact::HEAD_BYTES + self.tail.len());
+                let mut frame = Vec::with_capacity(head_bytes::<G>() + self.tail.len());
                 compact::encode_head(tick, &self.states[at], timing.as_ref(), &mut frame);
                 frame.extend_from_slice(&self.tail);
                 frame
@@ -121,7 +131,7 @@ impl Room {
             frames.stats.snapshots += 1;
             out.send(id, Frame::Binary(frame), true);
             if seat.echo {
-                let mut echo = Vec::with_capacity(compact::HEAD_BYTES + compact::TIMING_BYTES);
+                let mut echo = Vec::with_capacity(head_bytes::<G>() + compact::TIMING_BYTES);
                 compact::encode_own(tick, &self.states[at], timing.as_ref(), &mut echo);
                 frames.stats.binary_bytes += echo.len() as u64;
                 out.send_later(id, Frame::Binary(echo));
@@ -130,36 +140,44 @@ impl Room {
     }
 }
 
+/// Bytes of a head of game `G`, about.
+fn head_bytes<G: ServerGame>() -> usize {
+    compact::LIBRARY_HEAD_BYTES + <G::Own as OwnState>::BYTES
+}
+
+/// A frame built this tick and its body.
+type Built<F> = (Arc<SentFrame<F>>, Vec<u8>);
+
 /// What this tick's binary frames are built from.
-struct Frames<'a> {
-    scene: Scene<'a>,
-    truths: &'a Truths,
+struct Frames<'a, G: ServerGame> {
+    scene: Scene<'a, G::Entity>,
+    truths: &'a Truths<G::Entity>,
     /// The full compact tail of everyone.
     tail: &'a [u8],
     /// Bytes a delta body may take.
     budget: usize,
     /// Frames built this tick for clients that see everyone, by the
     /// baseline frame they build on (its address): built once, shared.
-    shared: BTreeMap<usize, (Arc<SentFrame>, Vec<u8>)>,
+    shared: BTreeMap<usize, Built<G::Entity>>,
     /// This tick's frame that is the room's whole truth: every complete
     /// frame is this one, so the clients that got one share what follows.
-    complete: Arc<SentFrame>,
+    complete: Arc<SentFrame<G::Entity>>,
     stats: &'a mut RoomStats,
 }
 
-impl Frames<'_> {
+impl<G: ServerGame> Frames<'_, G> {
     /// The frame for the viewer of the player at index `at`, recorded as
     /// sent.
     fn for_viewer(
         &mut self,
-        viewer: &mut Viewer,
+        viewer: &mut Viewer<G::Entity>,
         at: usize,
+        own: &G::Own,
         timing: Option<&InputTiming>,
     ) -> Vec<u8> {
         let scene = &self.scene;
         let tick = scene.tick;
-        let own = &scene.states[at];
-        let mut frame = Vec::with_capacity(compact::HEAD_BYTES + self.tail.len());
+        let mut frame = Vec::with_capacity(head_bytes::<G>() + self.tail.len());
         let seen = viewer.view(at, scene);
         // A baseline whose set is no longer known (older than the room's
         // ring) is as good as none.
@@ -179,7 +197,7 @@ impl Frames<'_> {
                 let bodies = &mut self.stats.delta_bodies;
                 // A view too large to choose from per client: the whole
                 // truth, shared.
-                let room = if scene.states.len() > scene.config.max_budgeted_view {
+                let room = if scene.truth.len() > scene.config.max_budgeted_view {
                     usize::MAX
                 } else {
                     budget
@@ -201,7 +219,7 @@ impl Frames<'_> {
                     &base,
                     base_set,
                     seen.as_deref(),
-                    Some(own.position),
+                    Some(scene.positions[at]),
                     budget,
                     scene,
                 );
@@ -216,7 +234,7 @@ impl Frames<'_> {
             // Nothing to build on: a full frame of what it sees.
             compact::encode_head(tick, own, timing, &mut frame);
             let set = if let Some(seen) = &seen {
-                let set: Vec<Entity> = seen.iter().map(|&i| scene.truth[i]).collect();
+                let set: Vec<Entity<G::Entity>> = seen.iter().map(|&i| scene.truth[i]).collect();
                 compact::encode_tail_quantised(&set, &mut frame);
                 Some(set)
             } else {
