@@ -66,17 +66,13 @@ pub use client::smoothing::{
 };
 pub use client::timeline::RemoteTimeline;
 pub use server::interest::{InterestConfig, KEPT_FRAMES};
-pub use server::record::{
-    open_room, open_room_of, RoomCall, RoomCalls, RoomConfigError, RoomEnd, RoomRecorder,
-};
-pub use server::replay::{
-    replay_room, replay_room_for, replay_room_of, RoomDivergence, RoomReplayError, RoomSummary,
-};
-pub use server::room::{place, Outbox, Placement, Room, RoomConfig, RoomStats, Seating};
+pub use server::record::{open_room_of, RoomCalls, RoomConfigError, RoomEnd, RoomRecorder};
+pub use server::replay::{replay_room_of, RoomDivergence, RoomReplayError, RoomSummary};
+pub use server::room::{place, Outbox, Placement, RoomStats, Seating};
 pub use server::world::{
-    Command, InputMode, JoinError, Received, ServerGame, ServerPlayer, Step, Wired, World,
-    WorldStats, CATCH_UP_ABOVE, GAP_WAIT_TICKS, MAX_AHEAD_TICKS, MAX_INPUTS_PER_TICK,
-    MAX_QUEUED_INPUTS, REWIND_MARGIN_TICKS, RTT_WINDOW,
+    Command, InputMode, JoinError, Received, ServerGame, Step, Wired, WorldStats, CATCH_UP_ABOVE,
+    GAP_WAIT_TICKS, MAX_AHEAD_TICKS, MAX_INPUTS_PER_TICK, MAX_QUEUED_INPUTS, REWIND_MARGIN_TICKS,
+    RTT_WINDOW,
 };
 pub use shared::bytes::{Codec, ReadError, Reader, Writer};
 pub use shared::combat::{shot_path, CombatRules, Cooldown, MAX_VIEW_DELAY_MS};
@@ -102,14 +98,29 @@ pub use shared::uplink::{decode_inputs, encode_client, encode_inputs, INPUT as B
 pub use shared::wired::GAME_BITS;
 pub use shared::{compact, control, delta, determinism, framing, protocol, timing};
 
-/// A message the server sends, of the tank game unless told
-/// (`ServerMessage<G>` for game `G`).
+// The generic types take the tank game unless told (`Room<G>` for game
+// `G`): these aliases are the only place the library's types default to it.
+
+/// A message the server sends, of the tank game unless told.
 pub type ServerMessage<G = Tanks> = shared::protocol::ServerMessage<G>;
+/// A room, of the tank game unless told.
+pub type Room<G = Tanks> = server::room::Room<G>;
+/// How a room is set up, of the tank game unless told.
+pub type RoomConfig<G = Tanks> = server::room::RoomConfig<G>;
+/// A room's authoritative world, of the tank game unless told.
+pub type World<G = Tanks> = server::world::World<G>;
+/// A player in a world, of the tank game unless told.
+pub type ServerPlayer<G = Tanks> = server::world::ServerPlayer<G>;
+/// One call into a room as recorded, of the tank game unless told.
+pub type RoomCall<W = WireInput> = server::record::RoomCall<W>;
 
 pub use harness::{first_divergence, trace, Harness};
 pub use shared::game::{
     Applied, EventOf, Game, Networked, Offset, OwnState, Replicated, Size, Stamp, Visual,
 };
-pub use tanks::{Arena, CombatEvent, PoseOffset, Tank, TankSettings, TankSetup, Tanks};
+pub use tanks::{
+    open_room, replay_room, replay_room_for, Arena, CombatEvent, PoseOffset, Tank, TankSettings,
+    TankSetup, Tanks,
+};
 
 pub use glam::Vec2;

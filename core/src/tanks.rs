@@ -10,9 +10,11 @@
 
 mod combat;
 mod life;
+mod recordings;
 mod wire;
 pub(crate) mod world;
 
+pub use recordings::{open_room, replay_room, replay_room_for};
 pub use wire::{CombatEvent, TankSetup};
 pub use world::{Arena, Tank, TankSettings};
 

@@ -712,7 +712,7 @@ fn a_room_of_dots_tells_its_events_and_records_itself_like_a_room_of_tanks() {
         out.clear();
         nudge_in(&mut room, t, &mut out);
         room.tick(&mut out);
-        room.stats().combat_events > 0
+        room.stats().events > 0
     });
     assert!(pushed.is_some(), "the dot was never pushed");
     let events = frames_for(&out, TEXT)
@@ -743,7 +743,7 @@ fn a_room_of_dots_tells_its_events_and_records_itself_like_a_room_of_tanks() {
     room.recorder().expect("recorded").take(&mut recording);
     let summary =
         skirmish_core::replay_room_of::<Dots>(&recording, |_, _| {}).expect("a dot room replays");
-    assert_eq!((summary.joins, summary.combat_events), (2, 1));
+    assert_eq!((summary.joins, summary.events), (2, 1));
     let refused = skirmish_core::replay_room(&recording).map(|_| ());
     let why = refused.expect_err("another game").to_string();
     assert!(why.contains("dots 1"), "names the game: {why}");

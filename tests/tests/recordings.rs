@@ -46,7 +46,7 @@ fn replay_any(path: &Path) -> Result<String> {
                 e @ skirmish_core::ReplayError::Format(_) => anyhow!(e),
             }),
         Some(b'R') => replay_room(&bytes)
-            .map(|s| format!("{} ticks, {} combat events", s.ticks, s.combat_events))
+            .map(|s| format!("{} ticks, {} combat events", s.ticks, s.events))
             .map_err(|e| match e {
                 skirmish_core::RoomReplayError::Diverged(d) => anyhow!(
                     "tick {} differs; the calls before it:\n{}",
@@ -144,7 +144,7 @@ async fn a_bot_through_the_relay_and_its_room_record_and_replay() -> Result<()> 
     );
     let bytes = read_parts(&room)?;
     let s = replay_room(&bytes).map_err(|e| anyhow!("{e}"))?;
-    assert!(s.combat_events > 0, "the shooter hit: {s:?}");
+    assert!(s.events > 0, "the shooter hit: {s:?}");
     assert_eq!(s.joins, 2, "{s:?}");
     // Side by side: every frame the bot received is one the room sent it,
     // in order (a WebSocket loses none); one changed byte shows.

@@ -434,6 +434,17 @@ const GAME_FREE: &[&str] = &[
     "core/src/client/clock.rs",
     "core/src/client/backoff.rs",
     "core/src/client/conditioner.rs",
+    "core/src/shared/wired.rs",
+    "core/src/shared/uplink.rs",
+    "core/src/shared/control.rs",
+    "core/src/shared/protocol/downlink.rs",
+    "core/src/server/room.rs",
+    "core/src/server/room/snapshots.rs",
+    "core/src/server/room/outbox.rs",
+    "core/src/server/interest.rs",
+    "core/src/server/interest/frames.rs",
+    "core/src/server/record.rs",
+    "core/src/server/replay.rs",
 ];
 
 /// A library file that is game-free names none of the tank game's words,

@@ -5,7 +5,7 @@
 //!   players within it, keeps seeing them until they are a margin beyond it
 //!   (hysteresis, so a player on the border does not flicker), and always
 //!   sees itself and anyone it hit or was hit by in the last
-//!   [`InterestConfig::combat_memory_ticks`]. Found through a uniform grid
+//!   [`InterestConfig::partner_memory_ticks`]. Found through a uniform grid
 //!   of radius-sized cells.
 //! - **Budget.** A delta frame fits [`InterestConfig::budget`] bytes. When
 //!   the changed players in view do not fit, a priority accumulator picks
@@ -53,7 +53,7 @@ pub struct InterestConfig {
     /// A player in view is refreshed at least this often, budget or not.
     pub max_stale_ticks: u32,
     /// How long a hit keeps its shooter and target in each other's view.
-    pub combat_memory_ticks: u32,
+    pub partner_memory_ticks: u32,
     /// Above this many players in view, a client that sees everyone gets
     /// the room's whole truth as a delta shared with every client on the
     /// same baseline, whatever its size, rather than a frame of its own
@@ -70,7 +70,7 @@ impl Default for InterestConfig {
             margin: 100.0,
             budget: 1200,
             max_stale_ticks: 5,
-            combat_memory_ticks: 40,
+            partner_memory_ticks: 40,
             max_budgeted_view: 256,
         }
     }
@@ -124,7 +124,7 @@ impl<F> Viewer<F> {
         self.sent.push_back(sent);
     }
 
-    /// Remembers whom this tick's events paired `me` with (the tank
+    /// Remembers whom this tick's events paired `me` with (a shooting
     /// game's: whom it hit or was hit by).
     pub(crate) fn note_partners(
         &mut self,

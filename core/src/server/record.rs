@@ -16,12 +16,11 @@ use crate::shared::protocol::{
     check_inputs, check_room_name, decode_client, decode_client_frame, encode, ClientMessage,
     Encoding, Frame, GameId, MAX_ROOM_CHARS,
 };
-use crate::shared::protocol::{from_json, WireInput, MAX_INPUTS_PER_MESSAGE};
+use crate::shared::protocol::{from_json, MAX_INPUTS_PER_MESSAGE};
 use crate::shared::record::{FormatError, Kind, Reader, StateHash, Writer};
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
 use crate::shared::wired::{Wired, GAME_BITS};
-use crate::tanks::Tanks;
 
 const JOIN: u8 = 1;
 const LEAVE: u8 = 2;
@@ -52,7 +51,7 @@ pub enum RoomEnd {
 /// One call into a room, as recorded (of a game whose inputs travel as
 /// `W`).
 #[derive(Clone, Debug, PartialEq)]
-pub enum RoomCall<W = WireInput> {
+pub enum RoomCall<W> {
     /// `join(id, name, seating)`.
     Join(PlayerId, String, Seating),
     /// `leave(id)`.
@@ -219,19 +218,10 @@ fn write_message<W: Wired + serde::Serialize>(
 /// The calls of a room recording, each with its byte offset; ends at the
 /// first damaged record (with its error). Inputs read as `W`.
 #[derive(Clone, Debug)]
-pub struct RoomCalls<'a, W = WireInput> {
+pub struct RoomCalls<'a, W> {
     r: Reader<'a>,
     failed: bool,
     inputs: PhantomData<W>,
-}
-
-/// Opens a room recording of the tank game: the room's configuration and
-/// its calls ([`open_room_of`] for any game).
-///
-/// # Errors
-/// Not a room recording, another game or version, or a damaged header.
-pub fn open_room(bytes: &[u8]) -> Result<(RoomConfig, RoomCalls<'_>), FormatError> {
-    open_room_of::<Tanks>(bytes)
 }
 
 /// Opens a room recording of game `G`: the room's configuration and its
@@ -269,7 +259,7 @@ pub fn open_room_of<G: ServerGame>(
 /// 20 Hz). A tick's work grows with the square of the players.
 const MOST_SEATS: usize = 1024;
 
-/// The interest grid's cells across the arena's larger side at most: the
+/// The interest grid's cells across the world's larger side at most: the
 /// radius (the cell's size) is at least that side over this. The grid is
 /// built every tick and a viewer's lookup may cover all of it.
 const MOST_GRID_CELLS: f32 = 64.0;
@@ -299,13 +289,9 @@ impl<G: ServerGame> RoomConfig<G> {
     /// Checks that a room can run with this configuration, each call in
     /// bounded time and memory, as one read from an untrusted file (a
     /// recording's header) must: the game's settings as [`ServerGame::check`]
-    /// checks them (the tank game's: the movement constants as
-    /// [`SimConfig::validate`](crate::SimConfig::validate) checks them, a
-    /// cadence of 1 to 1000 ms, in an arena of at most 10^6 units a side;
-    /// combat rules with a usable range and at most 1200 poses of history,
-    /// a minute at 50 ms); at most 1024 seats; an interest radius of at
-    /// least 1/64 of the world's larger side (a grid of at most 64 x 64
-    /// cells) and a finite margin.
+    /// checks them; at most 1024 seats; an interest radius of at least
+    /// 1/64 of the world's larger side (a grid of at most 64 x 64 cells)
+    /// and a finite margin.
     ///
     /// # Errors
     /// The first problem found.
@@ -322,11 +308,11 @@ impl<G: ServerGame> RoomConfig<G> {
         }
         G::check(&self.game).map_err(RoomConfigError::Game)?;
         let (config, _) = G::start(&self.game);
-        let arena = G::extent(&config);
+        let extent = G::extent(&config);
         let interest = &self.interest;
-        let least = arena.max_element() / MOST_GRID_CELLS;
+        let least = extent.max_element() / MOST_GRID_CELLS;
         if let Some(radius) = interest.radius.filter(|r| !(r.is_finite() && *r >= least)) {
-            let range = format!("at least {least} in this arena, 1/64 of its larger side");
+            let range = format!("at least {least} in this world, 1/64 of its larger side");
             return out("an interest radius", radius.to_string(), range);
         }
         if !(interest.margin.is_finite() && interest.margin >= 0.0) {

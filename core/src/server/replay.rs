@@ -15,7 +15,6 @@ use crate::server::room::{Outbox, Room};
 use crate::server::world::ServerGame;
 use crate::shared::protocol::Frame;
 use crate::shared::record::FormatError;
-use crate::tanks::Tanks;
 
 /// What a room replay went through.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -36,8 +35,8 @@ pub struct RoomSummary {
     pub frames_sent: u64,
     /// Bytes of those frames.
     pub bytes_sent: u64,
-    /// Combat events.
-    pub combat_events: u64,
+    /// Events the room sent.
+    pub events: u64,
     /// How the room ended, if the recording says (format 2 on; a file cut
     /// by a crash or an older file does not).
     pub ended: Option<RoomEnd>,
@@ -86,35 +85,16 @@ fn describe<W: std::fmt::Debug + serde::Serialize>(offset: usize, call: &RoomCal
     format!("byte {offset}: {what}")
 }
 
-/// Replays a room recording; see the module docs.
+/// Replays a room recording of game `G`; see the module docs. `watch`
+/// gets every call as it is replayed with what it made the room send
+/// (the frames and their recipients, as the room's shell would have them).
+/// The watcher keeps what it needs, say a window of the frames sent to a
+/// client whose recording it compares; the replay keeps nothing, so its
+/// memory stays bounded however long the recording.
 ///
 /// # Errors
 /// A damaged, foreign or other-version file, or the first tick that
 /// differs.
-pub fn replay_room(bytes: &[u8]) -> Result<RoomSummary, RoomReplayError> {
-    replay_room_for(bytes, |_, _| {})
-}
-
-/// Replays a room recording like [`replay_room`], handing `watch` every
-/// call as it is replayed with what it made the room send (the frames and
-/// their recipients, as the room's shell would have them). The watcher
-/// keeps what it needs, say a window of the frames sent to a client whose
-/// recording it compares; the replay keeps nothing, so its memory stays
-/// bounded however long the recording.
-///
-/// # Errors
-/// As [`replay_room`].
-pub fn replay_room_for(
-    bytes: &[u8],
-    watch: impl FnMut(&RoomCall, &Outbox),
-) -> Result<RoomSummary, RoomReplayError> {
-    replay_room_of::<Tanks>(bytes, watch)
-}
-
-/// Replays a room recording of game `G` like [`replay_room_for`].
-///
-/// # Errors
-/// As [`replay_room`].
 pub fn replay_room_of<G: ServerGame>(
     bytes: &[u8],
     mut watch: impl FnMut(&RoomCall<G::Wire>, &Outbox),
@@ -200,6 +180,6 @@ pub fn replay_room_of<G: ServerGame>(
             scratch.clear();
         }
     }
-    summary.combat_events = room.stats().combat_events;
+    summary.events = room.stats().events;
     Ok(summary)
 }

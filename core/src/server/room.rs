@@ -5,11 +5,11 @@
 //! [`Room::join`], [`Room::leave`], [`Room::receive`] (an already-decoded
 //! client message) and [`Room::tick`]. Each appends what must be sent to an
 //! [`Outbox`]: the distinct [`Frame`]s and who gets which. A frame many
-//! clients get (the JSON snapshot, a roster, a combat message) is encoded
+//! clients get (the JSON snapshot, a roster, an events message) is encoded
 //! once and listed once, so the shell turns it into a socket message once
 //! and shares its bytes. The shells (the server's room task, the test
 //! stepper, unit tests) only carry frames and time: `welcome`, `roster`,
-//! `snapshot`, `combat` and `pong` are built here and nowhere else.
+//! `snapshot`, events and `pong` are built here and nowhere else.
 //!
 //! Per tick, in order: the world steps ([`World::step`]); if anyone joined
 //! or left since the last tick, every client gets the new `roster` (once per
@@ -18,7 +18,7 @@
 //! client gets this tick's snapshot in the encoding it chose in `hello` (the JSON text
 //! encoded once for all JSON clients; for compact clients the shared tail
 //! encoded once and a per-recipient head with its exact own state); then,
-//! if anyone was hit, one `combat` message to every client.
+//! if the step made events, one events message to every client.
 //!
 //! Joining sends the joiner `welcome` at once; the roster follows with the
 //! next tick.
@@ -43,19 +43,17 @@ use crate::shared::protocol::{
 };
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
-use crate::tanks::Tanks;
 
 /// How a room of game `G` is set up (written as JSON into a room
 /// recording's header, the game's settings beside the library's).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(bound = "")]
-pub struct RoomConfig<G: ServerGame = Tanks> {
+pub struct RoomConfig<G: ServerGame> {
     /// The room's name, sent in `welcome`.
     pub name: String,
     /// Seats in the room.
     pub capacity: usize,
-    /// The game's settings (the tank game's: movement constants and rules
-    /// of combat).
+    /// The game's settings ([`ServerGame::Settings`]).
     #[serde(flatten)]
     pub game: G::Settings,
     /// The seed of the world's randomness (spawn points).
@@ -81,8 +79,8 @@ impl<G: ServerGame> Default for RoomConfig<G> {
 pub struct RoomStats {
     /// Snapshot frames sent (one per recipient per tick).
     pub snapshots: u64,
-    /// Combat events, each sent once to every client.
-    pub combat_events: u64,
+    /// Events, each sent once to every client.
+    pub events: u64,
     /// Binary snapshot frames sent as deltas.
     pub deltas: u64,
     /// Delta bodies built: clients that see everyone and acknowledged the
@@ -108,7 +106,7 @@ pub struct Seating {
     /// snapshot holds its acknowledgement back half a tick, not a whole one.
     pub datagrams: bool,
     /// Whether its `hello` was binary: it then gets `welcome`, `roster`,
-    /// `combat` and `pong` in binary too ([`crate::shared::control`]).
+    /// events and `pong` in binary too ([`crate::shared::control`]).
     pub binary_control: bool,
 }
 
@@ -145,7 +143,7 @@ struct Seat {
 /// A room of game `G`: the world, its seats, and what every client is
 /// told.
 #[derive(Clone, Debug)]
-pub struct Room<G: ServerGame = Tanks> {
+pub struct Room<G: ServerGame> {
     name: String,
     capacity: usize,
     world: World<G>,
@@ -500,7 +498,7 @@ impl<G: ServerGame> Room<G> {
 
     /// Steps the world one tick and sends every client the new roster (if
     /// anyone joined or left), its snapshot, then the tick's hits in one
-    /// `combat` message; the new tick.
+    /// events message; the new tick.
     pub fn tick(&mut self, out: &mut Outbox) -> Tick {
         let mark = Self::mark(out);
         let tick = self.step(out);
@@ -521,18 +519,18 @@ impl<G: ServerGame> Room<G> {
         self.share_snapshot(tick, out);
         let events = self.world.events();
         if !events.is_empty() {
-            let until = tick.saturating_add(self.interest.combat_memory_ticks);
+            let until = tick.saturating_add(self.interest.partner_memory_ticks);
             let pairs: Vec<_> = events.iter().filter_map(G::partners).collect();
             if !pairs.is_empty() {
                 for (id, viewer) in &mut self.viewers {
                     viewer.note_partners(*id, &pairs, until);
                 }
             }
-            self.stats.combat_events += events.len() as u64;
-            let combat = ServerMessage::<G>::Events {
+            self.stats.events += events.len() as u64;
+            let message = ServerMessage::<G>::Events {
                 events: events.to_vec(),
             };
-            self.share_control(&combat, out);
+            self.share_control(&message, out);
         }
         tick
     }

@@ -39,7 +39,6 @@ use crate::shared::rng::SeededRng;
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
 use crate::shared::timing::{InputTiming, LatenessHistogram, RewindHistogram, SlackHistogram};
-use crate::tanks::Tanks;
 
 pub use inputs::{Command, Wired};
 pub use latency::{REWIND_MARGIN_TICKS, RTT_WINDOW};
@@ -143,7 +142,7 @@ pub trait ServerGame: Networked {
     fn extent(config: &Self::Config) -> Vec2;
 
     /// The two players an event concerns, who keep each other in view a
-    /// while ([`crate::InterestConfig::combat_memory_ticks`]); `None`: it
+    /// while ([`crate::InterestConfig::partner_memory_ticks`]); `None`: it
     /// pairs nobody.
     fn partners(event: &EventOf<Self>) -> Option<(PlayerId, PlayerId)> {
         let _ = event;
@@ -190,7 +189,7 @@ pub struct Step<'a, G: ServerGame + ?Sized> {
 /// One player as the server keeps it: its name, its inputs and the game's
 /// state of it.
 #[derive(Clone)]
-pub struct ServerPlayer<G: ServerGame + ?Sized = Tanks> {
+pub struct ServerPlayer<G: ServerGame + ?Sized> {
     name: String,
     inputs: PlayerInputs<G::Wire>,
     commands: Vec<Command<G::Wire>>,
@@ -276,7 +275,7 @@ pub enum JoinError {
 /// The authoritative state of one room, of a game `G` (the tank game by
 /// default).
 #[derive(Clone)]
-pub struct World<G: ServerGame = Tanks> {
+pub struct World<G: ServerGame> {
     config: G::Config,
     game: G::World,
     tick: Tick,

@@ -20,11 +20,8 @@
 //! 'E' error    string code (its wire name), string message
 //! ```
 //!
-//! The game's setup and events are written by their [`Codec`]; the tank
-//! game's setup is its movement constants, a byte saying whether rules of
-//! combat follow and the rules, its hit a varint tick, attacker, target,
-//! damage and hp, a byte killed and the f32 x and y of where the shot went
-//! from and to.
+//! The game's setup and events are written by their [`Codec`]
+//! (`docs/PROTOCOL.md` has each game's).
 //!
 //! A binary `hello` asks for compact snapshots; the checks of a text
 //! `hello` (protocol, game, names) apply to it alike.

@@ -24,12 +24,14 @@ use crate::shared::protocol::{GameId, PROTOCOL_VERSION};
 pub const MAGIC: &[u8; 5] = b"SKREC";
 
 /// The version of the record layout; bumped by any change to it.
-pub const FORMAT_VERSION: u16 = 4;
+pub const FORMAT_VERSION: u16 = 5;
 
-/// The oldest layout this build still reads: format 1 is format 2 without
-/// a room's end record; format 2 is format 3 without a joiner's datagram
-/// bit (its own echoes); format 3 is format 4 without the game in the
-/// header (every such recording is of the tank game, version 1).
+/// The oldest layout this build still reads (its header, at least: every
+/// recording before format 5 is of the tank game, version 1, which this
+/// build refuses by name): format 1 is format 2 without a room's end
+/// record; format 2 is format 3 without a joiner's datagram bit (its own
+/// echoes); format 3 is format 4 without the game in the header; format 4
+/// is format 5 with a room's decoded inputs in the tank's own layout.
 pub const OLDEST_FORMAT: u16 = 1;
 
 /// The build that wrote a recording: the crate's version.

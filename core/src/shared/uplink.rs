@@ -20,9 +20,8 @@
 //!   varint zigzag(view tick - tick, in 1/256 tick)   (bit 5)
 //! ```
 //!
-//! The tank game's bits: 0-1 turn, 2-3 throttle (0: 0.0, 1: 1.0, 2: -1.0,
-//! 3: an f32 follows), 4 fire; its bytes the turn's and the throttle's f32
-//! when coded 3.
+//! A game's bits and bytes are its own (`docs/PROTOCOL.md` has each
+//! game's).
 //!
 //! Inputs are delta-coded against each other (ticks as gaps, the game's
 //! values as it codes them), so the inputs a client sends again while they

@@ -226,7 +226,7 @@ mod tests {
 
     /// A world where the target walked +y at 10 u per tick from y = 400 for
     /// 40 ticks: at tick `t` it was at y = 400 + 10 t.
-    fn walked_target() -> World {
+    fn walked_target() -> World<Tanks> {
         let mut w = shooter_and_target(at(600.0, 400.0, std::f32::consts::FRAC_PI_2));
         for t in 1..=40 {
             w.receive(PlayerId(2), &[input(t, 1.0)]);
@@ -237,7 +237,7 @@ mod tests {
     }
 
     /// The shooter at height `y` fires along +x, having seen the world at `view`.
-    fn shoot_from(mut w: World, y: f32, view: Option<f64>) -> Vec<CombatEvent> {
+    fn shoot_from(mut w: World<Tanks>, y: f32, view: Option<f64>) -> Vec<CombatEvent> {
         place(&mut w, PlayerId(1), at(200.0, y, 0.0));
         w.receive(PlayerId(1), &[fire(1, view)]);
         w.step().to_vec()
@@ -280,7 +280,7 @@ mod tests {
 
     /// [`walked_target`] with a protocol-2 shooter (player 1) that played
     /// ticks 1 to 40 standing still, so tick 41 is its next.
-    fn walked_target_scheduled() -> World {
+    fn walked_target_scheduled() -> World<Tanks> {
         let mut w = World::new(open(), 3);
         w.join_with(PlayerId(1), "shooter", InputMode::Scheduled)
             .unwrap();

@@ -401,7 +401,7 @@ pub(crate) mod tests {
     }
 
     /// Puts a player at `pose` and forgets its pose history.
-    pub(crate) fn place(w: &mut World, id: PlayerId, pose: Pose) {
+    pub(crate) fn place(w: &mut World<Tanks>, id: PlayerId, pose: Pose) {
         assert!(w.teleport(id, pose));
     }
 
@@ -410,14 +410,14 @@ pub(crate) mod tests {
     }
 
     /// Kills player `id` at once, dead until `respawn_at`.
-    pub(crate) fn kill(w: &mut World, id: PlayerId, respawn_at: Tick) {
+    pub(crate) fn kill(w: &mut World<Tanks>, id: PlayerId, respawn_at: Tick) {
         let player = w.player_mut(id).expect("a player");
         player.state.hp = 0;
         life::kill(player, respawn_at);
     }
 
     /// Player 1 at (200, 600) facing +x, player 2 at `target`.
-    pub(crate) fn shooter_and_target(target: Pose) -> World {
+    pub(crate) fn shooter_and_target(target: Pose) -> World<Tanks> {
         let mut w = World::new(open(), 3);
         w.join(PlayerId(1), "shooter").unwrap();
         w.join(PlayerId(2), "target").unwrap();

@@ -221,7 +221,7 @@ fn room(args: &Args, bytes: &[u8]) -> ExitCode {
             );
             say!(
                 "joins {}, leaves {}, messages {}, most players {}, frames sent {} ({} bytes), combat events {}",
-                s.joins, s.leaves, s.messages, s.most_players, s.frames_sent, s.bytes_sent, s.combat_events
+                s.joins, s.leaves, s.messages, s.most_players, s.frames_sent, s.bytes_sent, s.events
             );
             match (&s.ended, s.cut_at) {
                 (Some(RoomEnd::Emptied), _) => say!("ended: the room closed after being empty"),

@@ -110,7 +110,7 @@ mod tests {
     use crate::tanks::world::tests::{at, input, open, place};
 
     /// A world with one player placed at `pose`.
-    fn world_with(pose: Pose) -> (World, PlayerId) {
+    fn world_with(pose: Pose) -> (World<crate::tanks::Tanks>, PlayerId) {
         let mut w = World::new(open(), 7);
         let id = PlayerId(1);
         w.join(id, "a").unwrap();

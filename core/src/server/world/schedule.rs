@@ -319,7 +319,7 @@ mod tests {
 
     const MS: fn(u64) -> Duration = Duration::from_millis;
 
-    fn scheduled() -> (World, PlayerId) {
+    fn scheduled() -> (World<crate::tanks::Tanks>, PlayerId) {
         let mut w = World::new(open(), 7);
         let id = PlayerId(1);
         w.join_with(id, "a", InputMode::Scheduled).unwrap();
@@ -440,7 +440,7 @@ mod tests {
     /// [`scheduled`] with a protocol-1 target (player 2) 300 u ahead of
     /// the shooter, which played tick 1 standing still and whose input for
     /// tick 2 was missing (a repeat).
-    fn duel_with_a_missing_tick() -> (World, PlayerId) {
+    fn duel_with_a_missing_tick() -> (World<crate::tanks::Tanks>, PlayerId) {
         let (mut w, id) = scheduled();
         w.join(PlayerId(2), "target").unwrap();
         place(&mut w, PlayerId(2), at(800.0, 600.0, 0.0));
@@ -451,7 +451,7 @@ mod tests {
         (w, id)
     }
 
-    fn hp(w: &World, id: PlayerId) -> u16 {
+    fn hp(w: &World<crate::tanks::Tanks>, id: PlayerId) -> u16 {
         w.player(id).unwrap().hp()
     }
 

@@ -5,8 +5,8 @@
 //! sit in it as the game's own serde makes them: `welcome` carries the
 //! game's [`Networked::Setup`] fields beside the library's, `snapshot` the
 //! game's own states, and the events message takes the game's name for it
-//! ([`Networked::EVENTS`], `"combat"` for the tank game), so the tank
-//! game's JSON is what it was before the library was generic.
+//! ([`Networked::EVENTS`]), so a game keeps the JSON it had before the
+//! library was generic.
 
 use std::borrow::Cow;
 
@@ -60,7 +60,7 @@ pub enum ServerMessage<G: Networked> {
         /// Every player of the room, in id order.
         players: Vec<RosterEntry>,
     },
-    /// The events of this tick (the tank game's hits), each sent once.
+    /// The events of this tick, each sent once.
     Events {
         /// The events.
         events: Vec<EventOf<G>>,

@@ -1,0 +1,41 @@
+//! The tank game's room recordings: opened and replayed with the library's
+//! generic reader and replay ([`open_room_of`], [`replay_room_of`]).
+
+use crate::server::record::{open_room_of, RoomCall, RoomCalls};
+use crate::server::replay::{replay_room_of, RoomReplayError, RoomSummary};
+use crate::server::room::{Outbox, RoomConfig};
+use crate::shared::protocol::WireInput;
+use crate::shared::record::FormatError;
+use crate::tanks::Tanks;
+
+/// Opens a room recording of the tank game: the room's configuration and
+/// its calls.
+///
+/// # Errors
+/// Not a room recording, another game or version, or a damaged header.
+pub fn open_room(
+    bytes: &[u8],
+) -> Result<(RoomConfig<Tanks>, RoomCalls<'_, WireInput>), FormatError> {
+    open_room_of::<Tanks>(bytes)
+}
+
+/// Replays a room recording of the tank game (see [`replay_room_of`]).
+///
+/// # Errors
+/// A damaged, foreign or other-version file, or the first tick that
+/// differs.
+pub fn replay_room(bytes: &[u8]) -> Result<RoomSummary, RoomReplayError> {
+    replay_room_for(bytes, |_, _| {})
+}
+
+/// Replays a room recording of the tank game like [`replay_room`], handing
+/// `watch` every call with what it made the room send.
+///
+/// # Errors
+/// As [`replay_room`].
+pub fn replay_room_for(
+    bytes: &[u8],
+    watch: impl FnMut(&RoomCall<WireInput>, &Outbox),
+) -> Result<RoomSummary, RoomReplayError> {
+    replay_room_of::<Tanks>(bytes, watch)
+}
