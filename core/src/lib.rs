@@ -75,6 +75,7 @@ pub use server::world::{
     RTT_WINDOW,
 };
 pub use shared::bytes::{Codec, ReadError, Reader, Writer};
+pub use shared::clamp::clamp;
 pub use shared::combat::{shot_path, CombatRules, Cooldown, MAX_VIEW_DELAY_MS};
 pub use shared::config::{ConfigError, Rect, SimConfig, MAX_OBSTACLES};
 pub use shared::fields::{Fields, Width, MAX_FIELDS};

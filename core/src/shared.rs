@@ -4,6 +4,7 @@
 //! it.
 
 pub mod bytes;
+pub mod clamp;
 pub mod combat;
 pub mod compact;
 pub mod config;

@@ -442,7 +442,7 @@ impl skirmish_core::Networked for Dots {
     /// A remote dot: its x to a unit, on a line of 65,535.
     fn quantise(own: &DotState, (): &()) -> Pellet {
         Pellet {
-            x: own.x.clamp(0.0, 65_535.0) as u16,
+            x: skirmish_core::clamp(own.x, 0.0, 65_535.0) as u16,
             y: 0,
             size: 1,
         }

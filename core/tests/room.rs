@@ -339,7 +339,7 @@ fn duel(room: &mut Room, shooter: PlayerId, target: PlayerId) -> Vec<Outbox> {
         let to = them - me.position;
         let delta = angle_delta(me.rotation, libm::atan2f(to.y, to.x));
         let aimed = delta.abs() < 0.02;
-        let turn = (delta / step).clamp(-1.0, 1.0);
+        let turn = skirmish_core::clamp(delta / step, -1.0, 1.0);
         let mut out = Outbox::new();
         let inputs = vec![input(tick, if aimed { 0.0 } else { turn }, 0.0, aimed)];
         room.receive(

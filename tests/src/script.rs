@@ -109,7 +109,7 @@ impl Wander {
             self.turn
         } else {
             let wanted = away.y.atan2(away.x);
-            (angle_delta(own.predicted.rotation, wanted) * 3.0).clamp(-1.0, 1.0)
+            skirmish_core::clamp(angle_delta(own.predicted.rotation, wanted) * 3.0, -1.0, 1.0)
         };
         Controls {
             turn,
@@ -156,7 +156,7 @@ impl Shooter {
         let miss = to.perp_dot(dir).abs();
         let ahead = to.dot(dir);
         Controls {
-            turn: (delta * 4.0).clamp(-1.0, 1.0),
+            turn: skirmish_core::clamp(delta * 4.0, -1.0, 1.0),
             throttle: 0.0,
             fire: miss < self.radius * 0.5 && ahead > 0.0 && ahead < reach,
         }

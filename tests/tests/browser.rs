@@ -214,7 +214,7 @@ async fn aim(shooter: &Client, target: u64) -> Result<()> {
         let turn = if diff.abs() < 0.01 {
             0.0
         } else {
-            (0.4 * diff / (std::f64::consts::PI * 0.05)).clamp(-1.0, 1.0)
+            skirmish_core::clamp(0.4 * diff / (std::f64::consts::PI * 0.05), -1.0, 1.0)
         };
         shooter
             .execute(

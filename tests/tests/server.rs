@@ -230,7 +230,7 @@ async fn aim(shooter: &mut Client, target: PlayerId, mut tick: u32) -> anyhow::R
     let mut left = angle_delta(me.rotation, wanted);
     let mut inputs = Vec::new();
     while left.abs() > 1e-6 {
-        let turn = (left / step).clamp(-1.0, 1.0);
+        let turn = skirmish_core::clamp(left / step, -1.0, 1.0);
         inputs.push(input(tick, turn, 0.0, false));
         left -= turn * step;
         tick += 1;

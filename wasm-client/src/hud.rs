@@ -84,7 +84,7 @@ impl Graph {
             ctx.begin_path();
             for (i, s) in self.samples.iter().enumerate() {
                 let x = width - (now - s.0) / GRAPH_SPAN_MS * width;
-                let v = ((value(s) - lo) / (hi - lo)).clamp(0.0, 1.0);
+                let v = skirmish_core::clamp((value(s) - lo) / (hi - lo), 0.0, 1.0);
                 let y = height - 2.0 - f64::from(v) * (height - 4.0);
                 if i == 0 {
                     ctx.move_to(x, y);

@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::shared::clamp::clamp;
 use crate::shared::rng::SeededRng;
 
 /// The longest latency or jitter taken into account, in milliseconds.
@@ -42,7 +43,7 @@ impl LinkConditions {
     pub fn clamped(self) -> LinkConditions {
         let clamp = |v: f32, max: f32| {
             if v.is_finite() {
-                v.clamp(0.0, max)
+                clamp(v, 0.0, max)
             } else {
                 0.0
             }

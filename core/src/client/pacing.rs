@@ -34,6 +34,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use crate::shared::clamp::clamp;
 use crate::shared::tick::Tick;
 use crate::shared::timing::InputTiming;
 
@@ -92,7 +93,7 @@ impl PacingConfig {
         if self.max_dilation.is_nan() {
             0.0
         } else {
-            self.max_dilation.clamp(0.0, PacingConfig::DILATION_LIMIT)
+            clamp(self.max_dilation, 0.0, PacingConfig::DILATION_LIMIT)
         }
     }
 }
@@ -190,7 +191,7 @@ impl Pacing {
     /// quantile rather than paid for by every input.
     pub fn set_loss(&mut self, loss: f64) {
         self.loss = if loss.is_finite() {
-            loss.clamp(0.0, 0.5)
+            clamp(loss, 0.0, 0.5)
         } else {
             0.0
         };
@@ -354,10 +355,13 @@ impl Pacing {
             // runs fast or slow); a large error is the proportional term's,
             // so a latency step leaves no wound-up integral behind.
             if error.abs() < 2.0 * self.frame_ms.max(self.config.safety_ms) {
-                self.integral =
-                    (self.integral + error / tau * self.tick_ms / ti.max(1.0)).clamp(-max, max);
+                self.integral = clamp(
+                    self.integral + error / tau * self.tick_ms / ti.max(1.0),
+                    -max,
+                    max,
+                );
             }
-            let dilation = (error / tau.max(1.0) + self.integral).clamp(-max, max);
+            let dilation = clamp(error / tau.max(1.0) + self.integral, -max, max);
             // A NaN (an error of infinities, from an absurd configuration)
             // would make no period at all: run at the cadence instead.
             self.dilation = if dilation.is_nan() { 0.0 } else { dilation };

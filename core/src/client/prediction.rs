@@ -22,6 +22,7 @@ use glam::Vec2;
 
 use crate::client::pending::{PendingInputs, PushError};
 use crate::client::smoothing::{Correction, CorrectionOutcome, SmoothingConfig, SETTLED_DISTANCE};
+use crate::shared::clamp::clamp;
 use crate::shared::config::SimConfig;
 use crate::shared::game::{Game, Offset, Stamp, Visual};
 use crate::shared::input::{MoveInput, PredictedStep};
@@ -294,7 +295,7 @@ impl<G: Game> LocalPlayer<G> {
     /// step to the current one, plus the visual correction.
     pub fn visible(&self, alpha: f32) -> G::Local {
         let alpha = if alpha.is_finite() {
-            alpha.clamp(0.0, 1.0)
+            clamp(alpha, 0.0, 1.0)
         } else {
             1.0
         };

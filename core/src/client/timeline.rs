@@ -16,6 +16,7 @@
 //! connection, a hidden tab) is taken at once, and only forwards: a target
 //! far behind makes the timeline run slow until it is reached.
 
+use crate::shared::clamp::clamp;
 use std::time::Duration;
 
 /// The largest change of playback rate either way (0.1: 90 % to 110 %).
@@ -59,7 +60,7 @@ impl RemoteTimeline {
             return Some(target);
         }
         let wanted = 1.0 + gap * tick_secs / CONVERGENCE.as_secs_f64();
-        let rate = wanted.clamp(1.0 - MAX_RATE_CHANGE, 1.0 + MAX_RATE_CHANGE);
+        let rate = clamp(wanted, 1.0 - MAX_RATE_CHANGE, 1.0 + MAX_RATE_CHANGE);
         let next = time + elapsed * rate;
         self.at = Some((next, now));
         Some(next)

@@ -47,6 +47,7 @@
 use glam::Vec2;
 
 use crate::shared::bytes::{Reader, Writer};
+use crate::shared::clamp::clamp;
 use crate::shared::delta;
 use crate::shared::fields::{full_bytes, Fields};
 use crate::shared::game::{OwnState, Stamp};
@@ -115,8 +116,8 @@ impl Quantised {
             rotation: (turn * 65536.0).round() as i32 as u16,
             hp: state.hp.min(255) as u8,
             flags: flags(state),
-            vx: v.x.round().clamp(-127.0, 127.0) as i8,
-            vy: v.y.round().clamp(-127.0, 127.0) as i8,
+            vx: clamp(v.x.round(), -127.0, 127.0) as i8,
+            vy: clamp(v.y.round(), -127.0, 127.0) as i8,
         }
     }
 
@@ -408,7 +409,7 @@ fn quantise(v: f32, extent: f32) -> u16 {
     if !(v.is_finite() && extent > 0.0) {
         return 0;
     }
-    ((v / extent).clamp(0.0, 1.0) * 65535.0).round() as u16
+    (clamp(v / extent, 0.0, 1.0) * 65535.0).round() as u16
 }
 
 fn dequantise(q: u16, extent: f32) -> f32 {

@@ -37,6 +37,7 @@
 //! [`ProtocolError`].
 
 use crate::shared::bytes::Reader;
+use crate::shared::clamp::clamp;
 use crate::shared::compact::{self, bad, Quantised};
 use crate::shared::config::SimConfig;
 use crate::shared::fields::{full_bytes, Fields, Width, MAX_FIELDS};
@@ -146,7 +147,7 @@ impl Quantised {
         // Rounded half up by a truncating cast of a non-negative number:
         // plain IEEE operations, no library call.
         let step = |q: u16, v: i8, k: f64| -> u16 {
-            ((f64::from(q) + f64::from(v) * k).clamp(0.0, 65535.0) + 0.5) as u16
+            (clamp(f64::from(q) + f64::from(v) * k, 0.0, 65535.0) + 0.5) as u16
         };
         Quantised {
             x: step(self.x, self.vx, motion.kx),

@@ -4,11 +4,17 @@
 //! so a number in `docs/QUALITY.md` means the same wherever it came from.
 //! The median of `[1, 2, 3, 4]` is 2; its 99th percentile is 4.
 
+use crate::shared::clamp::clamp;
+
 /// The index (0-based) of the `p`th percentile (0 to 100) among `len`
 /// sorted values by nearest rank; `None` when there are none.
 pub fn nearest_rank(len: usize, p: f64) -> Option<usize> {
     let last = len.checked_sub(1)?;
-    let p = if p.is_nan() { 0.0 } else { p.clamp(0.0, 100.0) };
+    let p = if p.is_nan() {
+        0.0
+    } else {
+        clamp(p, 0.0, 100.0)
+    };
     let rank = (p / 100.0 * len as f64).ceil() as usize;
     Some(rank.saturating_sub(1).min(last))
 }

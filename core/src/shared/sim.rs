@@ -19,6 +19,7 @@ use std::time::Duration;
 use glam::Vec2;
 use serde::{Deserialize, Serialize};
 
+use crate::shared::clamp::clamp;
 use crate::shared::config::{Rect, SimConfig};
 use crate::shared::input::{MoveInput, PredictedMoveStep};
 
@@ -69,7 +70,7 @@ impl Pose {
 pub fn sanitize(input: MoveInput) -> MoveInput {
     let clean = |v: f32| {
         if v.is_finite() {
-            v.clamp(-1.0, 1.0)
+            clamp(v, -1.0, 1.0)
         } else {
             0.0
         }

@@ -16,6 +16,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::shared::clamp::clamp;
 use crate::shared::tick::Tick;
 
 /// The slack the wire can carry, in milliseconds (either way).
@@ -103,8 +104,11 @@ pub fn slack_to_wire(ms: f64) -> i16 {
     if !ms.is_finite() {
         return 0;
     }
-    ms.round()
-        .clamp(f64::from(-MAX_SLACK_MS), f64::from(MAX_SLACK_MS)) as i16
+    clamp(
+        ms.round(),
+        f64::from(-MAX_SLACK_MS),
+        f64::from(MAX_SLACK_MS),
+    ) as i16
 }
 
 /// Upper bounds of the slack histogram's buckets, in milliseconds (the last

@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 use super::world::Tank;
 use super::{life, Tanks};
 use crate::server::world::{ServerPlayer, WorldStats};
+use crate::shared::clamp::clamp;
 use crate::shared::combat::{ray_circle, shot_path, CombatRules};
 use crate::shared::config::SimConfig;
 use crate::shared::sim::Pose;
@@ -121,7 +122,7 @@ pub(super) fn resolve_shot(
     let by_rtt = shot.oldest_view.filter(|&o| o > furthest);
     let oldest = by_rtt.unwrap_or(furthest).min(newest);
     let asked = shot.view_tick.filter(|v| v.is_finite()).unwrap_or(newest);
-    let view = asked.clamp(oldest.max(0.0), newest);
+    let view = clamp(asked, oldest.max(0.0), newest);
     if asked < oldest {
         stats.rewind_clamped += 1;
         if by_rtt.is_some() {
