@@ -32,8 +32,10 @@ use crate::shared::wired::Wired;
 
 /// A game the netcode runs: its types and its deterministic step.
 ///
-/// No method takes `self`: a game is a type, not a value, so the library's
-/// types carry it as a parameter at no cost.
+/// No method takes `self`: a game is a type, not a value (a unit struct),
+/// so the library's types carry it as a parameter at no cost. Derive
+/// `Clone`, `Copy`, `Debug` and `PartialEq` on it: the library's messages
+/// and rooms of the game are printed and compared through it.
 ///
 /// # Example
 /// A dot on a line that its input pushes left or right, predicted,
@@ -43,6 +45,7 @@ use crate::shared::wired::Wired;
 /// use std::time::Duration;
 /// use skirmish_core::{Game, LocalPlayer, Offset, Size, SmoothingConfig, Stamp, Tick, Visual};
 ///
+/// #[derive(Clone, Copy, Debug, PartialEq)]
 /// struct Dots;
 ///
 /// #[derive(Clone, Copy, Debug, Default, PartialEq)]
