@@ -4,9 +4,9 @@
 //! The mental model in three sentences. The server owns the truth and steps
 //! every player with [`simulate`] at a fixed cadence (50 ms by default). The
 //! client runs the very same function on its own inputs right away
-//! ([`LocalPlayer::predict`]) and keeps them in a bounded [`PendingInputs`]
+//! ([`LocalPlayer::predict`](LocalPlayer)) and keeps them in a bounded [`PendingInputs`]
 //! buffer until the server acknowledges them; when an authoritative
-//! [`PlayerState`] arrives, [`LocalPlayer::reconcile`] rewinds to it and replays
+//! [`PlayerState`] arrives, [`LocalPlayer::reconcile`](LocalPlayer) rewinds to it and replays
 //! what is still pending. The difference between the old and the rebuilt
 //! prediction never moves gameplay truth: it becomes a visual [`Correction`]
 //! that decays, or snaps when it is too large.
@@ -51,7 +51,7 @@ pub use client::conditioner::{
 pub use client::interpolation::{InterpolationConfig, RemoteBuffer, RemoteSample, SampleKind};
 pub use client::pacing::{Jump, Pacing, PacingConfig};
 pub use client::pending::{PendingInputs, PushError};
-pub use client::prediction::{LocalPlayer, LocalStats, ReconcileError, ReconcileReport};
+pub use client::prediction::{LocalStats, ReconcileError, ReconcileReport};
 pub use client::record::{open_client, Call, Calls, ClientRecorder, DEFAULT_RECORDING_LIMIT};
 pub use client::replay::{
     replay_client, ClientReplay, Divergence, ReplayError, ReplayOptions, ReplaySummary, Sample,
@@ -61,9 +61,7 @@ pub use client::session::{
     ClientSession, Controls, Hud, Incoming, OwnView, PacingHud, Phase, RemoteView, SessionConfig,
     SessionEvent, SessionStats, Toggles, Tracer, View, LOSS_MEMORY, TRACER_LIFE,
 };
-pub use client::smoothing::{
-    Correction, CorrectionOutcome, SmoothingConfig, SETTLED_ANGLE, SETTLED_DISTANCE,
-};
+pub use client::smoothing::{CorrectionOutcome, SmoothingConfig, SETTLED_ANGLE, SETTLED_DISTANCE};
 pub use client::timeline::RemoteTimeline;
 pub use server::interest::{InterestConfig, KEPT_FRAMES};
 pub use server::record::{open_room_of, RoomCalls, RoomConfigError, RoomEnd, RoomRecorder};
@@ -99,21 +97,38 @@ pub use shared::uplink::{decode_inputs, encode_client, encode_inputs, INPUT as B
 pub use shared::wired::GAME_BITS;
 pub use shared::{compact, control, delta, determinism, framing, protocol, timing};
 
+/// The library's types generic over the game, under their own names: the
+/// crate root's names of them are aliases that take the tank game unless
+/// told (`Room` is `Room<Tanks>`; `Room<G>` is `generic::Room<G>`).
+pub mod generic {
+    pub use crate::client::prediction::LocalPlayer;
+    pub use crate::client::smoothing::Correction;
+    pub use crate::server::record::RoomCall;
+    pub use crate::server::room::{Room, RoomConfig};
+    pub use crate::server::world::{ServerPlayer, World};
+    pub use crate::shared::protocol::ServerMessage;
+}
+
 // The generic types take the tank game unless told (`Room<G>` for game
 // `G`): these aliases are the only place the library's types default to it.
 
 /// A message the server sends, of the tank game unless told.
-pub type ServerMessage<G = Tanks> = shared::protocol::ServerMessage<G>;
+pub type ServerMessage<G = Tanks> = generic::ServerMessage<G>;
+/// The visual correction of the own player, of the tank game's offset
+/// unless told.
+pub type Correction<O = PoseOffset> = generic::Correction<O>;
+/// The controlled player's prediction, of the tank game unless told.
+pub type LocalPlayer<G = Tanks> = generic::LocalPlayer<G>;
 /// A room, of the tank game unless told.
-pub type Room<G = Tanks> = server::room::Room<G>;
+pub type Room<G = Tanks> = generic::Room<G>;
 /// How a room is set up, of the tank game unless told.
-pub type RoomConfig<G = Tanks> = server::room::RoomConfig<G>;
+pub type RoomConfig<G = Tanks> = generic::RoomConfig<G>;
 /// A room's authoritative world, of the tank game unless told.
-pub type World<G = Tanks> = server::world::World<G>;
+pub type World<G = Tanks> = generic::World<G>;
 /// A player in a world, of the tank game unless told.
-pub type ServerPlayer<G = Tanks> = server::world::ServerPlayer<G>;
+pub type ServerPlayer<G = Tanks> = generic::ServerPlayer<G>;
 /// One call into a room as recorded, of the tank game unless told.
-pub type RoomCall<W = WireInput> = server::record::RoomCall<W>;
+pub type RoomCall<W = WireInput> = generic::RoomCall<W>;
 
 pub use harness::{first_divergence, trace, Harness};
 pub use shared::game::{

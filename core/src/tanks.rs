@@ -8,6 +8,7 @@
 //! 27); its rules (movement, collisions, combat, life) move to a crate of
 //! their own once nothing in the library names them.
 
+mod client;
 mod combat;
 mod life;
 mod recordings;

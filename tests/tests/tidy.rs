@@ -445,6 +445,9 @@ const GAME_FREE: &[&str] = &[
     "core/src/server/interest/frames.rs",
     "core/src/server/record.rs",
     "core/src/server/replay.rs",
+    "core/src/client/smoothing.rs",
+    "core/src/client/pending.rs",
+    "core/src/client/prediction.rs",
 ];
 
 /// A library file that is game-free names none of the tank game's words,

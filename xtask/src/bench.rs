@@ -142,9 +142,6 @@ pub fn run(args: &[String]) -> Result {
     let options = parse_options(args)?;
     let cargo = cargo();
     if options.quality_only {
-        let build =
-            "build --release -p skirmish-server -p skirmish-tests --bin skirmish-server --bin bots";
-        sh(&cargo, &build.split(' ').collect::<Vec<_>>(), &[])?;
         return quality::run(options.quick);
     }
     let criterion_args = ["--", "--warm-up-time", "1", "--measurement-time", "3"];

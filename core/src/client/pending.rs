@@ -16,7 +16,7 @@
 
 use std::collections::VecDeque;
 
-use crate::shared::input::{MoveInput, PredictedStep};
+use crate::shared::input::PredictedStep;
 use crate::shared::tick::Tick;
 
 /// Why a step was not recorded.
@@ -41,7 +41,7 @@ pub enum PushError {
 /// Unacknowledged predicted steps of a game whose controls are `I`,
 /// oldest first.
 #[derive(Clone, Debug)]
-pub struct PendingInputs<I = MoveInput> {
+pub struct PendingInputs<I> {
     steps: VecDeque<PredictedStep<I>>,
     capacity: usize,
     newest: Option<Tick>,
@@ -56,7 +56,7 @@ impl<I: Copy> Default for PendingInputs<I> {
 /// 128 steps: 6.4 s of play at a 50 ms cadence.
 const DEFAULT_CAPACITY: usize = 128;
 
-impl PendingInputs {
+impl<I> PendingInputs<I> {
     /// 128 steps: 6.4 s of play at a 50 ms cadence.
     pub const DEFAULT_CAPACITY: usize = DEFAULT_CAPACITY;
 }
@@ -143,28 +143,20 @@ impl<I: Copy> PendingInputs<I> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::shared::input::PredictedMoveStep;
     use std::time::Duration;
 
-    fn step(tick: u32) -> PredictedMoveStep {
-        PredictedMoveStep::new(
-            MoveInput {
-                tick: Tick(tick),
-                turn: 0.0,
-                throttle: 1.0,
-                fire: false,
-            },
-            Duration::from_millis(50),
-        )
+    /// A step of some input (a number) at `tick`.
+    fn step(tick: u32) -> PredictedStep<u8> {
+        PredictedStep::at(Tick(tick), 1, Duration::from_millis(50))
     }
 
-    fn ticks(p: &PendingInputs) -> Vec<u32> {
+    fn ticks(p: &PendingInputs<u8>) -> Vec<u32> {
         p.iter().map(|s| s.tick.0).collect()
     }
 
     #[test]
     fn ticks_must_increase() {
-        let mut p = PendingInputs::default();
+        let mut p: PendingInputs<u8> = PendingInputs::default();
         p.push(step(3)).unwrap();
         assert_eq!(
             p.push(step(3)),
@@ -180,7 +172,7 @@ mod tests {
 
     #[test]
     fn rs3_ack_removes_every_older_tick_even_unreceived_ones() {
-        let mut p = PendingInputs::default();
+        let mut p: PendingInputs<u8> = PendingInputs::default();
         for t in [1, 2, 3, 4, 5] {
             p.push(step(t)).unwrap();
         }
@@ -198,7 +190,7 @@ mod tests {
 
     #[test]
     fn ticks_stay_increasing_after_acknowledgement_empties_the_buffer() {
-        let mut p = PendingInputs::default();
+        let mut p: PendingInputs<u8> = PendingInputs::default();
         p.push(step(9)).unwrap();
         p.ack_through(Tick(9));
         assert!(matches!(
@@ -209,7 +201,7 @@ mod tests {
 
     #[test]
     fn rs4_full_buffer_refuses_and_keeps_everything() {
-        let mut p = PendingInputs::with_capacity(3);
+        let mut p: PendingInputs<u8> = PendingInputs::with_capacity(3);
         for t in 1..=3 {
             p.push(step(t)).unwrap();
         }

@@ -1,37 +1,31 @@
 //! The controlled player: live prediction, reconciliation and what is drawn.
 //!
 //! The order of operations, each fixed step and each authoritative update:
-//! 1. [`LocalPlayer::predict`] sanitizes the step's input, records it as a
-//!    [`PredictedMoveStep`] and applies it with [`simulate`] at once.
-//! 2. [`LocalPlayer::reconcile`] accepts a newer [`PlayerState`]: its pose is
-//!    the new baseline, steps up to its `ack_move_tick` are pruned, the rest
-//!    are replayed from the baseline with the same [`simulate`], and the result
-//!    is the new predicted pose, the gameplay truth (LPR-1, LPSS-1..3). The
+//! 1. [`LocalPlayer::step`] sanitizes the step's input, records it as a
+//!    [`PredictedStep`] and applies the game's step ([`Game::predict`]) at
+//!    once.
+//! 2. [`LocalPlayer::accept`] takes a newer authoritative own state: it is
+//!    the new baseline, steps up to its acknowledgement are pruned, the rest
+//!    are replayed from the baseline with the same step, and the result is
+//!    the new prediction, the gameplay truth (LPR-1, LPSS-1..3). The
 //!    difference between the old and the new prediction goes to the visual
 //!    [`Correction`]; the report says how large it was, how many steps were
-//!    replayed and whether the visible pose snapped (RS-8).
+//!    replayed and whether what is drawn snapped (RS-8).
 //! 3. Each rendered frame, [`LocalPlayer::advance_frame`] lets the correction
-//!    decay, and [`LocalPlayer::visible_pose`] interpolates between the last two
-//!    fixed steps by the frame's fraction and adds the offset.
+//!    decay, and [`LocalPlayer::visible`] interpolates between the last two
+//!    fixed steps by the frame's fraction and shifts by the offset.
 //!
 //! The correction target (the rebuilt prediction of the last accepted state)
-//! only changes on an accepted `PlayerState` (LPSS-4); see
-//! [`LocalPlayer::rebuilt_pose`].
-
-use glam::Vec2;
+//! only changes on an accepted state (LPSS-4); see [`LocalPlayer::rebuilt`].
 
 use crate::client::pending::{PendingInputs, PushError};
 use crate::client::smoothing::{Correction, CorrectionOutcome, SmoothingConfig, SETTLED_DISTANCE};
 use crate::shared::clamp::clamp;
-use crate::shared::config::SimConfig;
 use crate::shared::game::{Game, Offset, Stamp, Visual};
-use crate::shared::input::{MoveInput, PredictedStep};
-use crate::shared::sim::Pose;
-use crate::shared::state::PlayerState;
+use crate::shared::input::PredictedStep;
 use crate::shared::tick::Tick;
-use crate::tanks::Tanks;
 
-/// Why a [`PlayerState`] was not accepted.
+/// Why an authoritative own state was not accepted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ReconcileError {
     /// Its server tick is not newer than the last accepted one.
@@ -99,9 +93,9 @@ pub struct LocalStats {
 }
 
 /// The controlled player's prediction and presentation state, for a game
-/// `G` (the tank game by default).
+/// `G`.
 #[derive(Clone, Debug)]
-pub struct LocalPlayer<G: Game = Tanks> {
+pub struct LocalPlayer<G: Game> {
     sim: G::Config,
     smoothing: SmoothingConfig,
     pending: PendingInputs<G::Input>,
@@ -119,7 +113,12 @@ impl<G: Game> LocalPlayer<G> {
     /// A player at `spawn`, predicting with `sim` and showing corrections
     /// according to `smoothing`, with a pending buffer of the default size.
     pub fn new(sim: G::Config, smoothing: SmoothingConfig, spawn: G::Local) -> LocalPlayer<G> {
-        LocalPlayer::with_pending_capacity(sim, smoothing, spawn, PendingInputs::DEFAULT_CAPACITY)
+        LocalPlayer::with_pending_capacity(
+            sim,
+            smoothing,
+            spawn,
+            PendingInputs::<G::Input>::DEFAULT_CAPACITY,
+        )
     }
 
     /// Like [`LocalPlayer::new`] with a pending buffer of `capacity` steps.
@@ -261,7 +260,7 @@ impl<G: Game> LocalPlayer<G> {
         })
     }
 
-    /// Accepts `own` as a fresh placement (a respawn, a teleport): the
+    /// Accepts `own` as a fresh placement (a new life, a teleport): the
     /// prediction is rebuilt from it and what is drawn jumps there without
     /// counting a correction or a snap.
     ///
@@ -358,63 +357,5 @@ impl<G: Game> LocalPlayer<G> {
     /// truth.
     pub fn visible_error(&self) -> f32 {
         self.correction.offset().size().distance
-    }
-}
-
-/// The tank game's calls, in its own vocabulary: an input carries its
-/// tick, a [`PlayerState`] its stamp.
-impl LocalPlayer<Tanks> {
-    /// Predicts one fixed step of `input` (sanitized first) and records it.
-    ///
-    /// # Errors
-    /// As [`LocalPlayer::step`].
-    pub fn predict(&mut self, input: MoveInput) -> Result<Pose, PushError> {
-        self.step(input.tick, input, None)
-    }
-
-    /// [`LocalPlayer::predict`], for an input made while remote players
-    /// were drawn at server tick `view_tick`.
-    ///
-    /// # Errors
-    /// As [`LocalPlayer::step`].
-    pub fn predict_seen(
-        &mut self,
-        input: MoveInput,
-        view_tick: Option<f64>,
-    ) -> Result<Pose, PushError> {
-        self.step(input.tick, input, view_tick)
-    }
-
-    /// Accepts a newer authoritative state and rebuilds the prediction.
-    ///
-    /// # Errors
-    /// As [`LocalPlayer::accept`].
-    pub fn reconcile(&mut self, state: &PlayerState) -> Result<ReconcileReport, ReconcileError> {
-        self.accept(stamp_of(state), state)
-    }
-
-    /// Accepts `state` as a fresh placement.
-    ///
-    /// # Errors
-    /// As [`LocalPlayer::accept_placed`].
-    pub fn place(&mut self, state: &PlayerState) -> Result<ReconcileReport, ReconcileError> {
-        self.accept_placed(stamp_of(state), state)
-    }
-}
-
-fn stamp_of(state: &PlayerState) -> Stamp {
-    Stamp {
-        tick: state.tick,
-        ack: state.ack_move_tick,
-    }
-}
-
-impl Default for LocalPlayer {
-    fn default() -> Self {
-        LocalPlayer::new(
-            SimConfig::default(),
-            SmoothingConfig::default(),
-            Pose::new(Vec2::new(100.0, 100.0), 0.0),
-        )
     }
 }

@@ -73,6 +73,7 @@ use crate::shared::protocol::{
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
 use crate::shared::{compact, control, delta};
+use crate::tanks::Tanks;
 
 /// Where a session is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -105,7 +106,7 @@ struct Welcome {
 enum State {
     Connecting,
     Joined(Welcome),
-    Playing(Welcome, Box<LocalPlayer>),
+    Playing(Welcome, Box<LocalPlayer<Tanks>>),
 }
 
 /// Events kept for the shell before the oldest are dropped (and counted).
@@ -456,7 +457,7 @@ impl ClientSession {
     }
 
     /// The own player's prediction state, once playing.
-    pub fn local(&self) -> Option<&LocalPlayer> {
+    pub fn local(&self) -> Option<&LocalPlayer<Tanks>> {
         match &self.state {
             State::Playing(_, local) => Some(local),
             _ => None,

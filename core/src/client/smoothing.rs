@@ -1,11 +1,13 @@
 //! Visual correction of the controlled player: how a misprediction is shown.
 //!
-//! Gameplay truth is the predicted pose. What is drawn is the predicted pose
-//! plus a [`Correction`] offset (position, and rotation along the shortest
-//! arc). Reconciliation sets the offset to *visible minus new prediction*, so
-//! the drawn pose does not move at the instant of reconciliation; between
-//! `PlayerState`s the offset only decays, while live prediction keeps running
-//! underneath, so the player's own input shows on the very next frame.
+//! Gameplay truth is the predicted state. What is drawn is the predicted
+//! state shifted by a [`Correction`] offset (the game's [`Offset`]: for a
+//! game on a plane, a position and a rotation along the shortest arc).
+//! Reconciliation sets the offset to *visible minus new prediction*, so
+//! what is drawn does not move at the instant of reconciliation; between
+//! authoritative states the offset only decays, while live prediction keeps
+//! running underneath, so the player's own input shows on the very next
+//! frame.
 //!
 //! The rules, with [`SmoothingConfig`]'s defaults:
 //! - A reconciliation whose error (old prediction vs rebuilt prediction) is
@@ -14,7 +16,7 @@
 //! - A larger error is a *correction*: it folds into any active offset
 //!   (CAPS-3) and decays with a half-life of 100 ms.
 //! - If the folded offset exceeds the snap distance (64 u) or angle (pi/2),
-//!   the visible pose *snaps* to the prediction and the offset is cleared
+//!   what is drawn *snaps* to the prediction and the offset is cleared
 //!   (LPR-5, CAPS-4).
 //! - A correction still visible (above the dead zone) when its budget of
 //!   500 ms runs out snaps too; the budget starts with the correction and is
@@ -27,7 +29,6 @@
 use serde::{Deserialize, Serialize};
 
 use crate::shared::game::{Offset, Visual};
-use crate::tanks::PoseOffset;
 
 /// An offset below this (in units) is cleared as settled.
 pub const SETTLED_DISTANCE: f32 = 0.01;
@@ -68,7 +69,7 @@ impl Default for SmoothingConfig {
     }
 }
 
-/// What a reconciliation did to the visible pose.
+/// What a reconciliation did to what is drawn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CorrectionOutcome {
@@ -80,14 +81,14 @@ pub enum CorrectionOutcome {
     Absorbed,
     /// A correction folded into the offset, decaying smoothly.
     Smoothed,
-    /// The visible pose jumped to the prediction.
+    /// What is drawn jumped to the prediction.
     Snapped,
 }
 
 /// The visual offset between what is drawn and the prediction, of a
 /// game whose visuals differ by `O`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Correction<O = PoseOffset> {
+pub struct Correction<O> {
     offset: O,
     /// Seconds since the active correction began, if one is active.
     age: Option<f32>,
@@ -180,15 +181,36 @@ impl<O: Offset> Correction<O> {
 
 #[cfg(test)]
 mod tests {
-    use glam::Vec2;
-
     use super::*;
+    use crate::shared::game::Size;
 
-    fn shift(x: f32) -> PoseOffset {
-        PoseOffset {
-            position: Vec2::new(x, 0.0),
-            rotation: 0.0,
+    /// An offset along a line.
+    #[derive(Clone, Copy, Debug, Default, PartialEq)]
+    struct Shift(f32);
+
+    impl Offset for Shift {
+        fn plus(&self, other: &Shift) -> Shift {
+            Shift(self.0 + other.0)
         }
+        fn negated(&self) -> Shift {
+            Shift(-self.0)
+        }
+        fn scaled(&self, factor: f32) -> Shift {
+            Shift(self.0 * factor)
+        }
+        fn size(&self) -> Size {
+            Size {
+                distance: self.0.abs(),
+                angle: 0.0,
+            }
+        }
+        fn is_finite(&self) -> bool {
+            self.0.is_finite()
+        }
+    }
+
+    fn shift(x: f32) -> Shift {
+        Shift(x)
     }
 
     #[test]
@@ -200,7 +222,7 @@ mod tests {
             CorrectionOutcome::Smoothed
         );
         assert!(!c.advance(0.1, &config));
-        assert!((c.offset().position.x - 4.0).abs() < 1e-5);
+        assert!((c.offset().0 - 4.0).abs() < 1e-5);
         // Within the budget the correction converges below the dead zone and
         // is cleared without a snap.
         assert!(!c.advance(0.4, &config));

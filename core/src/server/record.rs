@@ -264,7 +264,7 @@ const MOST_SEATS: usize = 1024;
 /// built every tick and a viewer's lookup may cover all of it.
 const MOST_GRID_CELLS: f32 = 64.0;
 
-/// Why a [`RoomConfig`] cannot be used.
+/// Why a [`RoomConfig`](crate::RoomConfig) cannot be used.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum RoomConfigError {
     /// The room's name is not one a client could ask for.

@@ -18,6 +18,11 @@ use crate::{cargo, root, sh, Result};
 /// Writes `docs/QUALITY.md` and its plots, then appends the relay run.
 pub fn run(quick: bool) -> Result {
     let cargo = cargo();
+    // The relay runs use the release server and bots: built from this tree
+    // first, never a stale pair from another build.
+    let build =
+        "build --release -p skirmish-server -p skirmish-tests --bin skirmish-server --bin bots";
+    sh(&cargo, &build.split(' ').collect::<Vec<_>>(), &[])?;
     sh(
         &cargo,
         &[
@@ -162,13 +167,22 @@ fn bots(args: &str, name: &str) -> Result<impl Fn(&str) -> f64> {
         .find_map(|l| l.strip_prefix("summary "))
         .ok_or("the bots printed no summary line")?
         .to_string();
-    Ok(move |field: &str| -> f64 {
+    let field = move |field: &str| -> f64 {
         summary
             .split(' ')
             .find_map(|kv| kv.strip_prefix(&format!("{field}=")))
             .and_then(|v| v.parse().ok())
             .unwrap_or(f64::NAN)
-    })
+    };
+    // Bots that never played (say, refused by a server of another build)
+    // would otherwise make a row of zeros.
+    let sent = field("inputs_sent");
+    if sent.is_nan() || sent <= 0.0 {
+        return Err(format!(
+            "the bots sent no inputs ({name}): did they join? (inputs_sent {sent})"
+        ));
+    }
+    Ok(field)
 }
 
 /// The server's count of players pushed apart so far (0 when `/metrics`
