@@ -42,13 +42,13 @@ mod server;
 mod shared;
 mod tanks;
 
-pub use client::authority::{Authority, AuthorityStats, Refused};
+pub use client::authority::{AuthorityStats, Refused};
 pub use client::backoff::Backoff;
 pub use client::clock::{ServerClock, PINGS_IN_FLIGHT};
 pub use client::conditioner::{
     Conditioner, ConditionerStats, Delivery, LinkConditions, MAX_DELAY_MS,
 };
-pub use client::interpolation::{InterpolationConfig, RemoteBuffer, RemoteSample, SampleKind};
+pub use client::interpolation::{InterpolationConfig, RemoteSample, SampleKind};
 pub use client::pacing::{Jump, Pacing, PacingConfig};
 pub use client::pending::{PendingInputs, PushError};
 pub use client::prediction::{LocalStats, ReconcileError, ReconcileReport};
@@ -101,6 +101,8 @@ pub use shared::{compact, control, delta, determinism, framing, protocol, timing
 /// crate root's names of them are aliases that take the tank game unless
 /// told (`Room` is `Room<Tanks>`; `Room<G>` is `generic::Room<G>`).
 pub mod generic {
+    pub use crate::client::authority::Authority;
+    pub use crate::client::interpolation::RemoteBuffer;
     pub use crate::client::prediction::LocalPlayer;
     pub use crate::client::smoothing::Correction;
     pub use crate::server::record::RoomCall;
@@ -117,6 +119,10 @@ pub type ServerMessage<G = Tanks> = generic::ServerMessage<G>;
 /// The visual correction of the own player, of the tank game's offset
 /// unless told.
 pub type Correction<O = PoseOffset> = generic::Correction<O>;
+/// The client's owned states, of the tank game's players unless told.
+pub type Authority<S = PlayerState> = generic::Authority<S>;
+/// A remote player's samples, drawn as the tank game's poses unless told.
+pub type RemoteBuffer<V = Pose> = generic::RemoteBuffer<V>;
 /// The controlled player's prediction, of the tank game unless told.
 pub type LocalPlayer<G = Tanks> = generic::LocalPlayer<G>;
 /// A room, of the tank game unless told.

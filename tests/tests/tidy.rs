@@ -448,6 +448,8 @@ const GAME_FREE: &[&str] = &[
     "core/src/client/smoothing.rs",
     "core/src/client/pending.rs",
     "core/src/client/prediction.rs",
+    "core/src/client/authority.rs",
+    "core/src/client/interpolation.rs",
 ];
 
 /// A library file that is game-free names none of the tank game's words,

@@ -70,7 +70,8 @@ use crate::shared::config::SimConfig;
 use crate::shared::protocol::{
     decode_server, ClientMessage, ErrorCode, GameId, ProtocolError, ServerMessage,
 };
-use crate::shared::state::PlayerId;
+use crate::shared::sim::Pose;
+use crate::shared::state::{PlayerId, PlayerState};
 use crate::shared::tick::Tick;
 use crate::shared::{compact, control, delta};
 use crate::tanks::Tanks;
@@ -122,9 +123,9 @@ pub struct ClientSession {
     /// before the shell first gave a time (which becomes the start).
     now: Option<Duration>,
     accumulator: Duration,
-    authority: Authority,
+    authority: Authority<PlayerState>,
     names: IdMap<String>,
-    remotes: IdMap<RemoteBuffer>,
+    remotes: IdMap<RemoteBuffer<Pose>>,
     clock: ServerClock,
     up: Conditioner<ClientMessage>,
     down: Conditioner<Downlink>,
@@ -465,7 +466,7 @@ impl ClientSession {
     }
 
     /// The owned authoritative state of every known player.
-    pub fn authority(&self) -> &Authority {
+    pub fn authority(&self) -> &Authority<PlayerState> {
         &self.authority
     }
 

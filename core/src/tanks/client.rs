@@ -3,6 +3,8 @@
 
 use glam::Vec2;
 
+use crate::client::authority::{Authority, Refused};
+use crate::client::interpolation::{InterpolationConfig, RemoteBuffer, RemoteSample};
 use crate::client::pending::PushError;
 use crate::client::prediction::{LocalPlayer, ReconcileError, ReconcileReport};
 use crate::client::smoothing::SmoothingConfig;
@@ -11,7 +13,7 @@ use crate::shared::game::OwnState;
 use crate::shared::input::MoveInput;
 use crate::shared::sim::Pose;
 use crate::shared::state::PlayerState;
-use crate::tanks::Tanks;
+use crate::tanks::{CombatEvent, PoseOffset, Tanks};
 
 /// The tank game's calls, in its own vocabulary: an input carries its
 /// tick, a [`PlayerState`] its stamp.
@@ -63,3 +65,44 @@ impl Default for LocalPlayer<Tanks> {
         )
     }
 }
+
+/// The tank game's calls: a [`PlayerState`] carries its player and tick.
+impl Authority<PlayerState> {
+    /// Takes `state` as the owned snapshot of its player if it is newer.
+    ///
+    /// # Errors
+    /// As [`Authority::insert`].
+    pub fn accept(&mut self, state: &PlayerState) -> Result<(), Refused> {
+        self.insert(state.id, state.tick, state)
+    }
+
+    /// Applies a combat result to its target; `true` if it changed the
+    /// owned state.
+    pub fn apply_combat(&mut self, event: &CombatEvent) -> bool {
+        self.apply(event)
+    }
+}
+
+impl RemoteBuffer<Pose> {
+    /// Adds an accepted tank state; `false` (and nothing changes) if its
+    /// tick is not newer than the newest sample or it is not finite.
+    pub fn push(&mut self, state: &PlayerState, config: &InterpolationConfig) -> bool {
+        self.add(
+            RemoteSample {
+                tick: state.tick,
+                visual: state.pose(),
+                velocity: PoseOffset {
+                    position: state.velocity.unwrap_or(Vec2::ZERO),
+                    rotation: 0.0,
+                },
+                alive: state.alive,
+            },
+            config,
+        )
+    }
+}
+
+#[cfg(test)]
+mod remotes;
+#[cfg(test)]
+mod tests;
