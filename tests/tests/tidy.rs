@@ -450,6 +450,14 @@ const GAME_FREE: &[&str] = &[
     "core/src/client/prediction.rs",
     "core/src/client/authority.rs",
     "core/src/client/interpolation.rs",
+    "core/src/client.rs",
+    "core/src/server.rs",
+    "core/src/shared/clamp.rs",
+    "core/src/client/idmap.rs",
+    "core/src/client/session/baselines.rs",
+    "core/src/client/session/cover.rs",
+    "core/src/client/session/acks.rs",
+    "core/src/client/record/config.rs",
 ];
 
 /// A library file that is game-free names none of the tank game's words,
