@@ -5,9 +5,9 @@
 
 use glam::Vec2;
 
-use crate::shared::bytes::{Codec, Reader, Writer};
+use crate::shared::bytes::Writer;
 use crate::shared::combat::CombatRules;
-use crate::shared::config::{Rect, SimConfig, MAX_OBSTACLES};
+use crate::shared::config::SimConfig;
 use crate::shared::control::*;
 use crate::shared::protocol::{
     ClientMessage, Encoding, ErrorCode, GameId, ProtocolError, RosterEntry, ServerMessage,
@@ -201,6 +201,9 @@ fn a_binary_hello_and_ping_read_back_and_are_checked_as_text_ones_are() {
 #[cfg(not(target_arch = "wasm32"))]
 mod props {
     use proptest::prelude::*;
+
+    use crate::shared::bytes::{Codec, Reader};
+    use crate::shared::config::{Rect, MAX_OBSTACLES};
 
     use super::*;
 
