@@ -1,0 +1,381 @@
+//! A second game for the library's tests: a dot on a line that its input
+//! nudges left or right, pushed back to 0 by the server past 1000, with
+//! still pellets as the entities its snapshots carry. It implements every
+//! trait a game implements (`Game`, `Visual`, `Offset`, `Replicated`,
+//! `Applied`, `OwnState`, `Fields`, `Wired`, `Networked`, `ServerGame`)
+//! and names none of the tank game's types.
+
+// Each test file uses a part of it.
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use skirmish_core::{
+    Applied, Fields, Game, Offset, PlayerId, Replicated, Size, Stamp, Tick, Visual, Width,
+};
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+/// The game.
+pub struct Dots;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Dot(pub f32);
+
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Shift(pub f32);
+
+impl Offset for Shift {
+    fn plus(&self, other: &Shift) -> Shift {
+        Shift(self.0 + other.0)
+    }
+    fn negated(&self) -> Shift {
+        Shift(-self.0)
+    }
+    fn scaled(&self, factor: f32) -> Shift {
+        Shift(self.0 * factor)
+    }
+    fn size(&self) -> Size {
+        Size {
+            distance: self.0.abs(),
+            angle: 0.0,
+        }
+    }
+    fn is_finite(&self) -> bool {
+        self.0.is_finite()
+    }
+}
+
+impl Visual for Dot {
+    type Offset = Shift;
+    fn lerp(&self, to: &Dot, t: f32) -> Dot {
+        Dot(self.0 + (to.0 - self.0) * t)
+    }
+    fn offset_to(&self, to: &Dot) -> Shift {
+        Shift(to.0 - self.0)
+    }
+    fn shifted(&self, offset: &Shift) -> Dot {
+        Dot(self.0 + offset.0)
+    }
+    fn is_finite(&self) -> bool {
+        self.0.is_finite()
+    }
+}
+
+impl Game for Dots {
+    const NAME: &'static str = "dots";
+    const VERSION: u32 = 1;
+    type Config = ();
+    type Input = i8;
+    type Own = DotState;
+    type Local = Dot;
+
+    fn cadence((): &()) -> Duration {
+        Duration::from_millis(50)
+    }
+    fn sanitize(input: i8) -> i8 {
+        input.clamp(-1, 1)
+    }
+    fn predict(local: Dot, input: &i8, duration: Duration, (): &()) -> Dot {
+        Dot(local.0 + f32::from(*input) * 100.0 * duration.as_secs_f32())
+    }
+    fn local(own: &DotState) -> Dot {
+        Dot(own.x)
+    }
+    fn is_valid(own: &DotState) -> bool {
+        own.x.is_finite()
+    }
+}
+
+/// A dot as its own client gets it: who, when, where.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DotState {
+    pub id: PlayerId,
+    pub tick: Tick,
+    pub ack: Option<Tick>,
+    pub x: f32,
+}
+
+/// A dot pushed along by the server between its states.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Push {
+    pub tick: Tick,
+    pub dot: PlayerId,
+    pub to: f32,
+}
+
+impl Applied for Push {
+    type Key = (Tick, PlayerId);
+    fn key(&self) -> (Tick, PlayerId) {
+        (self.tick, self.dot)
+    }
+    fn tick(&self) -> Tick {
+        self.tick
+    }
+    fn target(&self) -> PlayerId {
+        self.dot
+    }
+}
+
+impl Replicated for Dot {
+    type Event = Push;
+    fn is_valid(&self) -> bool {
+        self.0.is_finite()
+    }
+    fn apply(&mut self, event: &Push) {
+        self.0 = event.to;
+    }
+}
+
+impl Replicated for DotState {
+    type Event = Push;
+    fn is_valid(&self) -> bool {
+        self.x.is_finite()
+    }
+    fn apply(&mut self, event: &Push) {
+        self.x = event.to;
+    }
+}
+
+/// A push in binary: varint tick and dot, the f32 it goes to.
+impl skirmish_core::Codec for Push {
+    fn write(&self, w: &mut skirmish_core::Writer) {
+        w.varint(u64::from(self.tick.0));
+        w.varint(u64::from(self.dot.0));
+        w.f32(self.to);
+    }
+    fn read(r: &mut skirmish_core::Reader<'_>) -> Result<Push, skirmish_core::ReadError> {
+        Ok(Push {
+            tick: Tick(r.varint32()?),
+            dot: PlayerId(r.varint32()?),
+            to: r.f32()?,
+        })
+    }
+}
+
+/// A thing in the world that never moves: two wide coordinates and a size.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Pellet {
+    pub x: u16,
+    pub y: u16,
+    pub size: u8,
+}
+
+impl Fields for Pellet {
+    type Config = ();
+    type Motion = ();
+    const WIDTHS: &'static [Width] = &[Width::Wide, Width::Wide, Width::Byte];
+
+    fn get(&self, i: usize) -> u16 {
+        match i {
+            0 => self.x,
+            1 => self.y,
+            _ => u16::from(self.size),
+        }
+    }
+    fn set(&mut self, i: usize, value: u16) {
+        match i {
+            0 => self.x = value,
+            1 => self.y = value,
+            _ => self.size = value as u8,
+        }
+    }
+    fn motion(_: u32, (): &()) {}
+    fn moved(&self, (): &()) -> Pellet {
+        *self
+    }
+}
+
+/// A dot's own state in binary: its x, exactly.
+impl skirmish_core::OwnState for DotState {
+    const BYTES: usize = 4;
+    fn id(&self) -> PlayerId {
+        self.id
+    }
+    fn stamp(&self) -> Stamp {
+        Stamp {
+            tick: self.tick,
+            ack: self.ack,
+        }
+    }
+    fn write(&self, w: &mut skirmish_core::Writer) {
+        w.f32(self.x);
+    }
+    fn read(
+        id: PlayerId,
+        stamp: Stamp,
+        r: &mut skirmish_core::Reader<'_>,
+    ) -> Result<DotState, skirmish_core::ReadError> {
+        Ok(DotState {
+            id,
+            tick: stamp.tick,
+            ack: stamp.ack,
+            x: r.f32()?,
+        })
+    }
+}
+
+/// A dot's input as it travels: the tick it names and a step to take.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Nudge {
+    pub tick: Tick,
+    pub by: i8,
+}
+
+impl skirmish_core::Wired for Nudge {
+    fn tick(&self) -> Tick {
+        self.tick
+    }
+    fn view_tick(&self) -> Option<f64> {
+        None
+    }
+    fn acts_on_view(&self) -> bool {
+        false
+    }
+    fn repeated_at(&self, tick: Tick) -> Nudge {
+        Nudge { tick, ..*self }
+    }
+    fn with_view(self, _: Option<f64>) -> Nudge {
+        self
+    }
+    fn is_finite(&self) -> bool {
+        true
+    }
+    /// A step of -1, 0 or 1 in the head's bits, any other in a byte.
+    fn write_bits(&self, out: &mut Vec<u8>) -> u8 {
+        match self.by {
+            -1..=1 => (self.by + 1) as u8,
+            by => {
+                out.push(by as u8);
+                3
+            }
+        }
+    }
+    fn read_bits(
+        head: u8,
+        r: &mut skirmish_core::Reader<'_>,
+        tick: Tick,
+    ) -> Result<Nudge, skirmish_core::ReadError> {
+        let by = match head {
+            0..=2 => head as i8 - 1,
+            3 => r.u8()? as i8,
+            _ => {
+                return Err(skirmish_core::ReadError::Invalid {
+                    at: r.offset(),
+                    what: "a nudge's unknown code",
+                })
+            }
+        };
+        Ok(Nudge { tick, by })
+    }
+}
+
+/// What `welcome` tells a dot: how long its line is.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Line {
+    pub length: f32,
+}
+
+impl skirmish_core::Codec for Line {
+    fn write(&self, w: &mut skirmish_core::Writer) {
+        w.f32(self.length);
+    }
+    fn read(r: &mut skirmish_core::Reader<'_>) -> Result<Line, skirmish_core::ReadError> {
+        Ok(Line { length: r.f32()? })
+    }
+}
+
+impl skirmish_core::Networked for Dots {
+    type Setup = Line;
+    type Wire = Nudge;
+    type Entity = Pellet;
+    const EVENTS: &'static str = "pushes";
+
+    fn config(_: &Line) -> &() {
+        &()
+    }
+    /// A remote dot: its x to a unit, on a line of 65,535.
+    fn quantise(own: &DotState, (): &()) -> Pellet {
+        Pellet {
+            x: skirmish_core::clamp(own.x, 0.0, 65_535.0) as u16,
+            y: 0,
+            size: 1,
+        }
+    }
+    fn dequantise(p: &Pellet, id: PlayerId, tick: Tick, (): &()) -> DotState {
+        DotState {
+            id,
+            tick,
+            ack: None,
+            x: f32::from(p.x),
+        }
+    }
+}
+
+impl skirmish_core::ServerGame for Dots {
+    type Player = Dot;
+    type World = ();
+    type Settings = Line;
+
+    fn start(_: &Line) -> ((), ()) {
+        ((), ())
+    }
+    fn check(line: &Line) -> Result<(), String> {
+        if line.length.is_finite() {
+            Ok(())
+        } else {
+            Err("a line of no length".into())
+        }
+    }
+    fn setup((): &(), (): &()) -> Line {
+        Line { length: 1000.0 }
+    }
+    fn position(own: &DotState) -> skirmish_core::Vec2 {
+        skirmish_core::Vec2::new(own.x, 0.0)
+    }
+    fn extent((): &()) -> skirmish_core::Vec2 {
+        skirmish_core::Vec2::new(1000.0, 1.0)
+    }
+
+    fn spawn(
+        (): &(),
+        (): &(),
+        players: &std::collections::BTreeMap<PlayerId, skirmish_core::ServerPlayer<Dots>>,
+        _: Tick,
+        _: &mut skirmish_core::SeededRng,
+    ) -> Dot {
+        Dot(100.0 * players.len() as f32)
+    }
+
+    fn step(step: skirmish_core::Step<'_, Dots>) {
+        for (id, player) in step.players.iter_mut() {
+            let (commands, dot) = player.commands_and_state();
+            for command in commands {
+                if let skirmish_core::Command::Apply { input, .. } = command {
+                    dot.0 += f32::from(input.by);
+                }
+            }
+            if dot.0 > 1000.0 {
+                step.events.push(Push {
+                    tick: step.tick,
+                    dot: *id,
+                    to: 0.0,
+                });
+                dot.0 = 0.0;
+            }
+        }
+    }
+
+    fn own(
+        (): &(),
+        player: &skirmish_core::ServerPlayer<Dots>,
+        id: PlayerId,
+        tick: Tick,
+    ) -> DotState {
+        DotState {
+            id,
+            tick,
+            ack: player.ack(),
+            x: player.state.0,
+        }
+    }
+}
