@@ -193,6 +193,7 @@ fn a_room_of_dots_tells_its_events_and_records_itself_like_a_room_of_tanks() {
     assert!(why.contains("dots 1"), "names the game: {why}");
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 mod props {
     use proptest::prelude::*;
     use skirmish_core::{compact, control, decode_server, delta, Frame, PlayerId, ServerMessage};
