@@ -74,7 +74,7 @@ pub use server::world::{
 };
 pub use shared::bytes::{Codec, ReadError, Reader, Writer};
 pub use shared::clamp::clamp;
-pub use shared::combat::{shot_path, CombatRules, Cooldown, MAX_VIEW_DELAY_MS};
+pub use shared::combat::{shot_path, CombatRules, Cooldown};
 pub use shared::config::{ConfigError, Rect, SimConfig, MAX_OBSTACLES};
 pub use shared::fields::{Fields, Width, MAX_FIELDS};
 pub use shared::input::{MoveInput, PredictedMoveStep};
@@ -92,7 +92,9 @@ pub use shared::sim::{
 };
 pub use shared::state::{PlayerId, PlayerState};
 pub use shared::tick::Tick;
-pub use shared::timing::{InputTiming, LatenessHistogram, RewindHistogram, SlackHistogram};
+pub use shared::timing::{
+    InputTiming, LatenessHistogram, RewindHistogram, SlackHistogram, MAX_VIEW_DELAY_MS,
+};
 pub use shared::uplink::{decode_inputs, encode_client, encode_inputs, INPUT as BINARY_INPUT};
 pub use shared::wired::GAME_BITS;
 pub use shared::{compact, control, delta, determinism, framing, protocol, timing};

@@ -10,12 +10,6 @@ use crate::shared::config::SimConfig;
 use crate::shared::sim::Pose;
 use crate::shared::tick::Tick;
 
-/// The largest interpolation delay a client draws remote players at: its
-/// adaptive delay is at most four times the default 100 ms. A shooter's
-/// view may lag what it has received from the server by this much, which
-/// the server allows for when it bounds how far back a shot is judged.
-pub const MAX_VIEW_DELAY_MS: u32 = 400;
-
 /// The rules of combat, with the defaults of protocol v1. The server sends
 /// them in `welcome`, so a client's predicted shots use the same numbers; a
 /// field missing from the wire takes its default.
@@ -36,10 +30,10 @@ pub struct CombatRules {
     /// How far back a shooter's view is honoured, from the tick its input
     /// is simulated at. The default, 750 ms, covers a 250 ms round trip,
     /// the largest interpolation delay a client chooses
-    /// ([`MAX_VIEW_DELAY_MS`]) and 100 ms of input slack. It is the bound
+    /// ([`MAX_VIEW_DELAY_MS`](crate::shared::timing::MAX_VIEW_DELAY_MS)) and 100 ms of input slack. It is the bound
     /// for every shooter; the server bounds a protocol-2 shooter whose
     /// round trip it has measured more tightly (its round trip, plus
-    /// [`MAX_VIEW_DELAY_MS`], plus a margin, from the moment the input
+    /// [`MAX_VIEW_DELAY_MS`](crate::shared::timing::MAX_VIEW_DELAY_MS), plus a margin, from the moment the input
     /// arrived), never beyond this.
     pub max_rewind_ms: u32,
     /// How much pose history each player keeps.

@@ -16,6 +16,13 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The largest interpolation delay a client draws remote players at: its
+/// adaptive delay is at most four times the default 100 ms. A player's
+/// view may lag what it has received from the server by this much, which
+/// the server allows for when it bounds how far back an action aimed at
+/// that view is judged.
+pub const MAX_VIEW_DELAY_MS: u32 = 400;
+
 use crate::shared::clamp::clamp;
 use crate::shared::tick::Tick;
 

@@ -17,7 +17,7 @@
 //!    [`CombatRules::max_rewind_ms`] back, and for a protocol-2 shooter
 //!    whose round trip the server measured no older than its input's
 //!    arrival minus that round trip,
-//!    [`MAX_VIEW_DELAY_MS`](crate::shared::combat::MAX_VIEW_DELAY_MS) and
+//!    [`MAX_VIEW_DELAY_MS`](crate::shared::timing::MAX_VIEW_DELAY_MS) and
 //!    [`REWIND_MARGIN_TICKS`](crate::server::world::REWIND_MARGIN_TICKS).
 //!    A view beyond a bound is judged at it and counted. Obstacles stop
 //!    rays. Each hit is one [`CombatEvent`]. See `combat`.

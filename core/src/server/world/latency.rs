@@ -1,5 +1,5 @@
 //! The round trip of each protocol-2 player, measured by the server itself,
-//! and the rewind bound it gives its shots.
+//! and the rewind bound it gives its actions aimed at a view.
 //!
 //! The room sends the snapshot of tick `T` right after it steps `T`. An
 //! input message that acknowledges `T` (`snapshot_ack`) and arrives `since`
@@ -7,9 +7,9 @@
 //! `(now - T) * tick + since`: the way down, the client's wait until its
 //! next input message, the way up. The client states no time: it only
 //! names a tick. Naming a newer tick than it holds can only shorten its own
-//! bound; naming an older one lengthens it no further than
-//! [`CombatRules::max_rewind_ms`](crate::shared::combat::CombatRules::max_rewind_ms),
-//! which every shooter has today, and costs it larger deltas. A tick not
+//! bound; naming an older one lengthens it no further than the game's own
+//! bound on rewinding, which every player has today, and costs it larger
+//! deltas. A tick not
 //! yet stepped, or one from before the join, is no sample.
 //!
 //! Only the first arrival of each newer acknowledgement is a sample: a tick
@@ -24,10 +24,10 @@
 //! replay of the room's calls (acknowledgements and `since` are recorded)
 //! computes the very same bound.
 //!
-//! **The bound.** A shooter draws remotes at most
+//! **The bound.** A player draws remotes at most
 //! [`MAX_VIEW_DELAY_MS`] behind the newest snapshot it holds, and that
-//! snapshot left the server at most one round trip before the shooter's
-//! input arrived. A shot may therefore claim a view no older than its
+//! snapshot left the server at most one round trip before the player's
+//! input arrived. An input may therefore claim a view no older than its
 //! input's arrival minus (round trip + [`MAX_VIEW_DELAY_MS`] +
 //! [`REWIND_MARGIN_TICKS`] ticks); the margin absorbs uplink jitter and the
 //! remote timeline's ±10 % rate. Measured from the arrival, not from the
@@ -36,8 +36,8 @@
 
 use std::time::Duration;
 
-use crate::shared::combat::MAX_VIEW_DELAY_MS;
 use crate::shared::tick::Tick;
+use crate::shared::timing::MAX_VIEW_DELAY_MS;
 
 /// Round-trip samples the estimate is the smallest of.
 pub const RTT_WINDOW: usize = 8;
@@ -92,7 +92,7 @@ impl RoundTrip {
         self.micros().map(|us| Duration::from_micros(u64::from(us)))
     }
 
-    /// The oldest view (a server tick with fraction) a shot may claim whose
+    /// The oldest view (a server tick with fraction) an input may claim whose
     /// input arrived `since` after the step of `now`; `None` while the
     /// round trip is unmeasured.
     pub(super) fn oldest_view(&self, (now, since): (Tick, Duration), tick_ms: u32) -> Option<f64> {
