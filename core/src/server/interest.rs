@@ -32,9 +32,10 @@ use glam::Vec2;
 
 pub(crate) use frames::SentFrame;
 
-use crate::shared::compact::LIBRARY_HEAD_BYTES;
+use crate::shared::compact::head_bytes;
 use crate::shared::delta::Entity;
 use crate::shared::fields::Fields;
+use crate::shared::game::OwnState;
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
 
@@ -290,8 +291,8 @@ impl<F> Viewer<F> {
     }
 }
 
-/// Bytes a delta frame spends before its body, with an own state of
-/// `own` bytes.
-pub(crate) const fn delta_head_bytes(own: usize) -> usize {
-    LIBRARY_HEAD_BYTES + own + 4
+/// Bytes a delta frame spends before its body, with an own state `O`:
+/// the head and the baseline's tick.
+pub(crate) const fn delta_head_bytes<O: OwnState>() -> usize {
+    head_bytes::<O>() + 4
 }

@@ -193,14 +193,14 @@ fn write_message<W: Wired + serde::Serialize>(
                 w.varint(u64::from(*seq));
             }
             w.varint(inputs.len() as u64);
-            let mut game = Vec::new();
             for input in inputs {
                 w.varint(u64::from(input.tick().0));
-                game.clear();
-                let bits = input.write_bits(&mut game) & GAME_BITS;
+                // The head is filled once the game has written its bytes.
+                let at = w.bytes.len();
+                w.u8(0);
                 let view = input.view_tick();
-                w.u8(bits | if view.is_some() { VIEW } else { 0 });
-                w.bytes.extend_from_slice(&game);
+                let bits = input.write_bits(&mut w.bytes) & GAME_BITS;
+                w.bytes[at] = bits | if view.is_some() { VIEW } else { 0 };
                 if let Some(v) = view {
                     w.f64(v);
                 }

@@ -70,7 +70,12 @@ pub const OWN: u8 = 3;
 /// flags); the game's own state follows ([`OwnState::BYTES`]).
 pub const LIBRARY_HEAD_BYTES: usize = 1 + 4 + 4 + 4 + 1;
 /// Bytes of the tank game's head (the library's part and a tank's state).
-pub const HEAD_BYTES: usize = LIBRARY_HEAD_BYTES + <PlayerState as OwnState>::BYTES;
+pub const HEAD_BYTES: usize = head_bytes::<PlayerState>();
+
+/// Bytes of a head whose own state is an `O`, about ([`OwnState::BYTES`]).
+pub const fn head_bytes<O: OwnState>() -> usize {
+    LIBRARY_HEAD_BYTES + O::BYTES
+}
 /// Bytes of the input timing a protocol-2 head adds (and of its receipt
 /// of numbered input messages, when it has one).
 pub const TIMING_BYTES: usize = 1 + 2 + 2 + 2 + RECEIPT_BYTES;
@@ -79,8 +84,10 @@ const RECEIPT_BYTES: usize = 2 + 4;
 /// Bytes of one remote entry in the tail.
 pub const ENTRY_BYTES: usize = 4 + 2 + 2 + 2 + 1 + 1 + 1 + 1;
 
-const ALIVE: u8 = 1;
-const HAS_VELOCITY: u8 = 2;
+/// A tank's flags, in its quantised and its exact form: alive.
+pub(crate) const ALIVE: u8 = 1;
+/// A tank's flags: it has a velocity.
+pub(crate) const HAS_VELOCITY: u8 = 2;
 const TIMING: u8 = 4;
 const RECEIPT: u8 = 8;
 
@@ -396,7 +403,8 @@ pub fn decode_frame<F: Fields, O: OwnState>(
     })
 }
 
-fn flags(p: &PlayerState) -> u8 {
+/// A tank's flags byte ([`ALIVE`], [`HAS_VELOCITY`]).
+pub(crate) fn flags(p: &PlayerState) -> u8 {
     (if p.alive { ALIVE } else { 0 })
         | (if p.velocity.is_some() {
             HAS_VELOCITY

@@ -259,7 +259,7 @@ pub fn encode<F: Fields, O: OwnState>(
     target: &[Entity<F>],
     config: &F::Config,
 ) -> Vec<u8> {
-    let mut out = Vec::with_capacity(compact::LIBRARY_HEAD_BYTES + O::BYTES + 8 + target.len() * 3);
+    let mut out = Vec::with_capacity(compact::head_bytes::<O>() + 8 + target.len() * 3);
     encode_head(server_tick, baseline_tick, own, None, &mut out);
     let ticks = server_tick.0.saturating_sub(baseline_tick.0);
     encode_body(baseline, target, ticks, config, &mut out);

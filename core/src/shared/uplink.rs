@@ -102,26 +102,27 @@ pub fn encode_inputs<W: Wired>(
         out.extend_from_slice(&seq.to_le_bytes());
     }
     let mut previous: Option<u32> = None;
-    let mut game = Vec::new();
     for input in inputs.iter().take(MAX_INPUTS_PER_MESSAGE) {
         let tick = input.tick().0;
         let gap = previous.map(|p| tick.wrapping_sub(p)).filter(|g| *g != 1);
         let view = input
             .view_tick()
             .map(|v| ((v - f64::from(tick)) * VIEW_STEPS).round() as i64);
-        game.clear();
-        let mut head = input.write_bits(&mut game) & GAME_BITS;
+        // The head's game bits are known once the game has written its
+        // bytes: its place is kept and filled after.
+        let at = out.len();
+        out.push(0);
+        if let Some(gap) = gap {
+            varint::write(u64::from(gap.wrapping_sub(2)), out);
+        }
+        let mut head = input.write_bits(out) & GAME_BITS;
         if view.is_some() {
             head |= VIEW;
         }
         if gap.is_some() {
             head |= GAP;
         }
-        out.push(head);
-        if let Some(gap) = gap {
-            varint::write(u64::from(gap.wrapping_sub(2)), out);
-        }
-        out.extend_from_slice(&game);
+        out[at] = head;
         if let Some(view) = view {
             varint::write(zigzag(view), out);
         }

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::Tanks;
 use crate::shared::bytes::{Codec, ReadError, Reader, Writer};
 use crate::shared::combat::CombatRules;
-use crate::shared::compact::Quantised;
+use crate::shared::compact::{flags, Quantised, ALIVE, HAS_VELOCITY};
 use crate::shared::config::{Rect, SimConfig, MAX_OBSTACLES};
 use crate::shared::game::{Networked, OwnState, Stamp};
 use crate::shared::protocol::WireInput;
@@ -67,10 +67,6 @@ impl Networked for Tanks {
     }
 }
 
-/// Flags of a tank's own state in binary: alive, has a velocity.
-const ALIVE: u8 = 1;
-const HAS_VELOCITY: u8 = 2;
-
 /// A tank's own state in binary: f32 x, y, rotation, u8 hp, u8 flags (1
 /// alive, 2 has velocity, others 0), f32 vx, vy.
 impl OwnState for PlayerState {
@@ -92,12 +88,7 @@ impl OwnState for PlayerState {
         w.f32(self.position.y);
         w.f32(self.rotation);
         w.u8(self.hp.min(255) as u8);
-        w.u8(if self.alive { ALIVE } else { 0 }
-            | if self.velocity.is_some() {
-                HAS_VELOCITY
-            } else {
-                0
-            });
+        w.u8(flags(self));
         let v = self.velocity.unwrap_or(Vec2::ZERO);
         w.f32(v.x);
         w.f32(v.y);

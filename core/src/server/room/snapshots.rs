@@ -105,8 +105,7 @@ impl<G: ServerGame> Room<G> {
             },
             truths: &self.truths,
             tail: &self.tail,
-            budget: (self.interest.budget)
-                .saturating_sub(delta_head_bytes(<G::Own as OwnState>::BYTES)),
+            budget: (self.interest.budget).saturating_sub(delta_head_bytes::<G::Own>()),
             shared: BTreeMap::new(),
             complete: Arc::new(SentFrame::full(tick, None)),
             stats: &mut self.stats,
@@ -122,7 +121,8 @@ impl<G: ServerGame> Room<G> {
             let frame = if let Some(viewer) = self.viewers.get_mut(&id) {
                 frames.for_viewer(viewer, at, &self.states[at], timing.as_ref())
             } else {
-                let mut frame = Vec::with_capacity(head_bytes::<G>() + self.tail.len());
+                let mut frame =
+                    Vec::with_capacity(compact::head_bytes::<G::Own>() + self.tail.len());
                 compact::encode_head(tick, &self.states[at], timing.as_ref(), &mut frame);
                 frame.extend_from_slice(&self.tail);
                 frame
@@ -131,18 +131,14 @@ impl<G: ServerGame> Room<G> {
             frames.stats.snapshots += 1;
             out.send(id, Frame::Binary(frame), true);
             if seat.echo {
-                let mut echo = Vec::with_capacity(head_bytes::<G>() + compact::TIMING_BYTES);
+                let mut echo =
+                    Vec::with_capacity(compact::head_bytes::<G::Own>() + compact::TIMING_BYTES);
                 compact::encode_own(tick, &self.states[at], timing.as_ref(), &mut echo);
                 frames.stats.binary_bytes += echo.len() as u64;
                 out.send_later(id, Frame::Binary(echo));
             }
         }
     }
-}
-
-/// Bytes of a head of game `G`, about.
-fn head_bytes<G: ServerGame>() -> usize {
-    compact::LIBRARY_HEAD_BYTES + <G::Own as OwnState>::BYTES
 }
 
 /// A frame built this tick and its body.
@@ -177,7 +173,7 @@ impl<G: ServerGame> Frames<'_, G> {
     ) -> Vec<u8> {
         let scene = &self.scene;
         let tick = scene.tick;
-        let mut frame = Vec::with_capacity(head_bytes::<G>() + self.tail.len());
+        let mut frame = Vec::with_capacity(compact::head_bytes::<G::Own>() + self.tail.len());
         let seen = viewer.view(at, scene);
         // A baseline whose set is no longer known (older than the room's
         // ring) is as good as none.
