@@ -6,6 +6,7 @@ pub mod authority;
 pub mod backoff;
 pub mod clock;
 pub mod conditioner;
+pub mod game;
 pub mod idmap;
 pub mod interpolation;
 pub mod pacing;

@@ -48,19 +48,17 @@ pub use client::clock::{ServerClock, PINGS_IN_FLIGHT};
 pub use client::conditioner::{
     Conditioner, ConditionerStats, Delivery, LinkConditions, MAX_DELAY_MS,
 };
+pub use client::game::{ClientGame, Stepped};
 pub use client::interpolation::{InterpolationConfig, RemoteSample, SampleKind};
 pub use client::pacing::{Jump, Pacing, PacingConfig};
 pub use client::pending::{PendingInputs, PushError};
 pub use client::prediction::{LocalStats, ReconcileError, ReconcileReport};
-pub use client::record::{open_client, Call, Calls, ClientRecorder, DEFAULT_RECORDING_LIMIT};
-pub use client::replay::{
-    replay_client, ClientReplay, Divergence, ReplayError, ReplayOptions, ReplaySummary, Sample,
-};
-pub use client::session::KEPT_BASELINES;
+pub use client::record::{open_client_of, DEFAULT_RECORDING_LIMIT};
+pub use client::replay::{replay_client_of, ClientReplay, ReplayOptions, ReplaySummary, Sample};
 pub use client::session::{
-    ClientSession, Controls, Hud, Incoming, OwnView, PacingHud, Phase, RemoteView, SessionConfig,
-    SessionEvent, SessionStats, Toggles, Tracer, View, LOSS_MEMORY, TRACER_LIFE,
+    Hud, Incoming, PacingHud, Phase, SessionConfig, SessionStats, Toggles, LOSS_MEMORY,
 };
+pub use client::session::{KEPT_BASELINES, MAX_STEPS_PER_FRAME};
 pub use client::smoothing::{CorrectionOutcome, SmoothingConfig, SETTLED_ANGLE, SETTLED_DISTANCE};
 pub use client::timeline::RemoteTimeline;
 pub use server::interest::{InterestConfig, KEPT_FRAMES};
@@ -85,7 +83,9 @@ pub use shared::protocol::{
     GAME_VERSION, MAX_FRAME_BYTES, MAX_INPUTS_PER_MESSAGE, MAX_NAME_CHARS, MAX_ROOM_CHARS,
     MIN_PROTOCOL_VERSION, PROTOCOL_VERSION,
 };
-pub use shared::record::{FormatError, Header, Kind, BUILD, FORMAT_VERSION, MAGIC, OLDEST_FORMAT};
+pub use shared::record::{
+    FormatError, Header, Kind, StateHash, BUILD, FORMAT_VERSION, MAGIC, OLDEST_FORMAT,
+};
 pub use shared::rng::SeededRng;
 pub use shared::sim::{
     angle_delta, replay, sanitize, simulate, substep, substeps, wrap_angle, Pose,
@@ -106,6 +106,9 @@ pub mod generic {
     pub use crate::client::authority::Authority;
     pub use crate::client::interpolation::RemoteBuffer;
     pub use crate::client::prediction::LocalPlayer;
+    pub use crate::client::record::{Call, Calls, ClientRecorder};
+    pub use crate::client::replay::{Divergence, ReplayError};
+    pub use crate::client::session::{ClientSession, OwnView, RemoteView, SessionEvent, View};
     pub use crate::client::smoothing::Correction;
     pub use crate::server::record::RoomCall;
     pub use crate::server::room::{Room, RoomConfig};
@@ -137,14 +140,36 @@ pub type World<G = Tanks> = generic::World<G>;
 pub type ServerPlayer<G = Tanks> = generic::ServerPlayer<G>;
 /// One call into a room as recorded, of the tank game unless told.
 pub type RoomCall<W = WireInput> = generic::RoomCall<W>;
+/// The platform-free client, of the tank game unless told.
+pub type ClientSession<G = Tanks> = generic::ClientSession<G>;
+/// What a session draws this frame, of the tank game unless told.
+pub type View<G = Tanks> = generic::View<G>;
+/// The own player as drawn, of the tank game unless told.
+pub type OwnView<G = Tanks> = generic::OwnView<G>;
+/// Another player as drawn, of the tank game unless told.
+pub type RemoteView<G = Tanks> = generic::RemoteView<G>;
+/// What happened in a session, with the tank game's notes unless told.
+pub type SessionEvent<N = TankNote> = generic::SessionEvent<N>;
+/// A page's flight recorder, of the tank game unless told.
+pub type ClientRecorder<G = Tanks> = generic::ClientRecorder<G>;
+/// The calls of a page's recording, of the tank game unless told.
+pub type Calls<'a, G = Tanks> = generic::Calls<'a, G>;
+/// One call into a session as recorded, of the tank game's controls and
+/// poses unless told.
+pub type Call<'a, C = Controls, V = Pose> = generic::Call<'a, C, V>;
+/// Where a client replay stopped matching, of the tank's poses unless told.
+pub type Divergence<V = Pose> = generic::Divergence<V>;
+/// Why a client replay failed, of the tank's poses unless told.
+pub type ReplayError<V = Pose> = generic::ReplayError<V>;
 
 pub use harness::{first_divergence, trace, Harness};
 pub use shared::game::{
     Applied, EventOf, Game, Networked, Offset, OwnState, Replicated, Size, Stamp, Visual,
 };
 pub use tanks::{
-    open_room, replay_room, replay_room_for, Arena, CombatEvent, PoseOffset, Tank, TankSettings,
-    TankSetup, Tanks,
+    open_client, open_room, replay_client, replay_room, replay_room_for, Arena, CombatEvent,
+    Controls, PoseOffset, ShotStats, Tank, TankClient, TankNote, TankSettings, TankSetup, Tanks,
+    Tracer, TRACER_LIFE,
 };
 
 pub use glam::Vec2;

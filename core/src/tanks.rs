@@ -12,10 +12,14 @@ mod client;
 mod combat;
 mod life;
 mod recordings;
+mod session;
+mod tracers;
 mod wire;
 pub(crate) mod world;
 
-pub use recordings::{open_room, replay_room, replay_room_for};
+pub use recordings::{open_client, open_room, replay_client, replay_room, replay_room_for};
+pub use session::{Controls, ShotStats, TankClient, TankNote};
+pub use tracers::{Tracer, TRACER_LIFE};
 pub use wire::{CombatEvent, TankSetup};
 pub use world::{Arena, Tank, TankSettings};
 
@@ -91,6 +95,10 @@ impl Replicated for PlayerState {
 
     fn is_valid(&self) -> bool {
         self.is_finite()
+    }
+
+    fn alive(&self) -> bool {
+        self.alive
     }
 
     /// A hit sets the target's HP; a kill marks it dead and still.

@@ -1,7 +1,7 @@
 //! Replaying an untrusted recording is bounded: whatever a file's header
 //! and records say, a replay answers (replays, differs or refuses) within a
 //! fixed time, and no frame runs more than
-//! [`ClientSession::MAX_STEPS_PER_FRAME`] fixed steps.
+//! [`skirmish_core::MAX_STEPS_PER_FRAME`] fixed steps.
 //!
 //! The hostile headers here are the ones found by reading the code: a
 //! longest frame of centuries (10^11 steps and more in one frame), a time
@@ -153,9 +153,13 @@ fn recorded() -> &'static (Vec<u8>, Vec<u8>, u64) {
 /// `change`, and the records as they were.
 fn with_session_config(bytes: &[u8], change: impl FnOnce(&mut SessionConfig)) -> Vec<u8> {
     let (mut config, _) = open_client(bytes).expect("opens");
-    let header = ClientRecorder::new(&config, usize::MAX).bytes().len();
+    let header = ClientRecorder::<skirmish_core::Tanks>::new(&config, usize::MAX)
+        .bytes()
+        .len();
     change(&mut config);
-    let mut out = ClientRecorder::new(&config, usize::MAX).bytes().to_vec();
+    let mut out = ClientRecorder::<skirmish_core::Tanks>::new(&config, usize::MAX)
+        .bytes()
+        .to_vec();
     out.extend_from_slice(&bytes[header..]);
     out
 }
@@ -339,7 +343,7 @@ fn a_live_session_runs_a_bounded_number_of_steps_per_frame() {
             .chain(steady(1).map(|t| YEAR * 500 + t))
             .collect();
         let (client, _, most) = within(BUDGET, what, move || play(config, frames));
-        let cap = u64::from(ClientSession::MAX_STEPS_PER_FRAME);
+        let cap = u64::from(skirmish_core::MAX_STEPS_PER_FRAME);
         assert!(most <= cap, "{what}: {most} steps in a frame");
         // The header is refused, but had it not been, the replay would
         // have been bounded by the same cap.
@@ -474,7 +478,7 @@ proptest! {
         config in any_config(),
         frames in any_frames(),
     ) {
-        let cap = u64::from(ClientSession::MAX_STEPS_PER_FRAME);
+        let cap = u64::from(skirmish_core::MAX_STEPS_PER_FRAME);
         let (client, _, most) = within(BUDGET, "the live session", move || play(config, frames));
         prop_assert!(most <= cap, "live: {} steps in a frame", most);
         let started = Instant::now();
@@ -505,7 +509,7 @@ proptest! {
             (room_bytes, header.len())
         } else {
             let (config, _) = open_client(client).expect("opens");
-            (client, ClientRecorder::new(&config, usize::MAX).bytes().len())
+            (client, ClientRecorder::<skirmish_core::Tanks>::new(&config, usize::MAX).bytes().len())
         };
         // Past the magic: the kind, the versions, the build and (most of
         // the header) the configuration.
@@ -514,7 +518,7 @@ proptest! {
             let i = MAGIC.len() + at.index(header - MAGIC.len());
             bytes[i] = *byte;
         }
-        let cap = u64::from(ClientSession::MAX_STEPS_PER_FRAME);
+        let cap = u64::from(skirmish_core::MAX_STEPS_PER_FRAME);
         let started = Instant::now();
         if room {
             let _ = within(BUDGET, "a room", move || replay_room(&bytes));

@@ -109,9 +109,13 @@ fn caps1_hud_and_view_read_the_owned_snapshot() {
         &mut s,
         &snapshot(6, vec![state(ME, 6, 100.0, 70), state(OTHER, 6, 60.0, 40)]),
     );
-    assert_eq!(s.hud().hp, Some(70), "own HP from the owned snapshot");
+    assert_eq!(
+        s.authority().get(ME).map(|p| p.hp),
+        Some(70),
+        "own HP from the owned snapshot"
+    );
     let remote = s.view().remotes[0];
-    assert_eq!((remote.id, remote.hp), (OTHER, 40));
+    assert_eq!((remote.id, remote.state.hp), (OTHER, 40));
 }
 
 #[test]
@@ -144,7 +148,7 @@ fn rs9_remote_players_are_drawn_interpolated_behind_the_server() {
     frame(&mut s, Duration::from_millis(25));
     let remote = s.view().remotes[0];
     assert_eq!(remote.kind, SampleKind::Interpolated);
-    assert_eq!(remote.pose.position.x, 195.0);
+    assert_eq!(remote.visual.position.x, 195.0);
 }
 
 #[test]
@@ -164,15 +168,15 @@ fn caps7_and_caps8_combat_events_update_the_hud_until_the_next_state() {
     let combat = encode(&ServerMessage::<skirmish_core::Tanks>::Events { events: vec![hit] });
     recv(&mut s, &combat);
     recv(&mut s, &combat);
-    assert_eq!(s.hud().hp, Some(80));
+    assert_eq!(s.authority().get(ME).map(|p| p.hp), Some(80));
     assert_eq!(s.authority().stats().events_applied, 1, "applied once");
-    assert_eq!(s.view().tracers.len(), 2, "drawn as it arrived");
+    assert_eq!(s.view().effects.len(), 2, "drawn as it arrived");
     // The next full state refreshes HP from the server.
     recv(
         &mut s,
         &snapshot(7, vec![state(ME, 7, 100.0, 60), state(OTHER, 7, 70.0, 100)]),
     );
-    assert_eq!(s.hud().hp, Some(60));
+    assert_eq!(s.authority().get(ME).map(|p| p.hp), Some(60));
 }
 
 #[test]
@@ -274,7 +278,7 @@ fn predicted_shots_follow_the_combat_rules_the_server_sent() {
         fire: true,
     });
     frame(&mut s, FRAME);
-    let tracers = s.view().tracers;
+    let tracers = s.view().effects;
     assert_eq!(tracers.len(), 1);
     assert_eq!(
         tracers[0].to,
@@ -287,7 +291,7 @@ fn predicted_shots_follow_the_combat_rules_the_server_sent() {
     // With the default 250 ms cooldown a second shot would be drawn now,
     // beside the first (tracers live 300 ms).
     assert_eq!(
-        s.view().tracers.len(),
+        s.view().effects.len(),
         1,
         "250 ms: the server's 500 ms cooldown"
     );
@@ -313,7 +317,7 @@ fn an_own_shot_is_drawn_at_once_and_stops_at_obstacles() {
         fire: true,
     });
     frame(&mut s, FRAME);
-    let tracers = s.view().tracers;
+    let tracers = s.view().effects;
     assert_eq!(tracers.len(), 1, "before any server answer");
     // From (100, 300) along +x: the default arena's obstacle at x = 400
     // (y 250..450) stops it.
@@ -323,9 +327,9 @@ fn an_own_shot_is_drawn_at_once_and_stops_at_obstacles() {
     for _ in 0..4 {
         frame(&mut s, FRAME);
     }
-    assert_eq!(s.view().tracers.len(), 1, "200 ms: still cooling down");
+    assert_eq!(s.view().effects.len(), 1, "200 ms: still cooling down");
     frame(&mut s, FRAME);
-    assert_eq!(s.view().tracers.len(), 2, "250 ms: the next shot");
+    assert_eq!(s.view().effects.len(), 2, "250 ms: the next shot");
 }
 
 #[test]
@@ -427,5 +431,5 @@ fn toggles_turn_each_part_off() {
         ..Toggles::default()
     });
     let remote = s.view().remotes[0];
-    assert_eq!(remote.pose.position.x, 200.0);
+    assert_eq!(remote.visual.position.x, 200.0);
 }

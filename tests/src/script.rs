@@ -99,7 +99,7 @@ impl Wander {
         }
         if self.keep_clear {
             for remote in view.remotes.iter().filter(|r| r.alive) {
-                let d = p - remote.pose.position;
+                let d = p - remote.visual.position;
                 if d.length() < self.player_margin {
                     away += d.normalize_or_zero() * self.player_margin;
                 }
@@ -138,13 +138,13 @@ impl Shooter {
         };
         let me = own.predicted;
         let Some(target) = view.remotes.iter().filter(|r| r.alive).min_by(|a, b| {
-            let da = a.pose.position.distance(me.position);
-            let db = b.pose.position.distance(me.position);
+            let da = a.visual.position.distance(me.position);
+            let db = b.visual.position.distance(me.position);
             da.total_cmp(&db)
         }) else {
             return Controls::default();
         };
-        let to = target.pose.position - me.position;
+        let to = target.visual.position - me.position;
         let wanted = to.y.atan2(to.x);
         let delta = angle_delta(me.rotation, wanted);
         // The shot's own path, as core computes it: off the target's centre

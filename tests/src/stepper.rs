@@ -28,7 +28,7 @@ use std::time::Duration;
 use skirmish_core::{
     ClientMessage, Conditioner, Delivery, Encoding, PlayerId, SimConfig, Tick, World,
 };
-use skirmish_core::{ClientSession, Incoming, SessionConfig, SessionEvent, TankSettings};
+use skirmish_core::{ClientSession, Incoming, SessionConfig, SessionEvent, TankNote, TankSettings};
 use skirmish_core::{Frame, Outbox, Room, RoomConfig, Seating, PROTOCOL_VERSION};
 use skirmish_core::{LinkConditions, Vec2};
 
@@ -480,13 +480,13 @@ impl SimClient {
         let mut mispredicted = 0;
         for event in self.session.events() {
             match event {
-                SessionEvent::StepPredicted { tick, fired } => {
+                SessionEvent::StepPredicted { tick, acted } => {
                     self.unacked.push_back((tick, now));
-                    if fired {
+                    if acted {
                         self.trace.shot_ticks.push(tick);
                     }
                 }
-                SessionEvent::HitConfirmed(_) => self.trace.hits += 1,
+                SessionEvent::Note(TankNote::HitConfirmed(_)) => self.trace.hits += 1,
                 SessionEvent::Timing(timing) if timing.tick.is_some() => {
                     self.trace.slack_ms.push((t, f64::from(timing.slack_ms)));
                 }
@@ -558,7 +558,7 @@ impl SimClient {
     /// [`RESPAWN_JUMP`] is a respawn, not motion.
     fn watch_drawn_remotes(&mut self) {
         for remote in self.session.view().remotes {
-            let at = remote.pose.position;
+            let at = remote.visual.position;
             let moved = match self.drawn.get(&remote.id) {
                 Some(&(last, last_moved)) => {
                     let moved = at - last;

@@ -47,7 +47,7 @@ fn play(seconds: u64) -> (Vec<u8>, Vec<u8>, usize) {
         name: "rec".to_string(),
         ..SessionConfig::default()
     };
-    let mut session = ClientSession::recorded(config, usize::MAX);
+    let mut session: ClientSession = ClientSession::recorded(config, usize::MAX);
     let _ = session.hello();
     room.join(me, "rec", json, &mut out).expect("join");
     for k in 0..OTHERS {

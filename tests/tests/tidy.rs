@@ -459,6 +459,16 @@ const GAME_FREE: &[&str] = &[
     "core/src/client/session/acks.rs",
     "core/src/client/record/config.rs",
     "core/src/server/world/latency.rs",
+    "core/src/client/game.rs",
+    "core/src/client/session.rs",
+    "core/src/client/session/config.rs",
+    "core/src/client/session/downlink.rs",
+    "core/src/client/session/events.rs",
+    "core/src/client/session/hud.rs",
+    "core/src/client/session/uplink.rs",
+    "core/src/client/session/view.rs",
+    "core/src/client/record.rs",
+    "core/src/client/replay.rs",
 ];
 
 /// A library file that is game-free names none of the tank game's words,

@@ -117,6 +117,12 @@ impl App {
             .map(|r| (r.bytes().len(), r.is_full()))
     }
 
+    /// The own player's authoritative hit points, once known.
+    fn hp(&self) -> Option<u16> {
+        let (me, _) = self.session.hud().joined?;
+        self.session.authority().get(me).map(|s| s.hp)
+    }
+
     /// The client's state as JSON, for end-to-end tests and debugging.
     pub fn debug(&self) -> String {
         let hud = self.session.hud();
@@ -131,9 +137,9 @@ impl App {
                 Fields::new()
                     .with("id", r.id.0)
                     .with("name", self.session.name_of(r.id))
-                    .with("hp", r.hp)
+                    .with("hp", r.state.hp)
                     .with("alive", r.alive)
-                    .with("pose", pose(r.pose))
+                    .with("pose", pose(r.visual))
             })
             .collect();
         Fields::new()
@@ -143,7 +149,7 @@ impl App {
             .with("recording_bytes", self.recording_info().map(|(n, _)| n))
             .with("player_id", hud.joined.as_ref().map(|(id, _)| id.0))
             .with("room", hud.joined.as_ref().map(|(_, room)| room.as_str()))
-            .with("hp", hud.hp)
+            .with("hp", self.hp())
             .with("alive", hud.alive)
             .with("rtt_ms", hud.rtt.map(ms))
             .with("pending", hud.pending)
@@ -174,9 +180,9 @@ impl App {
             .with("uplink_loss_pct", hud.pacing.uplink_loss_pct)
             .with("cover_broken", hud.pacing.cover_broken)
             .with("echoes_used", hud.stats.echoes_used)
-            .with("shots", hud.stats.shots)
-            .with("shots_on_target", hud.stats.shots_on_target)
-            .with("hits", hud.stats.hits)
+            .with("shots", self.session.shots().shots)
+            .with("shots_on_target", self.session.shots().shots_on_target)
+            .with("hits", self.session.shots().hits)
             .with("interpolation_delay_ms", ms(hud.interpolation_delay))
             .with("remote_time", self.session.remote_time())
             .with("last_rewind_ms", hud.pacing.last_rewind.map(ms))
@@ -198,7 +204,7 @@ impl App {
                 view.own.and_then(|o| o.authoritative).map(pose),
             )
             .with("remotes", remotes)
-            .with("hud_text", hud::hud_text(&hud, &lost, self.fps))
+            .with("hud_text", hud::hud_text(&hud, self.hp(), &lost, self.fps))
             .to_json()
     }
 
@@ -322,7 +328,7 @@ impl App {
             self.overlays,
         );
         self.panel
-            .show(&hud, &self.connection.counters(), self.fps, now);
+            .show(&hud, self.hp(), &self.connection.counters(), self.fps, now);
     }
 
     /// Keeps the canvas's drawing buffer the size it is shown at.

@@ -193,14 +193,14 @@ impl Panel {
 
     /// Writes the HUD numbers (with what the connection `lost`) and
     /// redraws the graph.
-    pub fn show(&mut self, hud: &Hud, lost: &Counters, fps: f64, now: f64) {
+    pub fn show(&mut self, hud: &Hud, hp: Option<u16>, lost: &Counters, fps: f64, now: f64) {
         let rtt_ms = hud.rtt.map_or(0.0, |d| d.as_secs_f32() * 1000.0);
         let slack = hud.pacing.slack_ms.unwrap_or(0.0) as f32;
         let dilation = hud.pacing.dilation_pct as f32;
         self.samples
             .push(now, hud.visible_error, rtt_ms, slack, dilation);
         if let Some(element) = &self.hud {
-            element.set_text_content(Some(&hud_text(hud, lost, fps)));
+            element.set_text_content(Some(&hud_text(hud, hp, lost, fps)));
         }
         if let Some((canvas, ctx)) = &self.graph {
             self.samples.draw(
@@ -213,15 +213,15 @@ impl Panel {
     }
 }
 
-/// The HUD as text lines; what the connection `lost` shows only once it
-/// lost something.
-pub fn hud_text(hud: &Hud, lost: &Counters, fps: f64) -> String {
+/// The HUD as text lines, with the own player's authoritative `hp`; what
+/// the connection `lost` shows only once it lost something.
+pub fn hud_text(hud: &Hud, hp: Option<u16>, lost: &Counters, fps: f64) -> String {
     let mut out = String::new();
-    let hp = hud.hp.map_or_else(|| "-".to_string(), |hp| hp.to_string());
+    let shown = hp.map_or_else(|| "-".to_string(), |hp| hp.to_string());
     let _ = writeln!(
         out,
-        "HP {hp}{}",
-        if hud.hp.is_some() && !hud.alive {
+        "HP {shown}{}",
+        if hp.is_some() && !hud.alive {
             " (dead)"
         } else {
             ""
@@ -308,13 +308,12 @@ mod tests {
     #[test]
     fn hud_text_shows_authoritative_hp_and_counters() {
         let hud = Hud {
-            hp: Some(80),
             alive: true,
             corrections: 3,
             snaps: 1,
             ..Hud::default()
         };
-        let text = hud_text(&hud, &Counters::default(), 60.0);
+        let text = hud_text(&hud, Some(80), &Counters::default(), 60.0);
         assert!(text.starts_with("HP 80\n"));
         assert!(text.contains("corrections 3  snaps 1"));
         assert!(!text.contains("input slack"), "protocol 1: no pacing lines");
@@ -328,7 +327,7 @@ mod tests {
             undecodable: 1,
             failed_sends: 2,
         };
-        let text = hud_text(&Hud::default(), &lost, 60.0);
+        let text = hud_text(&Hud::default(), None, &lost, 60.0);
         assert!(
             text.contains("inbox dropped 4  bad datagrams 1\nfailed sends 2\nfps 60"),
             "{text}"
@@ -352,7 +351,7 @@ mod tests {
             },
             ..Hud::default()
         };
-        let text = hud_text(&hud, &Counters::default(), 60.0);
+        let text = hud_text(&hud, None, &Counters::default(), 60.0);
         assert!(
             text.contains("input slack 42 ms  target 40 ms\ndilation -1.2 %"),
             "{text}"

@@ -282,7 +282,7 @@ mod tests {
 
     #[test]
     fn hello_goes_reliably_and_inputs_and_pings_may_be_dropped() {
-        let session = ClientSession::new(SessionConfig {
+        let session: ClientSession = ClientSession::new(SessionConfig {
             encoding: Encoding::Compact,
             ..SessionConfig::default()
         });

@@ -81,7 +81,7 @@ pub fn draw(
         ctx.fill_rect(ax, ay, bx - ax, by - ay);
     }
 
-    for tracer in &view.tracers {
+    for tracer in &view.effects {
         let (ax, ay) = fit.point(tracer.from);
         let (bx, by) = fit.point(tracer.to);
         ctx.set_stroke_style_str(&format!(
@@ -98,14 +98,14 @@ pub fn draw(
     let radius = f64::from(sim.player_radius) * fit.scale;
     for remote in &view.remotes {
         let colour = if remote.alive { REMOTE } else { DEAD };
-        player(ctx, &fit, &remote.pose, radius, colour);
+        player(ctx, &fit, &remote.visual, radius, colour);
         label(
             ctx,
             &fit,
-            &remote.pose,
+            &remote.visual,
             radius,
             &name_of(remote.id),
-            remote.hp,
+            remote.state.hp,
         );
     }
     if let Some(own) = &view.own {
@@ -123,7 +123,14 @@ pub fn draw(
         }
         let colour = if own.alive { OWN } else { DEAD };
         player(ctx, &fit, &own.visible, radius, colour);
-        label(ctx, &fit, &own.visible, radius, &name_of(own.id), own.hp);
+        label(
+            ctx,
+            &fit,
+            &own.visible,
+            radius,
+            &name_of(own.id),
+            own.state.hp,
+        );
         if !own.alive {
             ctx.set_fill_style_str("#eee");
             ctx.set_font("bold 28px system-ui, sans-serif");

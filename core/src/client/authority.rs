@@ -170,6 +170,11 @@ impl<S: Replicated> Authority<S> {
         self.players.values().map(|(_, s)| s)
     }
 
+    /// Every owned state with its player, in id order.
+    pub fn iter_ids(&self) -> impl Iterator<Item = (PlayerId, &S)> {
+        self.players.iter().map(|(id, (_, s))| (id, s))
+    }
+
     /// How many players are known.
     pub fn len(&self) -> usize {
         self.players.len()

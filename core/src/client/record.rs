@@ -1,19 +1,24 @@
 //! The client's flight recorder: every call that enters a
 //! [`ClientSession`](crate::ClientSession), in order, with the shell's times
 //! and the frames' bytes, and after each `advance` a running hash of what
-//! the session shows (own and remote poses, shots) and of its events, with
-//! the own predicted pose in the clear.
+//! the session shows (the own and remote players' visuals and states, the
+//! game's effects) and of its events, with the own predicted visual in the
+//! clear.
 //!
 //! [`ClientRecorder`] writes; [`Call`] and [`Calls`] read back what it wrote,
 //! for the replay. The layout of each record is in `docs/RECORDING.md`.
 
 use std::time::Duration;
 
+use std::marker::PhantomData;
+
 use crate::client::conditioner::{Delivery, LinkConditions};
-use crate::client::session::{Controls, SessionConfig, SessionEvent, Toggles, View};
+use crate::client::game::ClientGame;
+use crate::client::session::{SessionConfig, SessionEvent, Toggles, View};
+use crate::shared::bytes::Codec;
+use crate::shared::game::Game;
 use crate::shared::protocol::GameId;
 use crate::shared::record::{FormatError, Kind, Reader, StateHash, TimeCoder, Writer};
-use crate::shared::sim::Pose;
 use crate::shared::tick::Tick;
 
 mod config;
@@ -34,11 +39,12 @@ const SENT: u8 = 9;
 /// a 16-player room (`docs/BENCHMARKS.md`, "Recording").
 pub const DEFAULT_RECORDING_LIMIT: usize = 16 << 20;
 
-/// One call into a session, as recorded.
+/// One call into a session of a game whose controls are `C` and whose
+/// drawn visual is `V`, as recorded.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Call<'a> {
+pub enum Call<'a, C, V> {
     /// `set_controls`.
-    Controls(Controls),
+    Controls(C),
     /// `set_toggles`.
     Toggles(Toggles),
     /// `set_delivery`.
@@ -57,16 +63,15 @@ pub enum Call<'a> {
         now: Duration,
         /// The running hash after the call.
         hash: u64,
-        /// The own predicted pose, once playing.
-        own: Option<Pose>,
+        /// The own predicted visual, once playing.
+        own: Option<V>,
     },
     /// `sent(bytes)`.
     Sent(u64),
 }
 
-/// Records a session's calls into a bounded buffer.
-#[derive(Clone)]
-pub struct ClientRecorder {
+/// Records the calls into a session of game `G` into a bounded buffer.
+pub struct ClientRecorder<G> {
     w: Writer,
     times: TimeCoder,
     limit: usize,
@@ -75,9 +80,24 @@ pub struct ClientRecorder {
     events: StateHash,
     /// The running hash over every `advance` so far.
     chain: StateHash,
+    game: PhantomData<G>,
 }
 
-impl std::fmt::Debug for ClientRecorder {
+impl<G> Clone for ClientRecorder<G> {
+    fn clone(&self) -> Self {
+        ClientRecorder {
+            w: self.w.clone(),
+            times: self.times,
+            limit: self.limit,
+            full: self.full,
+            events: self.events,
+            chain: self.chain,
+            game: PhantomData,
+        }
+    }
+}
+
+impl<G> std::fmt::Debug for ClientRecorder<G> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ClientRecorder")
             .field("bytes", &self.w.bytes.len())
@@ -88,13 +108,13 @@ impl std::fmt::Debug for ClientRecorder {
     }
 }
 
-impl ClientRecorder {
+impl<G: ClientGame> ClientRecorder<G> {
     /// A recorder of a session set up with `config`, keeping at most about
     /// `limit` bytes (it stops, whole records only, once past it).
-    pub fn new(config: &SessionConfig, limit: usize) -> ClientRecorder {
+    pub fn new(config: &SessionConfig, limit: usize) -> ClientRecorder<G> {
         let mut header = Writer::default();
         write_config(&mut header, config);
-        let w = Writer::with_header(Kind::Client, &GameId::this_build(), &header.bytes);
+        let w = Writer::with_header(Kind::Client, &GameId::of::<G>(), &header.bytes);
         ClientRecorder {
             full: w.bytes.len() >= limit,
             w,
@@ -102,6 +122,7 @@ impl ClientRecorder {
             limit,
             events: StateHash::default(),
             chain: StateHash::default(),
+            game: PhantomData,
         }
     }
 
@@ -136,54 +157,50 @@ impl ClientRecorder {
     }
 
     /// Records a call other than `advance`.
-    pub(crate) fn call(&mut self, call: &Call<'_>) {
+    pub(crate) fn call(&mut self, call: &Call<'_, G::Controls, G::Local>) {
         self.record(|w, times| write_call(w, times, call));
     }
 
     /// Folds an event into the hash of this frame.
-    pub(crate) fn event(&mut self, event: &SessionEvent) {
-        event_hash(&mut self.events, event);
+    pub(crate) fn event(&mut self, event: &SessionEvent<G::Note>) {
+        event_hash::<G>(&mut self.events, event);
     }
 
     /// Records `advance(now)` with what the session shows after it.
-    pub(crate) fn advance(&mut self, now: Duration, view: &View) {
+    pub(crate) fn advance(&mut self, now: Duration, view: &View<G>) {
         let hash = frame_hash(&mut self.chain, &mut self.events, view);
         let own = view.own.map(|o| o.predicted);
-        self.record(|w, times| write_call(w, times, &Call::Advance { now, hash, own }));
+        self.record(|w, times| {
+            write_call::<G::Controls, G::Local>(w, times, &Call::Advance { now, hash, own });
+        });
     }
 }
 
 /// Folds one frame's view and events into the chain; the new chain value.
-fn frame_hash(chain: &mut StateHash, events: &mut StateHash, view: &View) -> u64 {
+fn frame_hash<G: ClientGame>(chain: &mut StateHash, events: &mut StateHash, view: &View<G>) -> u64 {
     let mut h = *chain;
     h.word(events.0);
     *events = StateHash::default();
     if let Some(own) = &view.own {
         h.word(u64::from(own.id.0));
-        for pose in [own.visible, own.predicted] {
-            pose_hash(&mut h, pose);
+        for visual in [own.visible, own.predicted] {
+            G::hash_visual(&visual, &mut h);
         }
-        h.word(u64::from(own.hp) | u64::from(own.alive) << 16);
+        h.word(G::hash_state(&own.state, own.alive));
     }
     for r in &view.remotes {
         h.word(u64::from(r.id.0));
-        pose_hash(&mut h, r.pose);
-        h.word(u64::from(r.hp) | u64::from(r.alive) << 16);
+        G::hash_visual(&r.visual, &mut h);
+        h.word(G::hash_state(&r.state, r.alive));
     }
-    h.word(view.tracers.len() as u64);
+    G::hash_effects(&view.effects, &mut h);
     *chain = h;
     h.0
 }
 
-fn pose_hash(h: &mut StateHash, pose: Pose) {
-    h.f32(pose.position.x);
-    h.f32(pose.position.y);
-    h.f32(pose.rotation);
-}
-
 /// Folds an event, field by field (no `Debug` formatting: the page
 /// carries no formatter for it).
-fn event_hash(h: &mut StateHash, event: &SessionEvent) {
+fn event_hash<G: ClientGame>(h: &mut StateHash, event: &SessionEvent<G::Note>) {
     let tick = |t: Option<Tick>| t.map_or(u64::MAX, |t| u64::from(t.0));
     match event {
         SessionEvent::Joined { id, room } => {
@@ -195,9 +212,9 @@ fn event_hash(h: &mut StateHash, event: &SessionEvent) {
             h.word(2);
             h.word(u64::from(server_tick.0));
         }
-        SessionEvent::StepPredicted { tick, fired } => {
+        SessionEvent::StepPredicted { tick, acted } => {
             h.word(3);
-            h.word(u64::from(tick.0) | u64::from(*fired) << 32);
+            h.word(u64::from(tick.0) | u64::from(*acted) << 32);
         }
         SessionEvent::Reconciled { report, placed } => {
             h.word(4);
@@ -209,19 +226,7 @@ fn event_hash(h: &mut StateHash, event: &SessionEvent) {
             h.f32(report.error_angle);
             h.word(report.outcome as u64);
         }
-        SessionEvent::HitConfirmed(c) | SessionEvent::Hurt(c) => {
-            h.word(if matches!(event, SessionEvent::Hurt(_)) {
-                6
-            } else {
-                5
-            });
-            h.word(u64::from(c.server_tick.0));
-            h.word(u64::from(c.attacker.0) << 32 | u64::from(c.target.0));
-            h.word(u64::from(c.damage) | u64::from(c.hp) << 16 | u64::from(c.killed) << 32);
-            for v in [c.from.x, c.from.y, c.to.x, c.to.y] {
-                h.f32(v);
-            }
-        }
+        SessionEvent::Note(note) => G::hash_note(note, h),
         SessionEvent::Timing(t) => {
             h.word(7);
             h.word(tick(t.tick));
@@ -252,13 +257,11 @@ fn event_hash(h: &mut StateHash, event: &SessionEvent) {
     }
 }
 
-fn write_call(w: &mut Writer, times: &mut TimeCoder, call: &Call<'_>) {
+fn write_call<C: Codec, V: Codec>(w: &mut Writer, times: &mut TimeCoder, call: &Call<'_, C, V>) {
     match call {
         Call::Controls(c) => {
             w.u8(CONTROLS);
-            w.f32(c.turn);
-            w.f32(c.throttle);
-            w.u8(u8::from(c.fire));
+            c.write(w);
         }
         Call::Toggles(t) => {
             w.u8(TOGGLES);
@@ -295,11 +298,9 @@ fn write_call(w: &mut Writer, times: &mut TimeCoder, call: &Call<'_>) {
             times.write(w, *now);
             w.u64(*hash);
             match own {
-                Some(p) => {
+                Some(visual) => {
                     w.u8(1);
-                    w.f32(p.position.x);
-                    w.f32(p.position.y);
-                    w.f32(p.rotation);
+                    visual.write(w);
                 }
                 None => w.u8(0),
             }
@@ -314,10 +315,11 @@ fn write_call(w: &mut Writer, times: &mut TimeCoder, call: &Call<'_>) {
 /// The calls of a client recording, in order; each item says where it
 /// starts. Ends at the first damaged record (with its error).
 #[derive(Clone, Debug)]
-pub struct Calls<'a> {
+pub struct Calls<'a, G> {
     r: Reader<'a>,
     times: TimeCoder,
     failed: bool,
+    game: PhantomData<G>,
 }
 
 /// Opens a client recording: the session's configuration and its calls.
@@ -325,8 +327,10 @@ pub struct Calls<'a> {
 /// # Errors
 /// Not a client recording, another version, or a damaged header or
 /// configuration.
-pub fn open_client(bytes: &[u8]) -> Result<(SessionConfig, Calls<'_>), FormatError> {
-    let (header, r) = Reader::open(bytes, Kind::Client, &GameId::this_build())?;
+pub fn open_client_of<G: ClientGame>(
+    bytes: &[u8],
+) -> Result<(SessionConfig, Calls<'_, G>), FormatError> {
+    let (header, r) = Reader::open(bytes, Kind::Client, &GameId::of::<G>())?;
     // The configuration is the header's last field: its bytes end where
     // the records start.
     let start = r.offset() - header.config.len();
@@ -344,19 +348,19 @@ pub fn open_client(bytes: &[u8]) -> Result<(SessionConfig, Calls<'_>), FormatErr
             r,
             times: TimeCoder::default(),
             failed: false,
+            game: PhantomData,
         },
     ))
 }
 
 /// Reads one client record.
-fn read_call<'a>(r: &mut Reader<'a>, times: &mut TimeCoder) -> Result<Call<'a>, FormatError> {
+fn read_call<'a, C: Codec, V: Codec>(
+    r: &mut Reader<'a>,
+    times: &mut TimeCoder,
+) -> Result<Call<'a, C, V>, FormatError> {
     let tag = r.u8()?;
     Ok(match tag {
-        CONTROLS => Call::Controls(Controls {
-            turn: r.f32()?,
-            throttle: r.f32()?,
-            fire: r.u8()? != 0,
-        }),
+        CONTROLS => Call::Controls(C::read(r)?),
         TOGGLES => {
             let bits = r.u8()?;
             Call::Toggles(Toggles {
@@ -394,14 +398,8 @@ fn read_call<'a>(r: &mut Reader<'a>, times: &mut TimeCoder) -> Result<Call<'a>, 
             let hash = r.u64()?;
             let own = match r.u8()? {
                 0 => None,
-                1 => {
-                    let (x, y, rotation) = (r.f32()?, r.f32()?, r.f32()?);
-                    Some(Pose {
-                        position: glam::Vec2::new(x, y),
-                        rotation,
-                    })
-                }
-                other => return Err(r.damaged(format!("an own-pose flag of {other}"))),
+                1 => Some(V::read(r)?),
+                other => return Err(r.damaged(format!("an own-visual flag of {other}"))),
             };
             Call::Advance { now, hash, own }
         }
@@ -422,8 +420,8 @@ fn read_call<'a>(r: &mut Reader<'a>, times: &mut TimeCoder) -> Result<Call<'a>, 
     })
 }
 
-impl<'a> Iterator for Calls<'a> {
-    type Item = Result<(usize, Call<'a>), FormatError>;
+impl<'a, G: ClientGame> Iterator for Calls<'a, G> {
+    type Item = Result<(usize, Call<'a, G::Controls, <G as Game>::Local>), FormatError>;
 
     fn next(&mut self) -> Option<Self::Item> {
         let times = &mut self.times;

@@ -7,18 +7,19 @@
 //!
 //! A recording is untrusted: its header is read back within the bounds a
 //! session runs with in bounded time (`record/config.rs`), and the session
-//! itself never runs more than [`ClientSession::MAX_STEPS_PER_FRAME`]
+//! itself never runs more than [`MAX_STEPS_PER_FRAME`](crate::MAX_STEPS_PER_FRAME)
 //! steps in a frame, so a replay takes time in proportion to the file's
 //! records, never to the times they name.
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use crate::client::record::{open_client, Call, ClientRecorder};
+use crate::client::game::ClientGame;
+use crate::client::record::{open_client_of, Call, ClientRecorder};
 use crate::client::session::{ClientSession, Incoming, SessionEvent};
 use crate::client::smoothing::CorrectionOutcome;
+use crate::shared::game::Game;
 use crate::shared::record::FormatError;
-use crate::shared::sim::Pose;
 
 /// How a replay runs.
 #[derive(Clone, Copy, Debug)]
@@ -68,7 +69,7 @@ pub struct ReplaySummary {
     /// Fixed steps that made an input (or found the pending buffer full).
     pub steps: u64,
     /// The most of those in one frame: never more than
-    /// [`ClientSession::MAX_STEPS_PER_FRAME`], whatever the file says.
+    /// [`MAX_STEPS_PER_FRAME`](crate::MAX_STEPS_PER_FRAME), whatever the file says.
     pub most_steps: u64,
 }
 
@@ -89,9 +90,9 @@ pub struct Sample {
     pub interpolation_ms: f64,
 }
 
-/// Where a replay stopped matching the recording.
+/// Where a replay stopped matching the recording, of a game drawn as `V`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Divergence {
+pub struct Divergence<V> {
     /// The frame (`advance` call, from 1) whose hash differs.
     pub frame: u64,
     /// The recording's time of that frame.
@@ -99,23 +100,23 @@ pub struct Divergence {
     /// The calls since the previous frame, each with its byte offset: what
     /// led to the difference.
     pub calls: Vec<String>,
-    /// The recorded hash and own predicted pose.
-    pub recorded: (u64, Option<Pose>),
-    /// The replayed hash and own predicted pose.
-    pub replayed: (u64, Option<Pose>),
+    /// The recorded hash and own predicted visual.
+    pub recorded: (u64, Option<V>),
+    /// The replayed hash and own predicted visual.
+    pub replayed: (u64, Option<V>),
     /// The replayed session's whole state at that frame.
     pub state: String,
 }
 
-/// Why a replay failed.
+/// Why a replay failed, of a game drawn as `V`.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum ReplayError {
+pub enum ReplayError<V> {
     /// The file is not a readable client recording.
     #[error(transparent)]
     Format(#[from] FormatError),
     /// The replay differs from the recording.
     #[error("frame {} differs from the recording", .0.frame)]
-    Diverged(Box<Divergence>),
+    Diverged(Box<Divergence<V>>),
 }
 
 /// A finished (or stopped) replay.
@@ -134,7 +135,10 @@ const SHOWN: usize = 160;
 
 /// A call as a person reads it: text frames as text, binary ones as their
 /// length and first bytes.
-fn describe(offset: usize, call: &Call<'_>) -> String {
+fn describe<C: std::fmt::Debug, V: std::fmt::Debug>(
+    offset: usize,
+    call: &Call<'_, C, V>,
+) -> String {
     let what = match call {
         Call::Text(bytes, at) => {
             let text = String::from_utf8_lossy(bytes);
@@ -158,7 +162,7 @@ fn describe(offset: usize, call: &Call<'_>) -> String {
 
 /// The fixed steps `session` has run that made an input or were refused
 /// one.
-fn steps_of(session: &ClientSession) -> u64 {
+fn steps_of<G: ClientGame>(session: &ClientSession<G>) -> u64 {
     let stats = session.hud().stats;
     stats.inputs + stats.inputs_refused
 }
@@ -177,7 +181,7 @@ struct Tally {
 
 impl Tally {
     /// After a frame: corrections and snaps as the HUD counts them.
-    fn frame(&mut self, session: &ClientSession, summary: &mut ReplaySummary) {
+    fn frame<G: ClientGame>(&mut self, session: &ClientSession<G>, summary: &mut ReplaySummary) {
         let Some(stats) = session.local().map(|l| *l.stats()) else {
             return;
         };
@@ -192,7 +196,7 @@ impl Tally {
         self.counted = now;
     }
 
-    fn event(&mut self, event: &SessionEvent, summary: &mut ReplaySummary) {
+    fn event<N>(&mut self, event: &SessionEvent<N>, summary: &mut ReplaySummary) {
         match event {
             SessionEvent::Reconciled { report, .. }
                 if report.outcome != CorrectionOutcome::Placed =>
@@ -207,17 +211,23 @@ impl Tally {
     }
 }
 
-/// Replays a client recording; see the module docs.
+/// A call into a session of game `G`, as recorded.
+type CallOf<'a, G> = Call<'a, <G as ClientGame>::Controls, <G as Game>::Local>;
+
+/// Replays a client recording of game `G`; see the module docs.
 ///
 /// # Errors
 /// A damaged, foreign or other-version file ([`ReplayError::Format`]), or
 /// the first frame that differs ([`ReplayError::Diverged`]).
-pub fn replay_client(bytes: &[u8], options: ReplayOptions) -> Result<ClientReplay, ReplayError> {
-    let (config, calls) = open_client(bytes)?;
-    let mut session = ClientSession::recorded(config, 0);
+pub fn replay_client_of<G: ClientGame>(
+    bytes: &[u8],
+    options: ReplayOptions,
+) -> Result<ClientReplay, ReplayError<<G as Game>::Local>> {
+    let (config, calls) = open_client_of::<G>(bytes)?;
+    let mut session = ClientSession::<G>::recorded(config, 0);
     let mut out = ClientReplay::default();
     // The calls since the last frame, described only if the next differs.
-    let mut since_frame: VecDeque<(usize, Call<'_>)> = VecDeque::new();
+    let mut since_frame: VecDeque<(usize, CallOf<'_, G>)> = VecDeque::new();
     let mut tally = Tally::default();
     let mut first: Option<Duration> = None;
     let mut next_sample = Duration::ZERO;

@@ -36,7 +36,6 @@ mod cover;
 mod downlink;
 mod events;
 mod hud;
-mod tracers;
 mod uplink;
 mod view;
 
@@ -44,20 +43,19 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 pub use baselines::KEPT_BASELINES;
-pub use config::{Controls, Incoming, SessionConfig, Toggles};
+pub use config::{Incoming, SessionConfig, Toggles};
 pub use events::SessionEvent;
 use hud::Rates;
 pub use hud::{Hud, PacingHud, SessionStats};
-pub use tracers::{Tracer, TRACER_LIFE};
-pub use uplink::LOSS_MEMORY;
+pub use uplink::{LOSS_MEMORY, MAX_STEPS_PER_FRAME};
 pub use view::{OwnView, RemoteView, View};
 
 use self::baselines::Baselines;
 use self::downlink::Downlink;
-use self::tracers::Tracers;
 use crate::client::authority::Authority;
 use crate::client::clock::ServerClock;
 use crate::client::conditioner::{Conditioner, Delivery, LinkConditions};
+use crate::client::game::ClientGame;
 use crate::client::idmap::IdMap;
 use crate::client::interpolation::{InterpolationConfig, RemoteBuffer};
 use crate::client::pacing::Pacing;
@@ -65,16 +63,13 @@ use crate::client::prediction::LocalPlayer;
 use crate::client::record::{Call, ClientRecorder};
 use crate::client::smoothing::SmoothingConfig;
 use crate::client::timeline::RemoteTimeline;
-use crate::shared::combat::{CombatRules, Cooldown};
-use crate::shared::config::SimConfig;
+use crate::shared::game::{Networked, OwnState};
 use crate::shared::protocol::{
     decode_server, ClientMessage, ErrorCode, GameId, ProtocolError, ServerMessage,
 };
-use crate::shared::sim::Pose;
-use crate::shared::state::{PlayerId, PlayerState};
+use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
 use crate::shared::{compact, control, delta};
-use crate::tanks::Tanks;
 
 /// Where a session is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -91,47 +86,58 @@ pub enum Phase {
 
 /// What `welcome` told us.
 #[derive(Clone, Debug)]
-struct Welcome {
+struct Welcome<G: Networked> {
     id: PlayerId,
     room: String,
-    sim: SimConfig,
-    /// The server's combat rules, for predicted shots.
-    rules: CombatRules,
+    /// The game's setup: its configuration and whatever else it sends.
+    setup: G::Setup,
+    /// The length of a step.
+    cadence: Duration,
     /// The protocol the server speaks with us (2: inputs name server ticks).
     protocol: u32,
+}
+
+impl<G: Networked> Welcome<G> {
+    fn config(&self) -> &G::Config {
+        G::config(&self.setup)
+    }
 }
 
 /// The phase with what it owns: one field, so no combination of options can
 /// disagree with another.
 #[derive(Debug)]
-enum State {
+enum State<G: ClientGame> {
     Connecting,
-    Joined(Welcome),
-    Playing(Welcome, Box<LocalPlayer<Tanks>>),
+    Joined(Welcome<G>),
+    Playing(Welcome<G>, Box<LocalPlayer<G>>),
 }
+
+/// The step length assumed before `welcome` says the game's.
+const DEFAULT_CADENCE: Duration = Duration::from_millis(50);
 
 /// Events kept for the shell before the oldest are dropped (and counted).
 const MAX_EVENTS: usize = 1024;
 
-/// The platform-free client.
+/// The platform-free client of game `G`.
 #[derive(Debug)]
-pub struct ClientSession {
+pub struct ClientSession<G: ClientGame> {
     config: SessionConfig,
     toggles: Toggles,
-    state: State,
+    state: State<G>,
     /// The shell's time at the last [`ClientSession::advance`]; `None`
     /// before the shell first gave a time (which becomes the start).
     now: Option<Duration>,
     accumulator: Duration,
-    authority: Authority<PlayerState>,
+    authority: Authority<G::Own>,
     names: IdMap<String>,
-    remotes: IdMap<RemoteBuffer<Pose>>,
+    remotes: IdMap<RemoteBuffer<G::Local>>,
     clock: ServerClock,
-    up: Conditioner<ClientMessage>,
-    down: Conditioner<Downlink>,
-    baselines: Baselines,
-    controls: Controls,
-    fire_latched: bool,
+    up: Conditioner<ClientMessage<G::Wire>>,
+    down: Conditioner<Downlink<G>>,
+    baselines: Baselines<G::Entity>,
+    controls: G::Controls,
+    /// What the game keeps on the client.
+    game: G::Client,
     next_tick: Tick,
     /// Protocol 2: how ahead of the server inputs are sent.
     pacing: Pacing,
@@ -150,7 +156,8 @@ pub struct ClientSession {
     cover: cover::Cover,
     /// Input-to-acknowledgement of the newest inputs, for the HUD.
     acks: acks::AckTimer,
-    /// How far back the last own shot was judged from, as the view was.
+    /// How far back the last own action judged at its view was judged
+    /// from, as the view was.
     last_rewind: Option<Duration>,
     /// The time remote players are drawn at.
     timeline: RemoteTimeline,
@@ -161,23 +168,21 @@ pub struct ClientSession {
     loss: f64,
     /// Which snapshots arrived, to tell loss from reordering.
     arrivals: downlink::Arrivals,
-    cooldown: Cooldown,
-    tracers: Tracers,
     last_snapshot: Option<Tick>,
     /// The newest server tick whose binary timing report was read (each
     /// report comes twice over datagrams: in the snapshot and its echo).
     timing_through: Option<Tick>,
     last_error: Option<(ErrorCode, String)>,
-    events: VecDeque<SessionEvent>,
+    events: VecDeque<SessionEvent<G::Note>>,
     stats: SessionStats,
     rates: Rates,
     /// The flight recorder, when the session records itself.
-    recorder: Option<Box<ClientRecorder>>,
+    recorder: Option<Box<ClientRecorder<G>>>,
 }
 
-impl ClientSession {
+impl<G: ClientGame> ClientSession<G> {
     /// A session that has not joined yet.
-    pub fn new(config: SessionConfig) -> ClientSession {
+    pub fn new(config: SessionConfig) -> ClientSession<G> {
         let up = Conditioner::new(config.seed, config.up);
         let down = Conditioner::new(config.seed.wrapping_add(1), config.down);
         ClientSession {
@@ -188,15 +193,15 @@ impl ClientSession {
             authority: Authority::default(),
             names: IdMap::new(),
             remotes: IdMap::new(),
-            clock: ServerClock::new(SimConfig::default().cadence()),
+            clock: ServerClock::new(DEFAULT_CADENCE),
             up,
             down,
             baselines: Baselines::default(),
-            controls: Controls::default(),
-            fire_latched: false,
+            controls: G::Controls::default(),
+            game: G::Client::default(),
             next_tick: Tick::ZERO,
-            pacing: Pacing::new(config.pacing, SimConfig::default().cadence()),
-            period: SimConfig::default().cadence(),
+            pacing: Pacing::new(config.pacing, DEFAULT_CADENCE),
+            period: DEFAULT_CADENCE,
             hold: 0,
             schedule_started: false,
             resend_at: None,
@@ -208,8 +213,6 @@ impl ClientSession {
             losing_until: None,
             loss: 0.0,
             arrivals: downlink::Arrivals::default(),
-            cooldown: Cooldown::default(),
-            tracers: Tracers::default(),
             last_snapshot: None,
             timing_through: None,
             last_error: None,
@@ -223,7 +226,7 @@ impl ClientSession {
 
     /// A session that records every call into it from the start, keeping at
     /// most about `limit` bytes (see [`ClientSession::recording`]).
-    pub fn recorded(config: SessionConfig, limit: usize) -> ClientSession {
+    pub fn recorded(config: SessionConfig, limit: usize) -> ClientSession<G> {
         let recorder = ClientRecorder::new(&config, limit);
         ClientSession {
             recorder: Some(Box::new(recorder)),
@@ -233,31 +236,31 @@ impl ClientSession {
 
     /// The recording so far, if this session records itself: replayed by
     /// [`replay_client`](crate::replay_client) natively, bit for bit.
-    pub fn recording(&self) -> Option<&ClientRecorder> {
+    pub fn recording(&self) -> Option<&ClientRecorder<G>> {
         self.recorder.as_deref()
     }
 
-    fn record(&mut self, call: &Call<'_>) {
+    fn record(&mut self, call: &Call<'_, G::Controls, G::Local>) {
         if let Some(recorder) = &mut self.recorder {
             recorder.call(call);
         }
     }
 
     /// The `hello` to send first, straight to the connection.
-    pub fn hello(&self) -> ClientMessage {
+    pub fn hello(&self) -> ClientMessage<G::Wire> {
         ClientMessage::Hello {
             name: self.config.name.clone(),
             protocol: self.config.protocol,
             room: self.config.room.clone(),
             encoding: self.config.encoding,
-            game: Some(GameId::this_build()),
+            game: Some(GameId::of::<G>()),
         }
     }
 
     /// A message as this session puts it on the wire: inputs as the binary
     /// message when it asked for compact snapshots, everything else as JSON
     /// text (see [`encode_client`](crate::encode_client)).
-    pub fn encode(&self, message: &ClientMessage) -> crate::Frame {
+    pub fn encode(&self, message: &ClientMessage<G::Wire>) -> crate::Frame {
         crate::shared::uplink::encode_client(message, self.config.encoding)
     }
 
@@ -270,15 +273,19 @@ impl ClientSession {
         }
     }
 
-    /// Sets the controls held from now on; a `fire` is latched until the
-    /// next fixed step.
-    pub fn set_controls(&mut self, controls: Controls) {
-        // A held fire latches again, so it is recorded even when unchanged.
-        if self.recorder.is_some() && (controls != self.controls || controls.fire) {
+    /// Sets the controls held from now on; a momentary press is latched
+    /// until the next fixed step ([`ClientGame::latch`]).
+    pub fn set_controls(&mut self, controls: G::Controls) {
+        let pressed = G::latch(&mut self.game, &controls);
+        if self.recorder.is_some() && (controls != self.controls || pressed) {
             self.record(&Call::Controls(controls));
         }
         self.controls = controls;
-        self.fire_latched |= controls.fire;
+    }
+
+    /// What the game keeps on the client (its own counters, its effects).
+    pub fn game(&self) -> &G::Client {
+        &self.game
     }
 
     /// Turns parts of the netcode on or off.
@@ -337,12 +344,12 @@ impl ClientSession {
         let decoded = match frame {
             Incoming::Text(text) => {
                 self.stats.bytes_received += text.len() as u64;
-                decode_server(text).map(Downlink::Text)
+                decode_server::<G>(text).map(Downlink::Text)
             }
             Incoming::Binary(bytes) => {
                 self.stats.bytes_received += bytes.len() as u64;
                 if control::is_server_control(bytes) {
-                    control::decode_server(bytes).map(Downlink::Text)
+                    control::decode_server::<G>(bytes).map(Downlink::Text)
                 } else if bytes.first() == Some(&compact::OWN) {
                     self.decode_echo(bytes).map(Downlink::Own)
                 } else {
@@ -393,7 +400,7 @@ impl ClientSession {
         self.baselines.clear();
         self.forget_world();
         self.names.clear();
-        self.tracers.clear();
+        G::forget(&mut self.game, true);
         self.push_event(SessionEvent::Disconnected {
             reason: reason.to_string(),
         });
@@ -401,7 +408,7 @@ impl ClientSession {
 
     /// Lets time pass to the shell's `now`: handles due messages, runs the
     /// fixed steps, and returns the messages to send now.
-    pub fn advance(&mut self, now: Duration) -> Vec<ClientMessage> {
+    pub fn advance(&mut self, now: Duration) -> Vec<ClientMessage<G::Wire>> {
         let called = now;
         let last = *self.now.get_or_insert(now);
         let real = now.saturating_sub(last);
@@ -412,13 +419,13 @@ impl ClientSession {
         if let Some(ack) = self
             .local()
             .and_then(|l| l.authoritative())
-            .and_then(|s| s.ack_move_tick)
+            .and_then(|s| s.stamp().ack)
         {
             self.acks.acknowledged(ack, now);
         }
         let cadence = match &self.state {
             State::Connecting => None,
-            State::Joined(welcome) | State::Playing(welcome, _) => Some(welcome.sim.cadence()),
+            State::Joined(welcome) | State::Playing(welcome, _) => Some(welcome.cadence),
         };
         if let Some(cadence) = cadence {
             let target = self.remote_target();
@@ -437,7 +444,7 @@ impl ClientSession {
                 self.up.send(now, ClientMessage::Ping { id });
             }
         }
-        self.tracers.prune(now);
+        G::prune(&mut self.game, now);
         self.rates.update(now, &self.stats);
         let mut out = Vec::new();
         while let Some(message) = self.up.deliver(now) {
@@ -453,12 +460,12 @@ impl ClientSession {
     }
 
     /// Drains what happened since the last call, oldest first.
-    pub fn events(&mut self) -> impl Iterator<Item = SessionEvent> + '_ {
+    pub fn events(&mut self) -> impl Iterator<Item = SessionEvent<G::Note>> + '_ {
         self.events.drain(..)
     }
 
     /// The own player's prediction state, once playing.
-    pub fn local(&self) -> Option<&LocalPlayer<Tanks>> {
+    pub fn local(&self) -> Option<&LocalPlayer<G>> {
         match &self.state {
             State::Playing(_, local) => Some(local),
             _ => None,
@@ -466,7 +473,7 @@ impl ClientSession {
     }
 
     /// The owned authoritative state of every known player.
-    pub fn authority(&self) -> &Authority<PlayerState> {
+    pub fn authority(&self) -> &Authority<G::Own> {
         &self.authority
     }
 
@@ -480,9 +487,14 @@ impl ClientSession {
         &self.clock
     }
 
-    /// The simulation config the server sent, once welcomed.
-    pub fn sim_config(&self) -> Option<&SimConfig> {
-        self.welcome().map(|w| &w.sim)
+    /// The game's configuration the server sent, once welcomed.
+    pub fn game_config(&self) -> Option<&G::Config> {
+        self.welcome().map(Welcome::config)
+    }
+
+    /// Everything the game's `welcome` said, once welcomed.
+    pub fn setup(&self) -> Option<&G::Setup> {
+        self.welcome().map(|w| &w.setup)
     }
 
     /// The shell's time at the last [`ClientSession::advance`] (zero before
@@ -491,7 +503,7 @@ impl ClientSession {
         self.now.unwrap_or_default()
     }
 
-    fn welcome(&self) -> Option<&Welcome> {
+    fn welcome(&self) -> Option<&Welcome<G>> {
         match &self.state {
             State::Connecting => None,
             State::Joined(welcome) | State::Playing(welcome, _) => Some(welcome),
@@ -509,9 +521,7 @@ impl ClientSession {
     /// for uneven arrivals, and one tick more while snapshots are being
     /// lost (a lost snapshot is a gap to bridge, not lateness).
     fn interpolation_delay(&self) -> Duration {
-        let cadence = self
-            .welcome()
-            .map_or_else(|| SimConfig::default().cadence(), |w| w.sim.cadence());
+        let cadence = self.welcome().map_or(DEFAULT_CADENCE, |w| w.cadence);
         let delay = self
             .config
             .interpolation
@@ -527,20 +537,20 @@ impl ClientSession {
     /// Where the remote timeline is heading: the clock's estimate less the
     /// interpolation delay.
     fn remote_target(&self) -> Option<f64> {
-        let cadence = self.welcome()?.sim.cadence().as_secs_f64().max(1e-6);
+        let cadence = self.welcome()?.cadence.as_secs_f64().max(1e-6);
         let now = self.clock.server_ticks(self.now())?;
         Some(now - self.interpolation_delay().as_secs_f64() / cadence)
     }
 
     /// The server time, in ticks with fraction, remote players are drawn
-    /// at now (the view a shot is judged against): the [`RemoteTimeline`],
+    /// at now (the view an action is judged against): the [`RemoteTimeline`],
     /// which never runs backwards and runs within ±10 % of real time.
     pub fn remote_time(&self) -> Option<f64> {
         self.welcome()?;
         self.timeline.time()
     }
 
-    fn push_event(&mut self, event: SessionEvent) {
+    fn push_event(&mut self, event: SessionEvent<G::Note>) {
         if let Some(recorder) = &mut self.recorder {
             recorder.event(&event);
         }

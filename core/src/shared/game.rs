@@ -211,6 +211,13 @@ pub trait Replicated: Copy + Debug + PartialEq {
     /// finite, every field within its range).
     fn is_valid(&self) -> bool;
 
+    /// Whether the player is alive: a dead own player makes neutral inputs,
+    /// and a living state after a dead one places it afresh rather than
+    /// correcting it. A game without deaths keeps the default.
+    fn alive(&self) -> bool {
+        true
+    }
+
     /// Applies `event` (whose target this is).
     fn apply(&mut self, event: &Self::Event);
 }
@@ -280,6 +287,10 @@ pub trait Networked: Game<Own: OwnState<Event: Serialize + DeserializeOwned + Co
 
     /// The configuration a setup gives the client.
     fn config(setup: &Self::Setup) -> &Self::Config;
+
+    /// `input`, made for `tick` while the others were drawn at server tick
+    /// `view_tick`, as it travels.
+    fn wire(tick: Tick, input: Self::Input, view_tick: Option<f64>) -> Self::Wire;
 
     /// `own` as binary snapshots carry another player's state.
     fn quantise(own: &Self::Own, config: &Self::Config) -> Self::Entity;

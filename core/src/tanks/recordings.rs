@@ -1,11 +1,16 @@
-//! The tank game's room recordings: opened and replayed with the library's
-//! generic reader and replay ([`open_room_of`], [`replay_room_of`]).
+//! The tank game's recordings, a room's and a page's: opened and replayed
+//! with the library's generic readers and replays ([`open_room_of`],
+//! [`replay_room_of`], [`open_client_of`], [`replay_client_of`]).
 
+use crate::client::record::{open_client_of, Calls};
+use crate::client::replay::{replay_client_of, ClientReplay, ReplayError, ReplayOptions};
+use crate::client::session::SessionConfig;
 use crate::server::record::{open_room_of, RoomCall, RoomCalls};
 use crate::server::replay::{replay_room_of, RoomReplayError, RoomSummary};
 use crate::server::room::{Outbox, RoomConfig};
 use crate::shared::protocol::WireInput;
 use crate::shared::record::FormatError;
+use crate::shared::sim::Pose;
 use crate::tanks::Tanks;
 
 /// Opens a room recording of the tank game: the room's configuration and
@@ -38,4 +43,25 @@ pub fn replay_room_for(
     watch: impl FnMut(&RoomCall<WireInput>, &Outbox),
 ) -> Result<RoomSummary, RoomReplayError> {
     replay_room_of::<Tanks>(bytes, watch)
+}
+
+/// Opens a page's recording of the tank game: the session's configuration
+/// and its calls.
+///
+/// # Errors
+/// Not a client recording, another game or version, or a damaged header.
+pub fn open_client(bytes: &[u8]) -> Result<(SessionConfig, Calls<'_, Tanks>), FormatError> {
+    open_client_of::<Tanks>(bytes)
+}
+
+/// Replays a page's recording of the tank game (see [`replay_client_of`]).
+///
+/// # Errors
+/// A damaged, foreign or other-version file, or the first frame that
+/// differs.
+pub fn replay_client(
+    bytes: &[u8],
+    options: ReplayOptions,
+) -> Result<ClientReplay, ReplayError<Pose>> {
+    replay_client_of::<Tanks>(bytes, options)
 }

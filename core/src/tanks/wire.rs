@@ -11,6 +11,7 @@ use crate::shared::combat::CombatRules;
 use crate::shared::compact::{flags, Quantised, ALIVE, HAS_VELOCITY};
 use crate::shared::config::{Rect, SimConfig, MAX_OBSTACLES};
 use crate::shared::game::{Networked, OwnState, Stamp};
+use crate::shared::input::MoveInput;
 use crate::shared::protocol::WireInput;
 use crate::shared::state::{PlayerId, PlayerState};
 use crate::shared::tick::Tick;
@@ -56,6 +57,10 @@ impl Networked for Tanks {
 
     fn config(setup: &TankSetup) -> &SimConfig {
         &setup.config
+    }
+
+    fn wire(tick: Tick, input: MoveInput, view_tick: Option<f64>) -> WireInput {
+        WireInput::new(MoveInput { tick, ..input }, view_tick)
     }
 
     fn quantise(own: &PlayerState, config: &SimConfig) -> Quantised {

@@ -293,6 +293,9 @@ impl skirmish_core::Networked for Dots {
     fn config(_: &Line) -> &() {
         &()
     }
+    fn wire(tick: Tick, by: i8, _: Option<f64>) -> Nudge {
+        Nudge { tick, by }
+    }
     /// A remote dot: its x to a unit, on a line of 65,535.
     fn quantise(own: &DotState, (): &()) -> Pellet {
         Pellet {
@@ -377,5 +380,118 @@ impl skirmish_core::ServerGame for Dots {
             ack: player.ack(),
             x: player.state.0,
         }
+    }
+}
+
+/// The stick a dot's player holds: -1, 0 or 1, and a tap that jumps the
+/// dot's next step by 1 once (latched like a tank's fire).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Stick {
+    pub by: i8,
+    pub tap: bool,
+}
+
+impl skirmish_core::Codec for Stick {
+    fn write(&self, w: &mut skirmish_core::Writer) {
+        w.u8(self.by as u8);
+        w.u8(u8::from(self.tap));
+    }
+    fn read(r: &mut skirmish_core::Reader<'_>) -> Result<Stick, skirmish_core::ReadError> {
+        Ok(Stick {
+            by: r.u8()? as i8,
+            tap: r.u8()? != 0,
+        })
+    }
+}
+
+impl skirmish_core::Codec for Dot {
+    fn write(&self, w: &mut skirmish_core::Writer) {
+        w.f32(self.0);
+    }
+    fn read(r: &mut skirmish_core::Reader<'_>) -> Result<Dot, skirmish_core::ReadError> {
+        Ok(Dot(r.f32()?))
+    }
+}
+
+/// What a dot's client keeps: a latched tap, and the pushes it saw.
+#[derive(Clone, Debug, Default)]
+pub struct DotClient {
+    pub tapped: bool,
+    pub taps: u32,
+    pub pushes_seen: u32,
+}
+
+/// What a push meant to the own dot.
+#[derive(Clone, Debug, PartialEq)]
+pub enum DotNote {
+    Pushed(f32),
+}
+
+impl skirmish_core::ClientGame for Dots {
+    type Controls = Stick;
+    type Client = DotClient;
+    type Note = DotNote;
+    /// How many pushes were seen: the one effect drawn.
+    type Effects = u32;
+
+    fn check_setup(line: &Line) -> Result<(), String> {
+        if line.length.is_finite() {
+            Ok(())
+        } else {
+            Err("a line of no length".into())
+        }
+    }
+    fn latch(client: &mut DotClient, stick: &Stick) -> bool {
+        client.tapped |= stick.tap;
+        stick.tap
+    }
+    fn input(client: &mut DotClient, stick: &Stick, _: bool, _: Tick) -> i8 {
+        let by = if std::mem::take(&mut client.tapped) {
+            1
+        } else {
+            stick.by
+        };
+        by.clamp(-1, 1)
+    }
+    fn stepped(client: &mut DotClient, step: &skirmish_core::Stepped<'_, Dots>) -> bool {
+        if *step.input != 0 {
+            client.taps += 1;
+        }
+        false
+    }
+    fn event(client: &mut DotClient, push: &Push, me: PlayerId, _: Duration) -> Option<DotNote> {
+        client.pushes_seen += 1;
+        (push.dot == me).then_some(DotNote::Pushed(push.to))
+    }
+    fn sample(own: &DotState) -> skirmish_core::RemoteSample<Dot> {
+        skirmish_core::RemoteSample {
+            tick: own.tick,
+            visual: Dot(own.x),
+            velocity: Shift(0.0),
+            alive: true,
+        }
+    }
+    fn prune(_: &mut DotClient, _: Duration) {}
+    fn effects(client: &DotClient, _: Duration) -> u32 {
+        client.pushes_seen
+    }
+    fn forget(client: &mut DotClient, connection_lost: bool) {
+        if connection_lost {
+            client.pushes_seen = 0;
+        }
+    }
+    fn hash_visual(dot: &Dot, h: &mut skirmish_core::StateHash) {
+        h.f32(dot.0);
+    }
+    fn hash_state(own: &DotState, alive: bool) -> u64 {
+        u64::from(own.x.to_bits()) | u64::from(alive) << 32
+    }
+    fn hash_note(note: &DotNote, h: &mut skirmish_core::StateHash) {
+        let DotNote::Pushed(to) = note;
+        h.word(12);
+        h.f32(*to);
+    }
+    fn hash_effects(seen: &u32, h: &mut skirmish_core::StateHash) {
+        h.word(u64::from(*seen));
     }
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use skirmish_core::{
     encode, ClientMessage, ClientSession, CombatEvent, Controls, ErrorCode, Incoming, Phase,
-    ServerMessage, SessionConfig, SessionEvent, Tick, Vec2,
+    ServerMessage, SessionConfig, SessionEvent, TankNote, Tick, Vec2,
 };
 
 use super::{frame, joined, recv, snapshot, state, walk, welcome, FRAME, ME, OTHER};
@@ -90,7 +90,7 @@ fn a_fire_tap_shorter_than_a_step_fires_once() {
     let fired: Vec<bool> = drain(&mut s)
         .iter()
         .filter_map(|e| match e {
-            SessionEvent::StepPredicted { fired, .. } => Some(*fired),
+            SessionEvent::StepPredicted { acted, .. } => Some(*acted),
             _ => None,
         })
         .collect();
@@ -107,7 +107,7 @@ fn a_fire_tap_shorter_than_a_step_fires_once() {
     frame(&mut s, FRAME);
     assert!(drain(&mut s)
         .iter()
-        .all(|e| !matches!(e, SessionEvent::StepPredicted { fired: true, .. })));
+        .all(|e| !matches!(e, SessionEvent::StepPredicted { acted: true, .. })));
 }
 
 #[test]
@@ -159,8 +159,8 @@ fn hits_and_errors_are_told_as_events() {
     );
     recv(&mut s, "not json");
     let events = drain(&mut s);
-    assert_eq!(events[0], SessionEvent::HitConfirmed(mine));
-    assert_eq!(events[1], SessionEvent::Hurt(theirs));
+    assert_eq!(events[0], SessionEvent::Note(TankNote::HitConfirmed(mine)));
+    assert_eq!(events[1], SessionEvent::Note(TankNote::Hurt(theirs)));
     assert_eq!(
         events[2],
         SessionEvent::ServerError {

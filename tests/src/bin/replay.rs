@@ -12,7 +12,7 @@
 //!
 //! A recording is untrusted input: a header outside the bounds a session
 //! or room runs with (`docs/RECORDING.md`) is refused (2), no frame runs
-//! more than `ClientSession::MAX_STEPS_PER_FRAME` steps, and `--with-room`
+//! more than `skirmish_core::MAX_STEPS_PER_FRAME` steps, and `--with-room`
 //! holds a window of the room's frames, not all of them.
 
 use std::path::{Path, PathBuf};

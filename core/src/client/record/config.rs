@@ -84,7 +84,7 @@ fn read_duration(r: &mut Reader<'_>) -> Result<Duration, FormatError> {
 /// The longest [`SessionConfig::max_frame`] a recording may ask for (the
 /// page's and the bots' is 250 ms): a hidden tab's frame, 40 steps at the
 /// server's cadence. Whatever it is, the session runs at most
-/// [`ClientSession::MAX_STEPS_PER_FRAME`](crate::ClientSession::MAX_STEPS_PER_FRAME)
+/// [`MAX_STEPS_PER_FRAME`](crate::MAX_STEPS_PER_FRAME)
 /// steps in a frame.
 const LONGEST_FRAME: Duration = Duration::from_secs(2);
 

@@ -11,15 +11,24 @@ use crate::shared::tick::Tick;
 pub const KEPT_BASELINES: usize = 32;
 
 /// Decoded snapshot sets by tick, oldest first.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Baselines {
-    frames: VecDeque<(Tick, Vec<Entity>)>,
+#[derive(Clone, Debug)]
+pub(crate) struct Baselines<F> {
+    frames: VecDeque<(Tick, Vec<Entity<F>>)>,
     newest: Option<Tick>,
 }
 
-impl Baselines {
+impl<F> Default for Baselines<F> {
+    fn default() -> Self {
+        Baselines {
+            frames: VecDeque::new(),
+            newest: None,
+        }
+    }
+}
+
+impl<F> Baselines<F> {
     /// The set of the snapshot of `tick`, if kept.
-    pub(crate) fn get(&self, tick: Tick) -> Option<&[Entity]> {
+    pub(crate) fn get(&self, tick: Tick) -> Option<&[Entity<F>]> {
         self.frames
             .iter()
             .find(|(t, _)| *t == tick)
@@ -28,7 +37,7 @@ impl Baselines {
 
     /// Keeps the set of the snapshot of `tick` (a tick kept already is not
     /// replaced); the oldest goes beyond [`KEPT_BASELINES`].
-    pub(crate) fn keep(&mut self, tick: Tick, set: Vec<Entity>) {
+    pub(crate) fn keep(&mut self, tick: Tick, set: Vec<Entity<F>>) {
         if self.get(tick).is_some() {
             return;
         }
@@ -57,7 +66,7 @@ mod tests {
 
     #[test]
     fn keeps_the_newest_in_tick_order_and_acks_the_newest() {
-        let mut kept = Baselines::default();
+        let mut kept = Baselines::<()>::default();
         assert_eq!(kept.ack(), None);
         kept.keep(Tick(5), Vec::new());
         kept.keep(Tick(3), Vec::new());

@@ -1,5 +1,5 @@
 //! How a session is set up, steered and fed: its configuration, the netcode
-//! toggles of the debug panel, the controls held and the frames it takes.
+//! toggles of the debug panel and the frames it takes.
 
 use std::time::Duration;
 
@@ -95,19 +95,6 @@ impl Default for SessionConfig {
             resends: 2,
         }
     }
-}
-
-/// The controls held right now. A `fire` seen by
-/// [`ClientSession::set_controls`](super::ClientSession::set_controls) is latched until the next fixed step uses
-/// it, so a tap shorter than a step still fires once.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Controls {
-    /// Turn, -1 to 1.
-    pub turn: f32,
-    /// Throttle, -1 to 1.
-    pub throttle: f32,
-    /// Fire held (or tapped since the last call).
-    pub fire: bool,
 }
 
 /// One frame from the server, as the connection delivered it.

@@ -2,25 +2,25 @@
 //! frames held by the conditioner, binary snapshots, full or delta,
 //! decoded against the kept baselines and handed on as states, and what
 //! each message does: `welcome` starts the phase machine, snapshots feed
-//! the authority, reconciliation and interpolation, `combat` the HP and
-//! tracers, `timing` the input pacing.
+//! the authority, reconciliation and interpolation, the game's events
+//! the authority and the game's notes, `timing` the input pacing.
 
 use std::time::Duration;
 
 use super::{ClientSession, SessionEvent, State, Welcome, LOSS_MEMORY};
 use crate::client::authority::Authority;
 use crate::client::clock::ServerClock;
+use crate::client::game::{cadence_of, ClientGame};
 use crate::client::interpolation::RemoteBuffer;
 use crate::client::pacing::Pacing;
 use crate::client::prediction::LocalPlayer;
-use crate::shared::combat::Cooldown;
 use crate::shared::compact::{self, OwnEcho, QuantisedFrame};
 use crate::shared::delta;
+use crate::shared::game::{Networked, OwnState, Replicated};
 use crate::shared::protocol::{ErrorCode, ProtocolError, ServerMessage};
-use crate::shared::state::{PlayerId, PlayerState};
+use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
 use crate::shared::timing::InputTiming;
-use crate::tanks::Tanks;
 
 /// Which snapshot ticks arrived lately, to tell a lost snapshot from one
 /// that is only late: a tick counts as lost once it is [`REORDER_TICKS`]
@@ -83,19 +83,22 @@ impl Arrivals {
 
 /// A frame from the server, decoded, on its way through the conditioner.
 #[derive(Clone, Debug)]
-pub(super) enum Downlink {
+pub(super) enum Downlink<G: Networked> {
     /// A JSON message.
-    Text(ServerMessage<Tanks>),
+    Text(ServerMessage<G>),
     /// A binary snapshot, decoded.
-    Binary(QuantisedFrame),
+    Binary(QuantisedFrame<G::Entity, G::Own>),
     /// An own echo: a snapshot's head again, half a tick later.
-    Own(OwnEcho),
+    Own(OwnEcho<G::Own>),
 }
 
-impl ClientSession {
-    pub(super) fn decode_binary(&self, bytes: &[u8]) -> Result<QuantisedFrame, ProtocolError> {
-        let sim = match &self.state {
-            State::Joined(welcome) | State::Playing(welcome, _) => &welcome.sim,
+impl<G: ClientGame> ClientSession<G> {
+    pub(super) fn decode_binary(
+        &self,
+        bytes: &[u8],
+    ) -> Result<QuantisedFrame<G::Entity, G::Own>, ProtocolError> {
+        let config = match &self.state {
+            State::Joined(welcome) | State::Playing(welcome, _) => welcome.config(),
             State::Connecting => {
                 return Err(ProtocolError::new(
                     ErrorCode::BadMessage,
@@ -103,10 +106,10 @@ impl ClientSession {
                 ))
             }
         };
-        delta::decode(bytes, |tick| self.baselines.get(tick), sim)
+        delta::decode(bytes, |tick| self.baselines.get(tick), config)
     }
 
-    pub(super) fn decode_echo(&self, bytes: &[u8]) -> Result<OwnEcho, ProtocolError> {
+    pub(super) fn decode_echo(&self, bytes: &[u8]) -> Result<OwnEcho<G::Own>, ProtocolError> {
         if self.welcome().is_none() {
             return Err(ProtocolError::new(
                 ErrorCode::BadMessage,
@@ -120,15 +123,20 @@ impl ClientSession {
     /// snapshot's were not (the snapshot was lost, or is late). It is not a
     /// snapshot: no baseline, no remote players, nothing for the clock or
     /// the loss count.
-    pub(super) fn on_echo(&mut self, echo: &OwnEcho) {
-        if self.welcome().is_none_or(|w| w.id != echo.own.id) {
+    pub(super) fn on_echo(&mut self, echo: &OwnEcho<G::Own>) {
+        let id = echo.own.id();
+        if self.welcome().is_none_or(|w| w.id != id) {
             return;
         }
         if let Some(timing) = echo.timing {
             self.on_binary_timing(echo.server_tick, &timing);
         }
-        let was_alive = self.authority.get(echo.own.id).map(|s| s.alive);
-        if self.authority.accept(&echo.own).is_ok() {
+        let was_alive = self.authority.get(id).map(Replicated::alive);
+        if self
+            .authority
+            .insert(id, echo.own.stamp().tick, &echo.own)
+            .is_ok()
+        {
             self.stats.echoes_used += 1;
             self.on_own_state(&echo.own, was_alive);
         }
@@ -146,27 +154,29 @@ impl ClientSession {
     /// A binary snapshot came through: kept as a baseline for deltas (and
     /// acknowledged with the next input), then handled as any snapshot with
     /// the own state exact.
-    pub(super) fn on_binary(&mut self, frame: QuantisedFrame, at: Duration) {
-        let Some(sim) = self.welcome().map(|w| w.sim.clone()) else {
+    pub(super) fn on_binary(&mut self, frame: QuantisedFrame<G::Entity, G::Own>, at: Duration) {
+        let Some(welcome) = self.welcome() else {
             return;
         };
+        let config = welcome.config();
+        let own = frame.own.id();
         // Players left out for the budget are in the set but not news.
         let present: Vec<PlayerId> = frame.players.iter().map(|(id, _)| *id).collect();
-        let mut players: Vec<PlayerState> = frame
+        let mut players: Vec<G::Own> = frame
             .players
             .iter()
             .filter(|(id, _)| frame.stale.binary_search(id).is_err())
             .map(|(id, q)| {
-                if *id == frame.own.id {
+                if *id == own {
                     frame.own
                 } else {
-                    q.state(*id, frame.server_tick, &sim)
+                    G::dequantise(q, *id, frame.server_tick, config)
                 }
             })
             .collect();
         // The head always carries the own state, whether or not the set
         // has its entry yet.
-        if !players.iter().any(|p| p.id == frame.own.id) {
+        if !players.iter().any(|p| p.id() == own) {
             players.push(frame.own);
         }
         if let Some(timing) = frame.timing {
@@ -186,7 +196,7 @@ impl ClientSession {
         }
     }
 
-    pub(super) fn handle(&mut self, message: ServerMessage<Tanks>, at: Duration) {
+    pub(super) fn handle(&mut self, message: ServerMessage<G>, at: Duration) {
         match message {
             ServerMessage::Welcome {
                 player_id,
@@ -197,8 +207,8 @@ impl ClientSession {
             } => self.on_welcome(Welcome {
                 id: player_id,
                 room,
-                sim: setup.config,
-                rules: setup.combat.unwrap_or_default(),
+                cadence: cadence_of::<G>(&setup),
+                setup,
                 protocol,
             }),
             ServerMessage::Timing(timing) => self.on_timing(&timing),
@@ -210,16 +220,14 @@ impl ClientSession {
                 self.names = players.into_iter().map(|e| (e.id, e.name)).collect();
             }
             ServerMessage::Events { events } => {
-                let me = self.welcome().map(|w| w.id);
+                let Some(me) = self.welcome().map(|w| w.id) else {
+                    return;
+                };
                 for event in events {
-                    self.stats.combat_events += 1;
-                    self.authority.apply_combat(&event);
-                    self.tracers.push(event.from, event.to, at);
-                    if Some(event.attacker) == me {
-                        self.stats.hits += 1;
-                        self.push_event(SessionEvent::HitConfirmed(event));
-                    } else if Some(event.target) == me {
-                        self.push_event(SessionEvent::Hurt(event));
+                    self.stats.events += 1;
+                    self.authority.apply(&event);
+                    if let Some(note) = G::event(&mut self.game, &event, me, at) {
+                        self.push_event(SessionEvent::Note(note));
                     }
                 }
             }
@@ -236,19 +244,14 @@ impl ClientSession {
         }
     }
 
-    fn on_welcome(&mut self, welcome: Welcome) {
-        let unusable = match welcome.sim.validate() {
-            Err(e) => Some(format!("unusable config: {e}")),
-            Ok(()) if !welcome.rules.is_valid() => Some("unusable combat rules".to_string()),
-            Ok(()) => None,
-        };
-        if let Some(message) = unusable {
+    fn on_welcome(&mut self, welcome: Welcome<G>) {
+        if let Err(message) = G::check_setup(&welcome.setup) {
             self.refuse(ProtocolError::new(ErrorCode::BadMessage, message));
             return;
         }
-        self.clock = ServerClock::new(welcome.sim.cadence());
-        self.pacing = Pacing::new(self.config.pacing, welcome.sim.cadence());
-        self.period = welcome.sim.cadence();
+        self.clock = ServerClock::new(welcome.cadence);
+        self.pacing = Pacing::new(self.config.pacing, welcome.cadence);
+        self.period = welcome.cadence;
         self.hold = 0;
         self.resend_at = None;
         self.cover.restart();
@@ -270,7 +273,7 @@ impl ClientSession {
         self.accumulator = Duration::ZERO;
         self.last_snapshot = None;
         self.timing_through = None;
-        self.cooldown = Cooldown::default();
+        G::forget(&mut self.game, false);
     }
 
     /// A snapshot of `players`; `present` lists everyone still in the
@@ -279,7 +282,7 @@ impl ClientSession {
     fn on_snapshot(
         &mut self,
         server_tick: Tick,
-        players: &[PlayerState],
+        players: &[G::Own],
         present: Option<&[PlayerId]>,
         at: Duration,
     ) {
@@ -305,7 +308,7 @@ impl ClientSession {
             self.clock.on_snapshot(server_tick, at);
             self.last_snapshot = Some(server_tick);
             let ids: Vec<PlayerId> = present.map_or_else(
-                || players.iter().map(|p| p.id).collect(),
+                || players.iter().map(OwnState::id).collect(),
                 <[PlayerId]>::to_vec,
             );
             self.authority.retain_present(&ids);
@@ -313,21 +316,26 @@ impl ClientSession {
         }
         let interpolation = self.config.interpolation;
         for state in players {
-            let was_alive = self.authority.get(state.id).map(|s| s.alive);
-            if self.authority.accept(state).is_err() {
+            let id = state.id();
+            let was_alive = self.authority.get(id).map(Replicated::alive);
+            if self
+                .authority
+                .insert(id, state.stamp().tick, state)
+                .is_err()
+            {
                 continue;
             }
-            if state.id == me {
+            if id == me {
                 self.on_own_state(state, was_alive);
             } else {
                 self.remotes
-                    .get_or_insert_with(state.id, RemoteBuffer::default)
-                    .push(state, &interpolation);
+                    .get_or_insert_with(id, RemoteBuffer::default)
+                    .add(G::sample(state), &interpolation);
             }
         }
     }
 
-    fn on_own_state(&mut self, state: &PlayerState, was_alive: Option<bool>) {
+    fn on_own_state(&mut self, state: &G::Own, was_alive: Option<bool>) {
         match std::mem::replace(&mut self.state, State::Connecting) {
             // Unreachable: a snapshot is only read once welcomed.
             State::Connecting => {}
@@ -336,12 +344,12 @@ impl ClientSession {
                 // knows the round trip (uplink.rs).
                 self.schedule_started = false;
                 let mut local = Box::new(LocalPlayer::new(
-                    welcome.sim.clone(),
+                    welcome.config().clone(),
                     self.config.smoothing,
-                    state.pose(),
+                    G::local(state),
                 ));
                 self.stats.placements += 1;
-                match local.place(state) {
+                match local.accept_placed(state.stamp(), state) {
                     Ok(report) => {
                         self.state = State::Playing(welcome, local);
                         self.set_toggles(self.toggles);
@@ -356,12 +364,12 @@ impl ClientSession {
                 }
             }
             State::Playing(welcome, mut local) => {
-                let respawned = was_alive == Some(false) && state.alive;
+                let respawned = was_alive == Some(false) && state.alive();
                 let result = if respawned {
                     self.stats.placements += 1;
-                    local.place(state)
+                    local.accept_placed(state.stamp(), state)
                 } else {
-                    local.reconcile(state)
+                    local.accept(state.stamp(), state)
                 };
                 self.state = State::Playing(welcome, local);
                 if let Ok(report) = result {
@@ -377,7 +385,7 @@ impl ClientSession {
     /// The server's report of how early our inputs arrive.
     fn on_timing(&mut self, timing: &InputTiming) {
         // Late and repeated inputs are counted by the controller; they do
-        // not turn resends on: lateness from jitter or a congested path is
+        // not start resends: lateness from jitter or a congested path is
         // not cured by sending more.
         self.pacing.on_timing(timing);
         if let Some(receipt) = timing.received {

@@ -9,11 +9,11 @@ use crate::shared::protocol::{ErrorCode, ProtocolError};
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
 use crate::shared::timing::InputTiming;
-use crate::tanks::CombatEvent;
 
-/// One thing that happened, in the order it happened.
+/// One thing that happened, in the order it happened; `N` is what the
+/// game tells its shell ([`ClientGame::Note`](crate::ClientGame::Note)).
 #[derive(Clone, Debug, PartialEq)]
-pub enum SessionEvent {
+pub enum SessionEvent<N> {
     /// `welcome` arrived: the session is [`Phase::Joined`](super::Phase::Joined).
     Joined {
         /// The own player's id.
@@ -27,25 +27,25 @@ pub enum SessionEvent {
         server_tick: Tick,
     },
     /// A fixed step predicted the own player and sent its input: the
-    /// controls (and a latched fire tap) were used.
+    /// controls (and a latched press) were used.
     StepPredicted {
         /// The input's tick.
         tick: Tick,
-        /// Whether a shot left (off cooldown, alive).
-        fired: bool,
+        /// Whether it did an action judged at its view
+        /// ([`ClientGame::stepped`](crate::ClientGame::stepped)).
+        acted: bool,
     },
     /// An authoritative own state was taken: the prediction was rebuilt, or
-    /// the player placed (first state, respawn).
+    /// the player placed (first state, a new life).
     Reconciled {
         /// What the reconciliation did.
         report: ReconcileReport,
         /// Whether the player was placed rather than reconciled.
         placed: bool,
     },
-    /// The server confirmed a hit of the own player's shot.
-    HitConfirmed(CombatEvent),
-    /// The own player was hit.
-    Hurt(CombatEvent),
+    /// What the game says an event meant to the own player
+    /// ([`ClientGame::event`](crate::ClientGame::event)).
+    Note(N),
     /// The server reported how early our inputs arrive (protocol 2).
     Timing(InputTiming),
     /// A pong answered a ping; the round-trip time measured at arrival.

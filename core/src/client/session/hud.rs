@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use super::{ClientSession, Phase};
 use crate::client::conditioner::ConditionerStats;
+use crate::client::game::ClientGame;
 use crate::client::prediction::LocalPlayer;
+use crate::shared::game::{OwnState, Replicated};
 use crate::shared::protocol::ErrorCode;
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
@@ -31,8 +33,8 @@ pub struct SessionStats {
     pub input_messages: u64,
     /// Inputs refused because the pending buffer was full.
     pub inputs_refused: u64,
-    /// Combat events received.
-    pub combat_events: u64,
+    /// The game's events received.
+    pub events: u64,
     /// Respawns and other placements of the own player.
     pub placements: u64,
     /// Binary snapshots decoded as deltas.
@@ -55,13 +57,6 @@ pub struct SessionStats {
     pub uplink_lost: u64,
     /// Times the loss cover stopped under heavy uplink loss.
     pub cover_breaks: u64,
-    /// Own shots that left (drawn as the own tracer).
-    pub shots: u64,
-    /// Own shots whose line passed through a living remote where the page
-    /// drew it when the shot left: what the player saw as a hit.
-    pub shots_on_target: u64,
-    /// Hits of the own shots the server confirmed.
-    pub hits: u64,
     /// Protocol 2: steps skipped after a frame longer than `max_frame`
     /// (their ticks repeated by the server), so the schedule kept time.
     pub steps_skipped: u64,
@@ -84,7 +79,8 @@ pub struct PacingHud {
     pub repeated: u64,
     /// Jumps of the schedule after the first.
     pub resyncs: u64,
-    /// How far back the server was asked to judge the last own shot.
+    /// How far back the server was asked to judge the last own action
+    /// judged at its view.
     pub last_rewind: Option<Duration>,
     /// Input-to-acknowledgement over the newest 256 inputs: from the step
     /// that made an input to the first snapshot acknowledging it, median
@@ -104,8 +100,6 @@ pub struct Hud {
     pub phase: Phase,
     /// The own player's id and room, once joined.
     pub joined: Option<(PlayerId, String)>,
-    /// Authoritative HP of the own player.
-    pub hp: Option<u16>,
     /// Whether the own player is alive.
     pub alive: bool,
     /// Smoothed round-trip time.
@@ -173,7 +167,7 @@ impl Rates {
     }
 }
 
-impl ClientSession {
+impl<G: ClientGame> ClientSession<G> {
     /// The shell sent `bytes` to the server (for the up rate).
     pub fn sent(&mut self, bytes: usize) {
         self.record(&crate::client::record::Call::Sent(bytes as u64));
@@ -189,14 +183,13 @@ impl ClientSession {
         Hud {
             phase: self.phase(),
             joined: welcome.map(|w| (w.id, w.room.clone())),
-            hp: own.map(|s| s.hp),
-            alive: own.is_some_and(|s| s.alive),
+            alive: own.is_some_and(Replicated::alive),
             rtt: self.clock.rtt(),
             server_tick: self.clock.server_ticks(self.now()),
             last_snapshot: self.last_snapshot,
             ack: local
                 .and_then(|l| l.authoritative())
-                .and_then(|s| s.ack_move_tick),
+                .and_then(|s| s.stamp().ack),
             last_input: (self.stats.inputs > 0).then_some(self.next_tick),
             pending: local.map_or(0, |l| l.pending().len()),
             last_correction: stats.last_correction,

@@ -14,35 +14,36 @@
 
 use std::time::Duration;
 
-use glam::Vec2;
-
-use super::{ClientSession, Controls, SessionEvent, State};
+use super::{ClientSession, SessionEvent, State};
 use crate::client::conditioner::Delivery;
+use crate::client::game::{ClientGame, Stepped};
 use crate::client::pacing::Jump;
 use crate::client::pending::PushError;
-use crate::shared::combat::{ray_circle, shot_path};
-use crate::shared::input::MoveInput;
-use crate::shared::protocol::{ClientMessage, Encoding, WireInput, MAX_INPUTS_PER_MESSAGE};
+use crate::shared::game::Replicated;
+use crate::shared::protocol::{ClientMessage, Encoding, MAX_INPUTS_PER_MESSAGE};
 use crate::shared::tick::Tick;
 
 /// How long after the last sign of loss input messages are resent.
 pub const LOSS_MEMORY: Duration = Duration::from_secs(10);
 
+/// Fixed steps run in one frame at most, whatever the configuration
+/// and the shell's clock say (a hostile recording's header may say a
+/// frame lasts centuries). A usual configuration never gets near it: a
+/// frame of the default [`SessionConfig::max_frame`] (250 ms) is 5
+/// steps at the server's 50 ms cadence, and fewer than 400 at the
+/// shortest cadence (1 ms) and the largest dilation. The time beyond
+/// it is dropped, as the skipped steps beyond an hour are; the replay
+/// runs the same code, so it still matches.
+///
+/// [`SessionConfig::max_frame`]: super::SessionConfig::max_frame
+pub const MAX_STEPS_PER_FRAME: u32 = 1024;
+
 /// Steps skipped in one frame at most: an hour at 50 ms.
 const MAX_SKIPPED_STEPS: u32 = 72_000;
 
-impl ClientSession {
-    /// Fixed steps run in one frame at most, whatever the configuration
-    /// and the shell's clock say (a hostile recording's header may say a
-    /// frame lasts centuries). A usual configuration never gets near it: a
-    /// frame of the default [`SessionConfig::max_frame`] (250 ms) is 5
-    /// steps at the server's 50 ms cadence, and fewer than 400 at the
-    /// shortest cadence (1 ms) and the largest dilation. The time beyond
-    /// it is dropped, as the skipped steps beyond an hour are; the replay
-    /// runs the same code, so it still matches.
-    ///
-    /// [`SessionConfig::max_frame`]: super::SessionConfig::max_frame
-    pub const MAX_STEPS_PER_FRAME: u32 = 1024;
+impl<G: ClientGame> ClientSession<G> {
+    /// Fixed steps run in one frame at most: [`MAX_STEPS_PER_FRAME`].
+    pub const MAX_STEPS_PER_FRAME: u32 = MAX_STEPS_PER_FRAME;
 
     /// Whether this session's inputs name server ticks (the server spoke
     /// protocol 2 in `welcome`).
@@ -83,7 +84,7 @@ impl ClientSession {
                 }
             }
         }
-        let mut budget = ClientSession::MAX_STEPS_PER_FRAME;
+        let mut budget = Self::MAX_STEPS_PER_FRAME;
         loop {
             let period = if scheduled { self.period } else { cadence };
             if self.accumulator < period {
@@ -101,7 +102,7 @@ impl ClientSession {
             if scheduled {
                 self.pacing.stepped(cadence, period);
             }
-            self.fixed_step();
+            self.fixed_step(cadence);
             if scheduled {
                 self.period = self.pacing.step_period(cadence);
             }
@@ -137,21 +138,18 @@ impl ClientSession {
         ))
     }
 
-    fn fixed_step(&mut self) {
+    fn fixed_step(&mut self, cadence: Duration) {
         let now = self.now();
         let view_tick = self.remote_time();
         let alive = self
             .welcome()
             .and_then(|w| self.authority.get(w.id))
-            .is_some_and(|s| s.alive);
+            .is_some_and(Replicated::alive);
         if !matches!(self.state, State::Playing(..)) {
             return;
         }
         if self.scheduled() && !self.schedule_started {
-            let first = self
-                .welcome()
-                .and_then(|w| self.first_scheduled_tick(w.sim.cadence()));
-            match first {
+            match self.first_scheduled_tick(cadence) {
                 Some(first) => {
                     self.next_tick = first;
                     self.schedule_started = true;
@@ -170,56 +168,40 @@ impl ClientSession {
             self.hold -= 1;
             return;
         }
+        let interpolation = self.interpolation();
         let State::Playing(welcome, local) = &mut self.state else {
             return;
         };
         self.next_tick = self.next_tick.next();
         let tick = self.next_tick;
-        let controls = if alive {
-            self.controls
-        } else {
-            Controls::default()
-        };
-        let fire = alive && (controls.fire || self.fire_latched);
-        self.fire_latched = false;
-        let input = MoveInput {
-            tick,
-            turn: controls.turn,
-            throttle: controls.throttle,
-            fire,
-        };
-        let pose = match local.predict_seen(input, view_tick) {
-            Ok(pose) => pose,
+        let input = G::input(&mut self.game, &self.controls, alive, tick);
+        let predicted = match local.step(tick, input, view_tick) {
+            Ok(predicted) => predicted,
             Err(PushError::Full { .. }) => {
                 self.stats.inputs_refused += 1;
                 return;
             }
             Err(PushError::NotIncreasing { .. }) => return,
         };
-        // The own shot shows at once, like the movement: the same path and
-        // cooldown the server will use (hits come back as events). In
-        // protocol 2 the cooldown runs in the very ticks the server judges.
-        let fired = fire
-            && self
-                .cooldown
-                .fire(tick, welcome.rules.cooldown_ticks(&welcome.sim));
-        let mut shot = None;
-        if fired {
-            self.stats.shots += 1;
-            let (dir, reach) = shot_path(&welcome.sim, &pose, welcome.rules.range);
-            shot = Some((pose.position, dir, reach));
-            self.tracers
-                .push(pose.position, pose.position + dir * reach, now);
-            if let Some(view) = view_tick {
-                self.last_rewind = Some(Duration::from_secs_f64(
-                    ((f64::from(tick.0) - view) * welcome.sim.cadence().as_secs_f64()).max(0.0),
-                ));
-            }
-        }
-        if let Some((from, dir, reach)) = shot {
-            if self.drawn_on_target(view_tick, from, dir, reach) {
-                self.stats.shots_on_target += 1;
-            }
+        let acted = G::stepped(
+            &mut self.game,
+            &Stepped {
+                tick,
+                input: &G::sanitize(input),
+                predicted: &predicted,
+                setup: &welcome.setup,
+                now,
+                view_tick,
+                me: welcome.id,
+                authority: &self.authority,
+                remotes: &self.remotes,
+                interpolation,
+            },
+        );
+        if let Some(view) = view_tick.filter(|_| acted) {
+            self.last_rewind = Some(Duration::from_secs_f64(
+                ((f64::from(tick.0) - view) * cadence.as_secs_f64()).max(0.0),
+            ));
         }
         self.stats.inputs += 1;
         self.send_inputs(now);
@@ -233,26 +215,7 @@ impl ClientSession {
         };
         self.resend_at = (self.resends_left > 0).then(|| now + self.period / 4);
         self.acks.made(tick, now);
-        self.push_event(SessionEvent::StepPredicted { tick, fired });
-    }
-
-    /// Whether a shot from `from` along `dir` for `reach` passes through a
-    /// living remote where this frame draws it at `at` (the view the server
-    /// judges the shot against): what the player saw as a hit.
-    fn drawn_on_target(&self, at: Option<f64>, from: Vec2, dir: Vec2, reach: f32) -> bool {
-        let (Some(at), Some(welcome)) = (at, self.welcome()) else {
-            return false;
-        };
-        let interpolation = self.interpolation();
-        let cadence = welcome.sim.cadence();
-        self.remotes.iter().any(|(id, buffer)| {
-            self.authority.get(id).is_some_and(|s| s.alive)
-                && buffer.alive_at(at) == Some(true)
-                && buffer
-                    .drawn(at, cadence, &interpolation)
-                    .and_then(|(p, _)| ray_circle(from, dir, p.position, welcome.sim.player_radius))
-                    .is_some_and(|t| t <= reach)
-        })
+        self.push_event(SessionEvent::StepPredicted { tick, acted });
     }
 
     /// Sends every unacknowledged input (the newest
@@ -263,10 +226,10 @@ impl ClientSession {
         };
         let pending = local.pending();
         let skip = pending.len().saturating_sub(MAX_INPUTS_PER_MESSAGE);
-        let inputs: Vec<WireInput> = pending
+        let inputs: Vec<G::Wire> = pending
             .iter()
             .skip(skip)
-            .map(|step| WireInput::new(step.input, step.view_tick))
+            .map(|step| G::wire(step.tick, step.input, step.view_tick))
             .collect();
         if inputs.is_empty() {
             return;

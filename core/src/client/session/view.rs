@@ -1,79 +1,89 @@
 //! What to draw this frame, assembled from the session's state: the own
 //! player where prediction (or the server) puts it, remote players where
-//! interpolation samples them, and the shot lines.
+//! interpolation samples them, and the game's effects.
 
-use super::{ClientSession, State, Tracer};
+use super::{ClientSession, State};
+use crate::client::game::ClientGame;
 use crate::client::interpolation::SampleKind;
-use crate::shared::sim::Pose;
-use crate::shared::state::{PlayerId, PlayerState};
+use crate::shared::game::{Game, Replicated};
+use crate::shared::state::PlayerId;
 
 /// The own player, ready to draw.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct OwnView {
+pub struct OwnView<G: Game> {
     /// The player's id.
     pub id: PlayerId,
     /// Where to draw it.
-    pub visible: Pose,
+    pub visible: G::Local,
     /// The gameplay truth: the newest prediction (a ghost outline).
-    pub predicted: Pose,
-    /// The last authoritative pose (a ghost outline).
-    pub authoritative: Option<Pose>,
-    /// Authoritative hit points.
-    pub hp: u16,
+    pub predicted: G::Local,
+    /// The last authoritative state's visual (a ghost outline).
+    pub authoritative: Option<G::Local>,
+    /// The authoritative state.
+    pub state: G::Own,
     /// Authoritative liveness.
     pub alive: bool,
 }
 
 /// A remote player, ready to draw.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct RemoteView {
+pub struct RemoteView<G: Game> {
     /// The player's id.
     pub id: PlayerId,
     /// Where to draw it.
-    pub pose: Pose,
-    /// How the pose was sampled.
+    pub visual: G::Local,
+    /// How the visual was sampled.
     pub kind: SampleKind,
-    /// Authoritative hit points.
-    pub hp: u16,
-    /// Authoritative liveness.
+    /// The authoritative state.
+    pub state: G::Own,
+    /// Whether it is drawn alive: dead as soon as the server says so,
+    /// alive again only once the time it is drawn at reaches its new life.
     pub alive: bool,
 }
 
 /// Everything to draw this frame.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct View {
+#[derive(Clone, Debug, PartialEq)]
+pub struct View<G: ClientGame> {
     /// The own player, once playing.
-    pub own: Option<OwnView>,
+    pub own: Option<OwnView<G>>,
     /// The other players, in id order.
-    pub remotes: Vec<RemoteView>,
-    /// Recent shots.
-    pub tracers: Vec<Tracer>,
+    pub remotes: Vec<RemoteView<G>>,
+    /// What the game draws besides the players.
+    pub effects: G::Effects,
 }
 
-impl ClientSession {
+impl<G: ClientGame> Default for View<G> {
+    fn default() -> Self {
+        View {
+            own: None,
+            remotes: Vec::new(),
+            effects: G::Effects::default(),
+        }
+    }
+}
+
+impl<G: ClientGame> ClientSession<G> {
     /// What to draw now.
-    pub fn view(&self) -> View {
-        let Some(me) = self.welcome().map(|w| w.id) else {
+    pub fn view(&self) -> View<G> {
+        let Some(welcome) = self.welcome() else {
             return View::default();
         };
+        let (me, cadence) = (welcome.id, welcome.cadence);
         let at = self.remote_time().unwrap_or(0.0);
         let interpolation = self.interpolation();
         let remotes = self
             .authority
-            .iter()
-            .filter(|s| s.id != me)
-            .filter_map(|state| {
-                let cadence = self.welcome()?.sim.cadence();
-                let buffer = self.remotes.get(state.id)?;
-                let (pose, kind) = buffer.drawn(at, cadence, &interpolation)?;
-                // Dead as soon as the server says so; alive again only once
-                // the time it is drawn at reaches its respawn.
-                let alive = state.alive && buffer.alive_at(at).unwrap_or(true);
+            .iter_ids()
+            .filter(|(id, _)| *id != me)
+            .filter_map(|(id, state)| {
+                let buffer = self.remotes.get(id)?;
+                let (visual, kind) = buffer.drawn(at, cadence, &interpolation)?;
+                let alive = state.alive() && buffer.alive_at(at).unwrap_or(true);
                 Some(RemoteView {
-                    id: state.id,
-                    pose,
+                    id,
+                    visual,
                     kind,
-                    hp: state.hp,
+                    state: *state,
                     alive,
                 })
             })
@@ -81,29 +91,29 @@ impl ClientSession {
         View {
             own: self.own_view(me),
             remotes,
-            tracers: self.tracers.at(self.now()),
+            effects: G::effects(&self.game, self.now()),
         }
     }
 
-    fn own_view(&self, me: PlayerId) -> Option<OwnView> {
+    fn own_view(&self, me: PlayerId) -> Option<OwnView<G>> {
         let State::Playing(welcome, local) = &self.state else {
             return None;
         };
         let state = self.authority.get(me)?;
-        let cadence = welcome.sim.cadence().as_secs_f32().max(1e-6);
+        let cadence = welcome.cadence.as_secs_f32().max(1e-6);
         let alpha = self.accumulator.as_secs_f32() / cadence;
         let visible = if self.toggles.prediction {
             local.visible(alpha)
         } else {
-            state.pose()
+            G::local(state)
         };
         Some(OwnView {
             id: me,
             visible,
             predicted: local.predicted(),
-            authoritative: local.authoritative().map(PlayerState::pose),
-            hp: state.hp,
-            alive: state.alive,
+            authoritative: local.authoritative().map(G::local),
+            state: *state,
+            alive: state.alive(),
         })
     }
 }

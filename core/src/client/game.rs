@@ -1,0 +1,150 @@
+//! What a game adds on its client: the controls its shell sets, the input
+//! a fixed step makes of them, what it keeps beside the library's state
+//! (cooldowns, effects, its own counters), what its events mean to the
+//! player, and what the flight recorder hashes of what it draws.
+//!
+//! The session ([`ClientSession`](crate::generic::ClientSession)) owns
+//! everything else: the phases, the clock and pacing, prediction and
+//! reconciliation, interpolation of the others, deltas and baselines, the
+//! conditioner, the HUD's numbers and the recorder.
+
+use std::fmt::Debug;
+use std::time::Duration;
+
+use crate::client::authority::Authority;
+use crate::client::idmap::IdMap;
+use crate::client::interpolation::{InterpolationConfig, RemoteBuffer, RemoteSample};
+use crate::shared::bytes::Codec;
+use crate::shared::game::{EventOf, Game, Networked, Replicated};
+use crate::shared::record::StateHash;
+use crate::shared::state::PlayerId;
+use crate::shared::tick::Tick;
+
+/// A game a [`ClientSession`](crate::generic::ClientSession) plays. What
+/// it draws ([`Game::Local`]) has a binary form: the flight recorder keeps
+/// the own predicted one of every frame. Like every game's marker type it
+/// derives `Clone`, `Copy`, `Debug` and `PartialEq`.
+pub trait ClientGame:
+    Networked + Game<Local: Codec> + Sized + Clone + Copy + Debug + PartialEq
+{
+    /// What the player holds right now, as the shell sets it. Its binary
+    /// form is what the flight recorder keeps of each change.
+    type Controls: Copy + Debug + Default + PartialEq + Codec;
+    /// What the game keeps on the client beside the library's state.
+    type Client: Clone + Debug + Default;
+    /// What the game tells its shell happened (drained with the session's
+    /// events).
+    type Note: Clone + Debug + PartialEq;
+    /// What the game draws this frame besides the players.
+    type Effects: Clone + Debug + Default + PartialEq;
+
+    /// Whether a `welcome`'s setup can be played; the reason if not.
+    ///
+    /// # Errors
+    /// A setup the client must not predict with.
+    fn check_setup(setup: &Self::Setup) -> Result<(), String>;
+
+    /// The shell set `controls`; a momentary press in them is kept for the
+    /// next fixed step. `true` if the call matters even when the controls
+    /// did not change (it pressed again): the recorder keeps it.
+    fn latch(client: &mut Self::Client, controls: &Self::Controls) -> bool;
+
+    /// The input of the fixed step at `tick`, from the controls held and
+    /// what was latched (which it clears); `alive`: whether the own player
+    /// is.
+    fn input(
+        client: &mut Self::Client,
+        controls: &Self::Controls,
+        alive: bool,
+        tick: Tick,
+    ) -> Self::Input;
+
+    /// A fixed step predicted `step.input`: what the game shows at once of
+    /// it. `true` if it did an action the server judges at the view it was
+    /// made in (aimed at what its player saw): the HUD shows how far back
+    /// that view was.
+    fn stepped(client: &mut Self::Client, step: &Stepped<'_, Self>) -> bool;
+
+    /// An authoritative event arrived at `at`, after the library applied
+    /// it; what it means to the own player `me`, if anything.
+    fn event(
+        client: &mut Self::Client,
+        event: &EventOf<Self>,
+        me: PlayerId,
+        at: Duration,
+    ) -> Option<Self::Note>;
+
+    /// What `own` is as a remote's sample: where it is drawn, its motion
+    /// per second, whether it is alive.
+    fn sample(own: &Self::Own) -> RemoteSample<Self::Local>;
+
+    /// Forgets the effects gone by `now` (once per frame).
+    fn prune(client: &mut Self::Client, now: Duration);
+
+    /// The effects drawn at `now`.
+    fn effects(client: &Self::Client, now: Duration) -> Self::Effects;
+
+    /// Forgets the world: a new welcome (`connection_lost` false) or a lost
+    /// connection (true).
+    fn forget(client: &mut Self::Client, connection_lost: bool);
+
+    /// Folds every bit of `visual` that is drawn into the recorder's hash.
+    fn hash_visual(visual: &Self::Local, hash: &mut StateHash);
+
+    /// What is drawn of a player's state besides its visual, as a word of
+    /// the recorder's hash; `alive`: whether it is drawn alive.
+    fn hash_state(own: &Self::Own, alive: bool) -> u64;
+
+    /// Folds a note into the recorder's hash.
+    fn hash_note(note: &Self::Note, hash: &mut StateHash);
+
+    /// Folds the effects into the recorder's hash.
+    fn hash_effects(effects: &Self::Effects, hash: &mut StateHash);
+}
+
+/// A fixed step the session just predicted, for [`ClientGame::stepped`].
+pub struct Stepped<'a, G: ClientGame> {
+    /// Its tick.
+    pub tick: Tick,
+    /// The input it predicted.
+    pub input: &'a G::Input,
+    /// The own player's predicted state after it.
+    pub predicted: &'a G::Local,
+    /// What `welcome` said.
+    pub setup: &'a G::Setup,
+    /// The shell's time.
+    pub now: Duration,
+    /// The server time, in ticks with fraction, the others are drawn at.
+    pub view_tick: Option<f64>,
+    pub(crate) me: PlayerId,
+    pub(crate) authority: &'a Authority<G::Own>,
+    pub(crate) remotes: &'a IdMap<RemoteBuffer<G::Local>>,
+    pub(crate) interpolation: InterpolationConfig,
+}
+
+impl<G: ClientGame> Stepped<'_, G> {
+    /// The living others where this frame draws them (at
+    /// [`Stepped::view_tick`]): what the player aimed at.
+    pub fn drawn(&self) -> Vec<(PlayerId, G::Local)> {
+        let Some(at) = self.view_tick else {
+            return Vec::new();
+        };
+        let cadence = G::cadence(G::config(self.setup));
+        self.remotes
+            .iter()
+            .filter(|(id, _)| *id != self.me)
+            .filter(|(id, _)| self.authority.get(*id).is_some_and(Replicated::alive))
+            .filter(|(_, buffer)| buffer.alive_at(at) == Some(true))
+            .filter_map(|(id, buffer)| {
+                buffer
+                    .drawn(at, cadence, &self.interpolation)
+                    .map(|(visual, _)| (id, visual))
+            })
+            .collect()
+    }
+}
+
+/// The length of a step of `G` by a setup.
+pub(crate) fn cadence_of<G: ClientGame>(setup: &G::Setup) -> Duration {
+    G::cadence(G::config(setup))
+}

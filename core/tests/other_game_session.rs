@@ -1,0 +1,181 @@
+//! The client session runs a game that is not the tank game: two
+//! sessions of the dot game, one JSON and one binary all the way, play in
+//! a room of dots in process. They are welcomed with the dot game's setup,
+//! predict with its step, send its inputs at the ticks the server asks
+//! for, take its own states and events, draw each other, and the binary
+//! one's flight recording replays bit for bit as a dot recording (and is
+//! refused as a tank one).
+
+mod dots;
+
+use std::time::Duration;
+
+use skirmish_core::generic::{ClientSession, SessionEvent};
+use skirmish_core::{
+    decode_client_frame, replay_client, replay_client_of, Encoding, Frame, Incoming, Outbox, Phase,
+    PlayerId, ReplayOptions, Room, RoomConfig, Seating, SessionConfig,
+};
+
+use dots::*;
+
+const TEXT: PlayerId = PlayerId(1);
+const BINARY: PlayerId = PlayerId(2);
+
+/// A room of dots and the two sessions in it, moved by one clock.
+struct Line {
+    room: Room<Dots>,
+    out: Outbox,
+    text: ClientSession<Dots>,
+    binary: ClientSession<Dots>,
+    now: Duration,
+    last_tick: Duration,
+}
+
+impl Line {
+    fn new() -> Line {
+        let mut room: Room<Dots> = Room::new(RoomConfig {
+            name: "line".into(),
+            ..RoomConfig::default()
+        });
+        let mut out = Outbox::new();
+        let seat = |encoding, binary_control| Seating {
+            encoding,
+            protocol: 2,
+            datagrams: false,
+            binary_control,
+        };
+        room.join(TEXT, "text", seat(Encoding::Json, false), &mut out)
+            .expect("a seat");
+        room.join(BINARY, "binary", seat(Encoding::Compact, true), &mut out)
+            .expect("a seat");
+        let config = |encoding| SessionConfig {
+            encoding,
+            ..SessionConfig::default()
+        };
+        let mut line = Line {
+            room,
+            out,
+            text: ClientSession::new(config(Encoding::Json)),
+            binary: ClientSession::recorded(config(Encoding::Compact), usize::MAX),
+            now: Duration::ZERO,
+            last_tick: Duration::ZERO,
+        };
+        line.deliver();
+        line
+    }
+
+    /// What the room sent, to its sessions, at once.
+    fn deliver(&mut self) {
+        for &(to, i) in self.out.deliveries() {
+            let session = if to == TEXT {
+                &mut self.text
+            } else {
+                &mut self.binary
+            };
+            match &self.out.frames()[i] {
+                Frame::Text(text) => session.receive(Incoming::Text(text), self.now),
+                Frame::Binary(bytes) => session.receive(Incoming::Binary(bytes), self.now),
+            }
+        }
+        self.out.clear();
+    }
+
+    /// One 10 ms frame of both pages, and the room's tick when due.
+    fn frame(&mut self) {
+        self.now += Duration::from_millis(10);
+        for id in [TEXT, BINARY] {
+            let session = if id == TEXT {
+                &mut self.text
+            } else {
+                &mut self.binary
+            };
+            for message in session.advance(self.now) {
+                let (text, bytes) = match session.encode(&message) {
+                    Frame::Text(text) => (true, text.into_bytes()),
+                    Frame::Binary(bytes) => (false, bytes),
+                };
+                let message = decode_client_frame::<Nudge>(text, &bytes)
+                    .expect("the session sends what the server reads");
+                let since = self.now.saturating_sub(self.last_tick);
+                let _ = self.room.receive_at(id, &message, since, &mut self.out);
+            }
+        }
+        self.deliver();
+        if self.now.saturating_sub(self.last_tick) >= Duration::from_millis(50) {
+            self.last_tick = self.now;
+            self.room.tick(&mut self.out);
+            self.deliver();
+        }
+    }
+
+    fn run(&mut self, span: Duration) {
+        let end = self.now + span;
+        while self.now < end {
+            self.frame();
+        }
+    }
+}
+
+#[test]
+fn two_dot_pages_play_in_a_room_of_dots_and_the_binary_one_replays() {
+    let mut line = Line::new();
+    line.run(Duration::from_secs(2));
+    for session in [&line.text, &line.binary] {
+        assert_eq!(session.phase(), Phase::Playing);
+        assert_eq!(session.setup(), Some(&dots::Line { length: 1000.0 }));
+    }
+    // Standing still: predicted exactly, acknowledged, no correction.
+    let hud = line.binary.hud();
+    assert!(hud.ack.is_some() && hud.pacing.scheduled, "{hud:?}");
+    assert!(hud.pacing.input_to_ack.is_some());
+    assert_eq!((hud.corrections, hud.snaps), (0, 0));
+    let own = line.binary.view().own.expect("playing");
+    assert_eq!(
+        (own.id, own.predicted, own.visible),
+        (BINARY, Dot(100.0), Dot(100.0))
+    );
+    let seen = line.text.view();
+    assert_eq!(seen.remotes.len(), 1, "each draws the other");
+    assert_eq!(
+        (seen.remotes[0].id, seen.remotes[0].visual),
+        (BINARY, Dot(100.0))
+    );
+
+    // Held right, the binary dot moves; the server, whose rule is a unit a
+    // tick (the client predicts five), wins: its states correct the
+    // prediction, and the other page draws the dot where the server says.
+    line.binary.set_controls(Stick { by: 1, tap: false });
+    line.run(Duration::from_secs(3));
+    let truth = line.room.world().state_of(BINARY).expect("in the world").x;
+    assert!(truth > 150.0, "moved: {truth}");
+    assert!(line.binary.hud().corrections > 0, "the server's truth wins");
+    let drawn = line.text.view().remotes[0].visual.0;
+    assert!(drawn > 140.0 && drawn <= truth, "{drawn} of {truth}");
+    assert!(line.binary.game().taps > 50, "every step's input seen");
+
+    // Past the end of its line the server pushes it back: the event comes
+    // to both, and means something to its owner only.
+    line.run(Duration::from_secs(45));
+    let pushed: Vec<_> = line
+        .binary
+        .events()
+        .filter(|e| matches!(e, SessionEvent::Note(DotNote::Pushed(_))))
+        .collect();
+    assert_eq!(pushed, [SessionEvent::Note(DotNote::Pushed(0.0))]);
+    assert!(!line
+        .text
+        .events()
+        .any(|e| matches!(e, SessionEvent::Note(_))));
+    assert_eq!(line.text.view().effects, 1, "the other page saw the push");
+    assert_eq!(line.binary.hud().stats.events, 1);
+
+    // The binary page's flight recording replays as a dot recording, bit
+    // for bit, and a tank replay refuses it by name.
+    let recording = line.binary.recording().expect("recorded").bytes().to_vec();
+    let replayed = replay_client_of::<Dots>(&recording, ReplayOptions::default()).expect("replays");
+    assert!(replayed.summary.frames > 4_000, "{:?}", replayed.summary);
+    let refused = replay_client(&recording, ReplayOptions::default())
+        .expect_err("not a tank recording")
+        .to_string();
+    assert!(refused.contains("dots 1"), "{refused}");
+}
