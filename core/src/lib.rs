@@ -72,32 +72,26 @@ pub use server::world::{
 };
 pub use shared::bytes::{Codec, ReadError, Reader, Writer};
 pub use shared::clamp::clamp;
-pub use shared::combat::{shot_path, CombatRules, Cooldown};
-pub use shared::config::{ConfigError, Rect, SimConfig, MAX_OBSTACLES};
 pub use shared::fields::{Fields, Width, MAX_FIELDS};
-pub use shared::input::{MoveInput, PredictedMoveStep};
+pub use shared::input::PredictedStep;
 pub use shared::percentile::{nearest_rank, percentile};
 pub use shared::protocol::{
-    check_room_name, decode_client, decode_client_frame, decode_server, encode, ClientMessage,
-    Encoding, ErrorCode, Frame, GameId, ProtocolError, RosterEntry, WireInput, GAME_NAME,
-    GAME_VERSION, MAX_FRAME_BYTES, MAX_INPUTS_PER_MESSAGE, MAX_NAME_CHARS, MAX_ROOM_CHARS,
-    MIN_PROTOCOL_VERSION, PROTOCOL_VERSION,
+    check_game, check_room_name, decode_client, decode_client_frame, decode_server, encode,
+    Encoding, ErrorCode, Frame, GameId, ProtocolError, RosterEntry, MAX_FRAME_BYTES,
+    MAX_INPUTS_PER_MESSAGE, MAX_NAME_CHARS, MAX_ROOM_CHARS, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION,
 };
 pub use shared::record::{
     FormatError, Header, Kind, StateHash, BUILD, FORMAT_VERSION, MAGIC, OLDEST_FORMAT,
 };
 pub use shared::rng::SeededRng;
-pub use shared::sim::{
-    angle_delta, replay, sanitize, simulate, substep, substeps, wrap_angle, Pose,
-};
-pub use shared::state::{PlayerId, PlayerState};
+pub use shared::state::PlayerId;
 pub use shared::tick::Tick;
 pub use shared::timing::{
     InputTiming, LatenessHistogram, RewindHistogram, SlackHistogram, MAX_VIEW_DELAY_MS,
 };
 pub use shared::uplink::{decode_inputs, encode_client, encode_inputs, INPUT as BINARY_INPUT};
 pub use shared::wired::GAME_BITS;
-pub use shared::{compact, control, delta, determinism, framing, protocol, timing};
+pub use shared::{control, framing, timing};
 
 /// The library's types generic over the game, under their own names: the
 /// crate root's names of them are aliases that take the tank game unless
@@ -113,7 +107,7 @@ pub mod generic {
     pub use crate::server::record::RoomCall;
     pub use crate::server::room::{Room, RoomConfig};
     pub use crate::server::world::{ServerPlayer, World};
-    pub use crate::shared::protocol::ServerMessage;
+    pub use crate::shared::protocol::{ClientMessage, ServerMessage};
 }
 
 // The generic types take the tank game unless told (`Room<G>` for game
@@ -140,6 +134,8 @@ pub type World<G = Tanks> = generic::World<G>;
 pub type ServerPlayer<G = Tanks> = generic::ServerPlayer<G>;
 /// One call into a room as recorded, of the tank game unless told.
 pub type RoomCall<W = WireInput> = generic::RoomCall<W>;
+/// A message a client sends, with the tank game's inputs unless told.
+pub type ClientMessage<W = WireInput> = generic::ClientMessage<W>;
 /// The platform-free client, of the tank game unless told.
 pub type ClientSession<G = Tanks> = generic::ClientSession<G>;
 /// What a session draws this frame, of the tank game unless told.
@@ -166,10 +162,57 @@ pub use harness::{first_divergence, trace, Harness};
 pub use shared::game::{
     Applied, EventOf, Game, Networked, Offset, OwnState, Replicated, Size, Stamp, Visual,
 };
+pub use tanks::config::{ConfigError, Rect, SimConfig, MAX_OBSTACLES};
+pub use tanks::input::{MoveInput, PredictedMoveStep};
+pub use tanks::shots::{shot_path, CombatRules, Cooldown};
+pub use tanks::sim::{
+    angle_delta, replay, sanitize, simulate, substep, substeps, wrap_angle, Pose,
+};
+pub use tanks::state::PlayerState;
 pub use tanks::{
     open_client, open_room, replay_client, replay_room, replay_room_for, Arena, CombatEvent,
     Controls, PoseOffset, ShotStats, Tank, TankClient, TankNote, TankSettings, TankSetup, Tanks,
-    Tracer, TRACER_LIFE,
+    Tracer, WireInput, GAME_NAME, GAME_VERSION, TRACER_LIFE,
 };
 
 pub use glam::Vec2;
+
+/// The compact snapshot encoding ([`shared::compact`](crate::compact)'s
+/// frames for any game), with the tank game's quantised state and its
+/// whole-frame helpers.
+pub mod compact {
+    pub use crate::shared::compact::*;
+    pub use crate::tanks::quantised::{
+        decode, decode_quantised, encode, encode_tail, Quantised, ENTRY_BYTES, HEAD_BYTES,
+    };
+    use crate::PlayerState;
+
+    /// A binary snapshot as read, of the tank game unless told.
+    pub type QuantisedFrame<F = Quantised, O = PlayerState> =
+        crate::shared::compact::QuantisedFrame<F, O>;
+    /// An own echo as read, of the tank game unless told.
+    pub type OwnEcho<O = PlayerState> = crate::shared::compact::OwnEcho<O>;
+}
+
+/// Delta snapshots for any game, with the tank game's motion and
+/// quantisation of a whole set.
+pub mod delta {
+    pub use crate::shared::delta::*;
+    pub use crate::tanks::quantised::{quantise_all, Motion};
+
+    /// One entity of a frame's set, a tank unless told.
+    pub type Entity<F = crate::compact::Quantised> = crate::shared::delta::Entity<F>;
+}
+
+/// What the determinism checks share, and the tank game's golden run.
+pub mod determinism {
+    pub use crate::shared::determinism::*;
+    pub use crate::tanks::golden::*;
+}
+
+/// The messages between client and server, with the tank game's input
+/// and identity.
+pub mod protocol {
+    pub use crate::shared::protocol::*;
+    pub use crate::tanks::{WireInput, GAME_NAME, GAME_VERSION};
+}

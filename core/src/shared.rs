@@ -1,13 +1,11 @@
-//! What both sides compute, once: the vocabulary (ticks, inputs, states),
-//! the movement step, the configuration, combat, the protocol and its
-//! encodings, and the determinism check. Nothing here knows which side runs
-//! it.
+//! What both sides compute, once, for any game: ticks and player ids, the
+//! game's contract, the protocol and its encodings, the recording format's
+//! bones and what the determinism checks share. Nothing here knows which
+//! side runs it.
 
 pub mod bytes;
 pub mod clamp;
-pub mod combat;
 pub mod compact;
-pub mod config;
 pub mod control;
 pub mod delta;
 pub mod determinism;
@@ -19,7 +17,6 @@ pub mod percentile;
 pub mod protocol;
 pub mod record;
 pub mod rng;
-pub mod sim;
 pub mod state;
 pub mod tick;
 pub mod timing;

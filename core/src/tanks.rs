@@ -10,17 +10,24 @@
 
 mod client;
 mod combat;
+pub(crate) mod config;
+pub(crate) mod golden;
+pub(crate) mod input;
 mod life;
+pub(crate) mod quantised;
 mod recordings;
 mod session;
+pub(crate) mod shots;
+pub(crate) mod sim;
+pub(crate) mod state;
 mod tracers;
-mod wire;
+pub(crate) mod wire;
 pub(crate) mod world;
 
 pub use recordings::{open_client, open_room, replay_client, replay_room, replay_room_for};
 pub use session::{Controls, ShotStats, TankClient, TankNote};
 pub use tracers::{Tracer, TRACER_LIFE};
-pub use wire::{CombatEvent, TankSetup};
+pub use wire::{CombatEvent, TankSetup, WireInput, GAME_NAME, GAME_VERSION};
 pub use world::{Arena, Tank, TankSettings};
 
 use std::time::Duration;
@@ -28,23 +35,24 @@ use std::time::Duration;
 use glam::Vec2;
 
 use crate::harness::Harness;
-use crate::shared::config::SimConfig;
-use crate::shared::determinism::{golden_input, hash_pose, Fnv64};
+use crate::shared::determinism::Fnv64;
 use crate::shared::game::{Applied, Game, Offset, Replicated, Size, Visual};
-use crate::shared::input::MoveInput;
-use crate::shared::protocol::{GAME_NAME, GAME_VERSION};
 use crate::shared::rng::SeededRng;
-use crate::shared::sim::{angle_delta, sanitize, simulate, wrap_angle, Pose};
-use crate::shared::state::{PlayerId, PlayerState};
+use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
+use crate::tanks::config::SimConfig;
+use crate::tanks::golden::{golden_input, hash_pose};
+use crate::tanks::input::MoveInput;
+use crate::tanks::sim::{angle_delta, sanitize, simulate, wrap_angle, Pose};
+use crate::tanks::state::PlayerState;
 
 /// The tank game: turn, throttle and fire in an arena with obstacles.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Tanks;
 
 impl Game for Tanks {
-    const NAME: &'static str = GAME_NAME;
-    const VERSION: u32 = GAME_VERSION;
+    const NAME: &'static str = wire::GAME_NAME;
+    const VERSION: u32 = wire::GAME_VERSION;
     type Config = SimConfig;
     type Input = MoveInput;
     type Own = PlayerState;
@@ -201,7 +209,7 @@ impl Visual for Pose {
 mod tests {
     use super::*;
     use crate::harness::{first_divergence, trace};
-    use crate::shared::determinism::{GOLDEN_SEED, GOLDEN_STEPS, GOLDEN_TRAJECTORY_HASH};
+    use crate::tanks::golden::{GOLDEN_SEED, GOLDEN_STEPS, GOLDEN_TRAJECTORY_HASH};
 
     #[test]
     fn the_tank_games_trace_ends_on_the_golden_hash() {

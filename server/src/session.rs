@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use skirmish_core::{control, PlayerId, ProtocolError};
+use skirmish_core::{check_game, control, PlayerId, ProtocolError, Tanks};
 use skirmish_core::{decode_client_frame, ClientMessage, Encoding, ErrorCode, Frame};
 use tokio::time::timeout;
 
@@ -187,7 +187,10 @@ impl<T: Transport> Session<'_, T> {
             self.binary = true;
         }
         match self.gate.admit(payload.len()) {
-            Admit::Read => match decode_client_frame(text, payload) {
+            // A hello of another game is refused by name.
+            Admit::Read => match decode_client_frame(text, payload)
+                .and_then(|m| check_game::<Tanks, _>(&m).map(|()| m))
+            {
                 Ok(message) => {
                     if let Some((kind, bytes)) = &mut self.frame {
                         *kind = text;

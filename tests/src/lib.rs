@@ -286,7 +286,7 @@ impl Client {
             protocol,
             room: room.map(str::to_string),
             encoding,
-            game: Some(skirmish_core::GameId::this_build()),
+            game: Some(skirmish_core::GameId::of::<skirmish_core::Tanks>()),
         })
         .await
     }

@@ -246,7 +246,7 @@ impl WtClient {
             protocol: skirmish_core::PROTOCOL_VERSION,
             room: Some(room.into()),
             encoding: skirmish_core::Encoding::Json,
-            game: Some(skirmish_core::GameId::this_build()),
+            game: Some(skirmish_core::GameId::of::<skirmish_core::Tanks>()),
         });
         client.send_reliable(&hello).await?;
         loop {

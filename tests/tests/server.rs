@@ -47,7 +47,7 @@ async fn a_binary_hello_gets_binary_control_messages_over_a_real_socket() -> Res
     let srv = server(test_config())?;
     let mut client = Client::connect(srv.addr).await?;
     client
-        .send_binary(binary(&hello(GameId::this_build())))
+        .send_binary(binary(&hello(GameId::of::<skirmish_core::Tanks>())))
         .await?;
     let Frame::Binary(first) = client.recv_frame().await? else {
         anyhow::bail!("the welcome came as text");

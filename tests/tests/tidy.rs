@@ -469,6 +469,13 @@ const GAME_FREE: &[&str] = &[
     "core/src/client/session/view.rs",
     "core/src/client/record.rs",
     "core/src/client/replay.rs",
+    "core/src/shared.rs",
+    "core/src/shared/compact.rs",
+    "core/src/shared/delta.rs",
+    "core/src/shared/determinism.rs",
+    "core/src/shared/input.rs",
+    "core/src/shared/state.rs",
+    "core/src/shared/protocol.rs",
 ];
 
 /// A library file that is game-free names none of the tank game's words,

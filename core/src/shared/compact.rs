@@ -1,19 +1,15 @@
 //! The compact snapshot encoding: binary frames a client asks for with
 //! `"encoding":"compact"` in `hello`.
 //!
-//! JSON costs about 150 bytes per player per snapshot. The compact frame
-//! costs about 11 bytes per remote player and 31 bytes once for the
-//! recipient's own player:
-//! - The recipient's **own** state travels exactly (`f32` bits), because it is
-//!   the reconciliation baseline and replay must be bit-exact.
-//! - **Remote** players are only drawn, through interpolation, so their
-//!   position is quantised to 1/65535 of the arena (0.03 u in a 2000 u
-//!   arena), rotation to 1/65536 of a turn, velocity to 1/127 of the top speed
-//!   per axis, HP to a byte.
+//! The recipient's **own** state travels exactly (`f32` bits), because it
+//! is the reconciliation baseline and replay must be bit-exact. **Other**
+//! players are only drawn, through interpolation, so they travel as the
+//! game's quantised [`Fields`] (each game's quantisation and byte counts
+//! are its own; `docs/PROTOCOL.md` has the first game's).
 //!
 //! The frame is built in two parts so the server encodes the shared part once
 //! per tick: a per-recipient head ([`encode_head`]) and a tail with every
-//! player ([`encode_tail`]); the frame is head followed by tail.
+//! player ([`encode_tail_quantised`]); the frame is head followed by tail.
 //!
 //! ```text
 //! head: u8 kind = 1, u32 server_tick, own block:
@@ -24,12 +20,9 @@
 //!       (`crate::shared::timing::InputTiming`),
 //!       if flags & 8 (with 4): u16 newest input message, u32 the 32 before
 //!       (`crate::shared::timing::Receipt`),
-//!       the game's own state, exactly ([`OwnState::write`]; a tank's:
-//!       f32 x, f32 y, f32 rotation, u8 hp, u8 flags (1 alive, 2 has
-//!       velocity), f32 vx, f32 vy)
+//!       the game's own state, exactly ([`OwnState::write`])
 //! tail: u16 count, then per player in id order:
-//!       u32 id, the game's fields in full ([`Fields`]; a tank's: u16 x,
-//!       u16 y, u16 rotation, u8 hp, u8 flags, i8 vx, i8 vy)
+//!       u32 id, the game's fields in full ([`Fields`])
 //! own echo: u8 kind = 3, u32 server_tick, own block (the snapshot's head
 //!       again, nothing after it)
 //! ```
@@ -40,23 +33,16 @@
 //! All integers little-endian. Decoding never panics: a short or malformed
 //! frame is a [`ProtocolError`].
 //!
-//! Before the library was generic over the game (tank game version 1) the
-//! own block mixed the game's flags with the library's and the timing came
-//! after the state; version 2 puts the library's part first.
-
-use glam::Vec2;
+//! Before the library was generic over the game (version 1 of its first
+//! game) the own block mixed the game's flags with the library's and the
+//! timing came after the state; version 2 puts the library's part first.
 
 use crate::shared::bytes::{Reader, Writer};
-use crate::shared::clamp::clamp;
 use crate::shared::delta;
 use crate::shared::fields::{full_bytes, Fields};
 use crate::shared::game::{OwnState, Stamp};
 use crate::shared::protocol::{ErrorCode, ProtocolError};
-
-use crate::shared::config::SimConfig;
-use crate::shared::sim::wrap_angle;
 use crate::shared::state::PlayerId;
-use crate::shared::state::PlayerState;
 use crate::shared::tick::Tick;
 use crate::shared::timing::{InputTiming, Receipt};
 
@@ -69,9 +55,6 @@ pub const OWN: u8 = 3;
 /// Bytes of a head's library part (kind, tick, id, acknowledgement,
 /// flags); the game's own state follows ([`OwnState::BYTES`]).
 pub const LIBRARY_HEAD_BYTES: usize = 1 + 4 + 4 + 4 + 1;
-/// Bytes of the tank game's head (the library's part and a tank's state).
-pub const HEAD_BYTES: usize = head_bytes::<PlayerState>();
-
 /// Bytes of a head whose own state is an `O`, about ([`OwnState::BYTES`]).
 pub const fn head_bytes<O: OwnState>() -> usize {
     LIBRARY_HEAD_BYTES + O::BYTES
@@ -81,72 +64,8 @@ pub const fn head_bytes<O: OwnState>() -> usize {
 pub const TIMING_BYTES: usize = 1 + 2 + 2 + 2 + RECEIPT_BYTES;
 /// Bytes of a receipt in a head.
 const RECEIPT_BYTES: usize = 2 + 4;
-/// Bytes of one remote entry in the tail.
-pub const ENTRY_BYTES: usize = 4 + 2 + 2 + 2 + 1 + 1 + 1 + 1;
-
-/// A tank's flags, in its quantised and its exact form: alive.
-pub(crate) const ALIVE: u8 = 1;
-/// A tank's flags: it has a velocity.
-pub(crate) const HAS_VELOCITY: u8 = 2;
 const TIMING: u8 = 4;
 const RECEIPT: u8 = 8;
-
-/// A player's state as binary frames carry a remote player: position to
-/// 1/65535 of the arena, rotation to 1/65536 of a turn, HP to a byte,
-/// velocity to 1/127 of the top speed per axis.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Quantised {
-    /// x, in 1/65535 of the arena's width.
-    pub x: u16,
-    /// y, in 1/65535 of the arena's height.
-    pub y: u16,
-    /// Heading, in 1/65536 of a turn.
-    pub rotation: u16,
-    /// Hit points, at most 255.
-    pub hp: u8,
-    /// 1: alive, 2: has a velocity.
-    pub flags: u8,
-    /// Velocity x, in 1/127 of the top speed.
-    pub vx: i8,
-    /// Velocity y, in 1/127 of the top speed.
-    pub vy: i8,
-}
-
-impl Quantised {
-    /// `state` quantised for `config`'s arena and speed.
-    pub fn of(state: &PlayerState, config: &SimConfig) -> Quantised {
-        let turn = wrap_angle(state.rotation) / std::f32::consts::TAU;
-        let v = state.velocity.unwrap_or(Vec2::ZERO) / config.speed.max(1e-6) * 127.0;
-        Quantised {
-            x: quantise(state.position.x, config.arena.x),
-            y: quantise(state.position.y, config.arena.y),
-            rotation: (turn * 65536.0).round() as i32 as u16,
-            hp: state.hp.min(255) as u8,
-            flags: flags(state),
-            vx: clamp(v.x.round(), -127.0, 127.0) as i8,
-            vy: clamp(v.y.round(), -127.0, 127.0) as i8,
-        }
-    }
-
-    /// The state this stands for, as player `id`'s at `tick`.
-    pub fn state(&self, id: PlayerId, tick: Tick, config: &SimConfig) -> PlayerState {
-        let turn = f32::from(self.rotation as i16) / 65536.0;
-        let v = |q: i8| f32::from(q) / 127.0 * config.speed;
-        PlayerState {
-            id,
-            tick,
-            ack_move_tick: None,
-            position: Vec2::new(
-                dequantise(self.x, config.arena.x),
-                dequantise(self.y, config.arena.y),
-            ),
-            rotation: wrap_angle(turn * std::f32::consts::TAU),
-            hp: u16::from(self.hp),
-            alive: self.flags & ALIVE != 0,
-            velocity: (self.flags & HAS_VELOCITY != 0).then_some(Vec2::new(v(self.vx), v(self.vy))),
-        }
-    }
-}
 
 /// The own block of a head: the recipient's id and acknowledgement, its
 /// input timing when it speaks protocol 2, then its state exactly as the
@@ -262,7 +181,7 @@ pub fn encode_own<O: OwnState>(
 
 /// An own echo as read: the tick, the own state exactly, its timing.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct OwnEcho<O = PlayerState> {
+pub struct OwnEcho<O> {
     /// The server tick of the snapshot it repeats.
     pub server_tick: Tick,
     /// The recipient's state, exactly.
@@ -292,17 +211,7 @@ pub fn decode_own<O: OwnState>(bytes: &[u8]) -> Result<OwnEcho<O>, ProtocolError
     })
 }
 
-/// The shared tail: every player, quantised.
-pub fn encode_tail(players: &[PlayerState], config: &SimConfig, out: &mut Vec<u8>) {
-    let count = players.len().min(usize::from(u16::MAX));
-    out.extend_from_slice(&(count as u16).to_le_bytes());
-    for p in &players[..count] {
-        out.extend_from_slice(&p.id.0.to_le_bytes());
-        delta::write_full(&Quantised::of(p, config), out);
-    }
-}
-
-/// [`encode_tail`] of entities already quantised, in id order.
+/// The shared tail: every entity, already quantised, in id order.
 pub fn encode_tail_quantised<F: Fields>(players: &[(PlayerId, F)], out: &mut Vec<u8>) {
     let count = players.len().min(usize::from(u16::MAX));
     out.extend_from_slice(&(count as u16).to_le_bytes());
@@ -312,44 +221,10 @@ pub fn encode_tail_quantised<F: Fields>(players: &[(PlayerId, F)], out: &mut Vec
     }
 }
 
-/// A whole frame for one recipient (head and tail in one go).
-pub fn encode(
-    server_tick: Tick,
-    own: &PlayerState,
-    players: &[PlayerState],
-    config: &SimConfig,
-) -> Vec<u8> {
-    let mut out = Vec::with_capacity(HEAD_BYTES + 2 + players.len() * ENTRY_BYTES);
-    encode_head(server_tick, own, None, &mut out);
-    encode_tail(players, config, &mut out);
-    out
-}
-
-/// Reads a compact snapshot: the server tick and every player's state, the
-/// recipient's own exactly and the others dequantised.
-///
-/// # Errors
-/// A frame of another kind, too short, or with trailing bytes.
-pub fn decode(bytes: &[u8], config: &SimConfig) -> Result<(Tick, Vec<PlayerState>), ProtocolError> {
-    let frame = decode_quantised(bytes)?;
-    let players = frame
-        .players
-        .iter()
-        .map(|(id, q)| {
-            if *id == frame.own.id {
-                frame.own
-            } else {
-                q.state(*id, frame.server_tick, config)
-            }
-        })
-        .collect();
-    Ok((frame.server_tick, players))
-}
-
 /// A binary snapshot as read: the tick, the own state exactly, and every
 /// entity (the own one too) quantised, in id order.
 #[derive(Clone, Debug, PartialEq)]
-pub struct QuantisedFrame<F = Quantised, O = PlayerState> {
+pub struct QuantisedFrame<F, O> {
     /// The server tick of the snapshot.
     pub server_tick: Tick,
     /// The recipient's state, exactly.
@@ -363,19 +238,10 @@ pub struct QuantisedFrame<F = Quantised, O = PlayerState> {
     pub timing: Option<InputTiming>,
 }
 
-/// Reads a compact snapshot of the tank game without dequantising the
-/// players.
-///
-/// # Errors
-/// As [`decode`].
-pub fn decode_quantised(bytes: &[u8]) -> Result<QuantisedFrame, ProtocolError> {
-    decode_frame(bytes)
-}
-
 /// Reads a compact snapshot whose entities travel as `F`.
 ///
 /// # Errors
-/// As [`decode`].
+/// A frame of another kind, too short, or with trailing bytes.
 pub fn decode_frame<F: Fields, O: OwnState>(
     bytes: &[u8],
 ) -> Result<QuantisedFrame<F, O>, ProtocolError> {
@@ -403,116 +269,6 @@ pub fn decode_frame<F: Fields, O: OwnState>(
     })
 }
 
-/// A tank's flags byte ([`ALIVE`], [`HAS_VELOCITY`]).
-pub(crate) fn flags(p: &PlayerState) -> u8 {
-    (if p.alive { ALIVE } else { 0 })
-        | (if p.velocity.is_some() {
-            HAS_VELOCITY
-        } else {
-            0
-        })
-}
-
-fn quantise(v: f32, extent: f32) -> u16 {
-    if !(v.is_finite() && extent > 0.0) {
-        return 0;
-    }
-    (clamp(v / extent, 0.0, 1.0) * 65535.0).round() as u16
-}
-
-fn dequantise(q: u16, extent: f32) -> f32 {
-    f32::from(q) / 65535.0 * extent
-}
-
 pub(crate) fn bad(message: &str) -> ProtocolError {
     ProtocolError::new(ErrorCode::BadMessage, message)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::shared::sim::Pose;
-
-    fn state(id: u32, x: f32, y: f32, rotation: f32) -> PlayerState {
-        PlayerState {
-            id: PlayerId(id),
-            hp: 80,
-            velocity: Some(Vec2::new(141.4, -141.4)),
-            ..PlayerState::at(Tick(9), Some(Tick(4)), Pose::new(Vec2::new(x, y), rotation))
-        }
-    }
-
-    #[test]
-    fn own_state_is_exact_and_remotes_are_close() {
-        let config = SimConfig::default();
-        let players = vec![
-            state(1, 0.1 + 0.2, 1199.99, -3.0),
-            state(2, 1234.567, 20.0, 3.1),
-            state(3, 20.0, 600.0, 0.0),
-        ];
-        let own = PlayerState {
-            alive: false,
-            ..players[1]
-        };
-        let frame = encode(Tick(9), &own, &players, &config);
-        assert_eq!(frame.len(), HEAD_BYTES + 2 + 3 * ENTRY_BYTES);
-        let (tick, decoded) = decode(&frame, &config).unwrap();
-        assert_eq!(tick, Tick(9));
-        assert_eq!(
-            decoded[1],
-            PlayerState {
-                tick: Tick(9),
-                ..own
-            },
-            "bit-exact"
-        );
-        for (a, b) in players.iter().zip(&decoded).filter(|(a, _)| a.id != own.id) {
-            assert!(a.position.distance(b.position) < 0.03, "{a:?} {b:?}");
-            assert!(crate::angle_delta(a.rotation, b.rotation).abs() < 1e-4);
-            assert_eq!((b.hp, b.alive, b.ack_move_tick), (80, true, None));
-            assert!(b.velocity.unwrap().distance(a.velocity.unwrap()) < 2.0);
-        }
-    }
-
-    #[test]
-    fn bytes_per_player_stay_under_25() {
-        let config = SimConfig::default();
-        let players: Vec<_> = (1..=64)
-            .map(|i| state(i, 10.0 * i as f32, 300.0, 0.5))
-            .collect();
-        let frame = encode(Tick(1), &players[0], &players, &config);
-        assert!(frame.len() / 64 <= 25, "{} bytes", frame.len());
-    }
-
-    #[test]
-    fn malformed_frames_are_errors_not_panics() {
-        let config = SimConfig::default();
-        let frame = encode(
-            Tick(1),
-            &state(1, 1.0, 1.0, 0.0),
-            &[state(1, 1.0, 1.0, 0.0)],
-            &config,
-        );
-        for cut in 0..frame.len() {
-            assert!(decode(&frame[..cut], &config).is_err());
-        }
-        let mut longer = frame.clone();
-        longer.push(0);
-        assert!(decode(&longer, &config).is_err());
-        assert!(decode(&[2, 0, 0], &config).is_err());
-    }
-}
-
-#[cfg(all(test, not(target_arch = "wasm32")))]
-mod props {
-    use super::*;
-    use proptest::prelude::*;
-
-    proptest! {
-        /// Any bytes decode to a frame or an error, never a panic.
-        #[test]
-        fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..200)) {
-            let _ = decode(&bytes, &SimConfig::default());
-        }
-    }
 }

@@ -4,11 +4,11 @@
 //! A frame stands for a whole set of players, the same way a compact frame
 //! does; the delta frame writes it as differences from the baseline's set:
 //! - a player of the baseline that is not listed is exactly where the
-//!   baseline's velocity takes it ([`Quantised::predicted`]): an idle or
+//!   game's motion takes its baseline ([`Fields::moved`]): an idle or
 //!   steadily moving player costs nothing;
 //! - a listed player carries a mask of the fields that differ from that
-//!   prediction and, for each, a small difference (zig-zag varint for
-//!   position and heading, a byte for the rest);
+//!   prediction and, for each, a small difference (zig-zag varint for a
+//!   wide field, a byte for the rest: [`Width`]);
 //! - a player new to the set is listed in full;
 //! - a player of the baseline that left the set is listed as removed.
 //!
@@ -19,10 +19,10 @@
 //! u8 kind = 2, u32 server_tick, u32 baseline_tick, own block (as compact)
 //! varint removed count, then each removed id as a varint gap
 //! varint entry count, then per entry in id order:
-//!   varint id gap, u8 mask, then per set bit:
-//!     bit 0 x, bit 1 y, bit 2 heading: zig-zag varint of the i16 difference
-//!     bit 3 hp, bit 4 flags, bit 5 vx, bit 6 vy: the new byte
-//!   bit 7 (new): the whole quantised state follows (10 bytes) instead
+//!   varint id gap, u8 mask, then per set bit i (the game's field i):
+//!     a wide field: zig-zag varint of the i16 difference; a byte: the
+//!     new byte
+//!   bit 7 (new): the whole quantised state follows instead
 //! varint stale mask length (0, or one bit per player of the set, in id
 //!   order, rounded up to bytes), then the mask
 //! ```
@@ -37,13 +37,11 @@
 //! [`ProtocolError`].
 
 use crate::shared::bytes::Reader;
-use crate::shared::clamp::clamp;
-use crate::shared::compact::{self, bad, Quantised};
-use crate::shared::config::SimConfig;
+use crate::shared::compact::{self, bad};
 use crate::shared::fields::{full_bytes, Fields, Width, MAX_FIELDS};
 use crate::shared::game::OwnState;
 use crate::shared::protocol::ProtocolError;
-use crate::shared::state::{PlayerId, PlayerState};
+use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
 use crate::shared::timing::InputTiming;
 use crate::shared::varint;
@@ -51,111 +49,12 @@ use crate::shared::varint;
 /// The frame kind of a delta snapshot.
 pub const DELTA: u8 = 2;
 
-/// One entity of a frame's set: its id and quantised state (the tank
-/// game's [`Quantised`] by default).
-pub type Entity<F = Quantised> = (PlayerId, F);
+/// One entity of a frame's set: its id and quantised state.
+pub type Entity<F> = (PlayerId, F);
 
 /// A delta entry's mask bit for an entity new to the set (its whole state
 /// follows); bits 0 to 6 are the fields that changed.
 const NEW: u8 = 128;
-
-/// How far a quantised velocity carries a quantised position in a given
-/// number of ticks, per axis: computed once per frame, used per player.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Motion {
-    kx: f64,
-    ky: f64,
-}
-
-impl Motion {
-    /// The motion of `ticks` ticks of `config`'s cadence in its arena.
-    pub fn new(ticks: u32, config: &SimConfig) -> Motion {
-        let seconds = f64::from(config.tick_ms) / 1000.0 * f64::from(ticks);
-        let per_unit = f64::from(config.speed) * seconds / 127.0 * 65535.0;
-        Motion {
-            kx: per_unit / f64::from(config.arena.x).max(1e-6),
-            ky: per_unit / f64::from(config.arena.y).max(1e-6),
-        }
-    }
-}
-
-impl Fields for Quantised {
-    type Config = SimConfig;
-    type Motion = Motion;
-
-    /// x, y and heading wide; HP, flags and the two velocities a byte.
-    const WIDTHS: &'static [Width] = &[
-        Width::Wide,
-        Width::Wide,
-        Width::Wide,
-        Width::Byte,
-        Width::Byte,
-        Width::Byte,
-        Width::Byte,
-    ];
-
-    fn get(&self, i: usize) -> u16 {
-        match i {
-            0 => self.x,
-            1 => self.y,
-            2 => self.rotation,
-            3 => u16::from(self.hp),
-            4 => u16::from(self.flags),
-            5 => u16::from(self.vx as u8),
-            _ => u16::from(self.vy as u8),
-        }
-    }
-
-    fn set(&mut self, i: usize, value: u16) {
-        let byte = value as u8;
-        match i {
-            0 => self.x = value,
-            1 => self.y = value,
-            2 => self.rotation = value,
-            3 => self.hp = byte,
-            4 => self.flags = byte,
-            5 => self.vx = byte as i8,
-            _ => self.vy = byte as i8,
-        }
-    }
-
-    fn motion(ticks: u32, config: &SimConfig) -> Motion {
-        Motion::new(ticks, config)
-    }
-
-    fn moved(&self, motion: &Motion) -> Quantised {
-        Quantised::moved(self, motion)
-    }
-}
-
-impl Quantised {
-    /// Where this state's velocity takes it in `ticks` of `config`'s
-    /// cadence, clamped to the arena; every other field unchanged. Both
-    /// sides compute it with the same `f64` operations, so it is
-    /// bit-identical natively and in wasm.
-    #[must_use]
-    pub fn predicted(&self, ticks: u32, config: &SimConfig) -> Quantised {
-        self.moved(&Motion::new(ticks, config))
-    }
-
-    /// [`Quantised::predicted`] with the motion computed once.
-    #[must_use]
-    pub fn moved(&self, motion: &Motion) -> Quantised {
-        if self.vx == 0 && self.vy == 0 {
-            return *self;
-        }
-        // Rounded half up by a truncating cast of a non-negative number:
-        // plain IEEE operations, no library call.
-        let step = |q: u16, v: i8, k: f64| -> u16 {
-            (clamp(f64::from(q) + f64::from(v) * k, 0.0, 65535.0) + 0.5) as u16
-        };
-        Quantised {
-            x: step(self.x, self.vx, motion.kx),
-            y: step(self.y, self.vy, motion.ky),
-            ..*self
-        }
-    }
-}
 
 /// The head of a delta frame: kind, ticks and the own state exactly (with
 /// its input timing for a protocol-2 client).
@@ -524,15 +423,14 @@ fn unzigzag(v: u64) -> Result<i16, ProtocolError> {
     Ok(((v >> 1) as i16) ^ -((v & 1) as i16))
 }
 
-/// Every player of `states` quantised, in id order.
-pub fn quantise_all(states: &[PlayerState], config: &SimConfig) -> Vec<Entity> {
-    let mut set: Vec<Entity> = states
-        .iter()
-        .map(|s| (s.id, Quantised::of(s, config)))
-        .collect();
-    set.sort_by_key(|(id, _)| *id);
-    set
-}
-
 #[cfg(test)]
-mod tests;
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zigzag_differences_round_trip() {
+        for v in [0i16, 1, -1, 63, -64, i16::MAX, i16::MIN] {
+            assert_eq!(unzigzag(zigzag(v)).unwrap(), v);
+        }
+    }
+}

@@ -1,25 +1,9 @@
-//! What a player does in one tick, as both sides see it: the input, and a
-//! predicted step (the input and how long it was applied) for replay.
+//! A predicted step, as both sides see it: a game's input and how long it
+//! was applied, kept for replay.
 
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use crate::shared::tick::Tick;
-
-/// One tick of a player's controls.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct MoveInput {
-    /// The client tick this input belongs to.
-    pub tick: Tick,
-    /// Turn, -1 (towards negative angles) to 1.
-    pub turn: f32,
-    /// Throttle, -1 (backwards) to 1 (forwards).
-    pub throttle: f32,
-    /// Whether the fire button is held.
-    #[serde(default)]
-    pub fire: bool,
-}
 
 /// One live-predicted fixed step of a game whose controls are `I`, kept
 /// for replay.
@@ -36,9 +20,6 @@ pub struct PredictedStep<I> {
     pub view_tick: Option<f64>,
 }
 
-/// A predicted step of the tank game.
-pub type PredictedMoveStep = PredictedStep<MoveInput>;
-
 impl<I> PredictedStep<I> {
     /// A step of `input` at client tick `tick`.
     pub fn at(tick: Tick, input: I, duration: Duration) -> PredictedStep<I> {
@@ -54,12 +35,5 @@ impl<I> PredictedStep<I> {
     #[must_use]
     pub fn seen_at(self, view_tick: Option<f64>) -> PredictedStep<I> {
         PredictedStep { view_tick, ..self }
-    }
-}
-
-impl PredictedMoveStep {
-    /// A step for `input`, at the input's own tick.
-    pub fn new(input: MoveInput, duration: Duration) -> PredictedMoveStep {
-        PredictedStep::at(input.tick, input, duration)
     }
 }

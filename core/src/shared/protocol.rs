@@ -18,7 +18,7 @@ use std::fmt;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::shared::input::MoveInput;
+use crate::shared::game::Game;
 use crate::shared::tick::Tick;
 use crate::shared::wired::Wired;
 
@@ -61,48 +61,6 @@ impl Encoding {
     }
 }
 
-/// One input as it travels: the movement input and the moment the client was
-/// drawing remote players when it was made (for lag compensation).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct WireInput {
-    /// The client tick of this input.
-    pub tick: Tick,
-    /// Turn, -1 to 1.
-    pub turn: f32,
-    /// Throttle, -1 to 1.
-    pub throttle: f32,
-    /// Whether fire is held.
-    #[serde(default)]
-    pub fire: bool,
-    /// The server tick, with fraction, at which the client was drawing remote
-    /// players; `None` means "now".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub view_tick: Option<f64>,
-}
-
-impl WireInput {
-    /// The movement part.
-    pub fn move_input(&self) -> MoveInput {
-        MoveInput {
-            tick: self.tick,
-            turn: self.turn,
-            throttle: self.throttle,
-            fire: self.fire,
-        }
-    }
-
-    /// The wire form of `input`, seen at `view_tick`.
-    pub fn new(input: MoveInput, view_tick: Option<f64>) -> WireInput {
-        WireInput {
-            tick: input.tick,
-            turn: input.turn,
-            throttle: input.throttle,
-            fire: input.fire,
-            view_tick,
-        }
-    }
-}
-
 /// A game and its version, as a client names the one it plays.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GameId {
@@ -112,26 +70,12 @@ pub struct GameId {
     pub version: u32,
 }
 
-/// The game this build's protocol carries: the tank game, version 2
-/// (version 1: before the compact own block put the library's part first).
-pub const GAME_NAME: &str = "tanks";
-/// The version of [`GAME_NAME`] this build plays.
-pub const GAME_VERSION: u32 = 2;
-
 impl GameId {
     /// Game `G`'s name and version.
-    pub fn of<G: crate::shared::game::Game>() -> GameId {
+    pub fn of<G: Game>() -> GameId {
         GameId {
             name: G::NAME.to_string(),
             version: G::VERSION,
-        }
-    }
-
-    /// The tank game of this build ([`GAME_NAME`], [`GAME_VERSION`]).
-    pub fn this_build() -> GameId {
-        GameId {
-            name: GAME_NAME.to_string(),
-            version: GAME_VERSION,
         }
     }
 }
@@ -142,10 +86,29 @@ impl std::fmt::Display for GameId {
     }
 }
 
+/// Whether a `hello` may join a server of game `G`: one that names
+/// another game or version is refused by name (one that names none is
+/// taken: outside tools). Any other message passes.
+///
+/// # Errors
+/// `wrong_game`.
+pub fn check_game<G: Game, W>(message: &ClientMessage<W>) -> Result<(), ProtocolError> {
+    let ours = GameId::of::<G>();
+    match message {
+        ClientMessage::Hello {
+            game: Some(game), ..
+        } if *game != ours => Err(ProtocolError::new(
+            ErrorCode::WrongGame,
+            format!("this server runs {ours}, not {game}"),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Messages a client sends.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum ClientMessage<W = WireInput> {
+pub enum ClientMessage<W> {
     /// The first message: who is joining, speaking which protocol, where.
     Hello {
         /// Display name, 1 to [`MAX_NAME_CHARS`] characters.
@@ -424,24 +387,17 @@ pub(crate) fn from_json<T>(_: &str) -> Result<T, String> {
 /// other message passes.
 ///
 /// # Errors
-/// `wrong_game`, `bad_protocol` or `bad_name`.
+/// `bad_protocol` or `bad_name`.
 pub(crate) fn check_hello<W>(message: &ClientMessage<W>) -> Result<(), ProtocolError> {
     let ClientMessage::Hello {
         name,
         protocol,
         room,
-        game,
         ..
     } = message
     else {
         return Ok(());
     };
-    if let Some(game) = game.as_ref().filter(|g| **g != GameId::this_build()) {
-        return Err(ProtocolError::new(
-            ErrorCode::WrongGame,
-            format!("this server runs {}, not {game}", GameId::this_build()),
-        ));
-    }
     if !(MIN_PROTOCOL_VERSION..=PROTOCOL_VERSION).contains(protocol) {
         return Err(ProtocolError::new(
             ErrorCode::BadProtocol,
@@ -521,164 +477,4 @@ pub(crate) fn check_inputs<W: Wired>(inputs: &[W]) -> Result<(), ProtocolError> 
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn code(text: &str) -> ErrorCode {
-        decode_client::<WireInput>(text).expect_err("refused").code
-    }
-
-    #[test]
-    fn a_hello_of_another_game_or_version_is_refused_by_name() {
-        let ours =
-            r#"{"type":"hello","name":"ana","protocol":2,"game":{"name":"tanks","version":2}}"#;
-        assert!(decode_client::<WireInput>(ours).is_ok());
-        for (other, named) in [
-            (r#"{"name":"blobs","version":1}"#, "blobs 1"),
-            (r#"{"name":"tanks","version":1}"#, "tanks 1"),
-        ] {
-            let hello = format!(r#"{{"type":"hello","name":"ana","protocol":2,"game":{other}}}"#);
-            let e = decode_client::<WireInput>(&hello).unwrap_err();
-            assert_eq!(e.code, ErrorCode::WrongGame);
-            assert_eq!(e.message, format!("this server runs tanks 2, not {named}"));
-        }
-    }
-
-    #[test]
-    fn the_documented_examples_decode() {
-        let hello =
-            decode_client::<WireInput>(r#"{"type":"hello","name":"ana","protocol":1}"#).unwrap();
-        assert_eq!(
-            hello,
-            ClientMessage::Hello {
-                name: "ana".into(),
-                protocol: 1,
-                room: None,
-                encoding: Encoding::Json,
-                game: None,
-            }
-        );
-        let input = decode_client::<WireInput>(
-            r#"{"type":"input","inputs":[{"tick":17,"turn":0.5,"throttle":1.0,"fire":false,"view_tick":1234.6}]}"#,
-        )
-        .unwrap();
-        let ClientMessage::Input { inputs, .. } = input else {
-            panic!("an input message")
-        };
-        assert_eq!(inputs[0].tick, Tick(17));
-        assert_eq!(inputs[0].view_tick, Some(1234.6));
-        assert_eq!(
-            decode_client::<WireInput>(r#"{"type":"ping","id":7}"#).unwrap(),
-            ClientMessage::Ping { id: 7 }
-        );
-        // Unknown fields are ignored: peers may add fields.
-        assert!(decode_client::<WireInput>(r#"{"type":"ping","id":7,"extra":[1,2]}"#).is_ok());
-    }
-
-    #[test]
-    fn every_bad_message_gets_its_code() {
-        assert_eq!(code("not json"), ErrorCode::BadMessage);
-        assert_eq!(code(r#"{"type":"dance"}"#), ErrorCode::BadMessage);
-        assert_eq!(code(r#"{"type":"ping"}"#), ErrorCode::BadMessage);
-        assert_eq!(code(&" ".repeat(MAX_FRAME_BYTES + 1)), ErrorCode::TooLarge);
-        let inputs = |n: u32| {
-            let list: Vec<String> = (1..=n)
-                .map(|t| format!(r#"{{"tick":{t},"turn":0,"throttle":1}}"#))
-                .collect();
-            format!(r#"{{"type":"input","inputs":[{}]}}"#, list.join(","))
-        };
-        assert!(decode_client::<WireInput>(&inputs(16)).is_ok());
-        assert_eq!(code(&inputs(17)), ErrorCode::TooManyInputs);
-        assert_eq!(code(&inputs(0)), ErrorCode::TooManyInputs);
-        assert_eq!(
-            code(
-                r#"{"type":"input","inputs":[{"tick":2,"turn":0,"throttle":1},{"tick":2,"turn":0,"throttle":1}]}"#
-            ),
-            ErrorCode::TicksNotIncreasing
-        );
-        assert_eq!(
-            code(r#"{"type":"input","inputs":[{"tick":2,"turn":1e39,"throttle":1}]}"#),
-            ErrorCode::NonFinite
-        );
-        assert_eq!(
-            code(r#"{"type":"hello","name":"ana","protocol":3}"#),
-            ErrorCode::BadProtocol
-        );
-        assert_eq!(
-            code(r#"{"type":"hello","name":"ana","protocol":0}"#),
-            ErrorCode::BadProtocol
-        );
-        assert!(
-            decode_client::<WireInput>(r#"{"type":"hello","name":"ana","protocol":2}"#).is_ok()
-        );
-        assert_eq!(
-            code(r#"{"type":"hello","name":"","protocol":1}"#),
-            ErrorCode::BadName
-        );
-        assert_eq!(
-            code(
-                r#"{"type":"hello","name":"ana","protocol":1,"room":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}"#
-            ),
-            ErrorCode::BadName
-        );
-    }
-
-    #[test]
-    fn error_codes_travel_as_their_names() {
-        for &code in ErrorCode::ALL {
-            assert_eq!(encode(&code), format!("\"{}\"", code.as_str()));
-            let back: ErrorCode = serde_json::from_str(&encode(&code)).unwrap();
-            assert_eq!(back, code);
-        }
-        assert_eq!(ErrorCode::ALL.len(), 19);
-    }
-}
-
-#[cfg(all(test, not(target_arch = "wasm32")))]
-mod props {
-    use super::*;
-    use proptest::prelude::*;
-
-    proptest! {
-        /// Every finite f32 travels through JSON to the same bits.
-        #[test]
-        fn every_finite_f32_round_trips(bits in any::<u32>()) {
-            let v = f32::from_bits(bits);
-            prop_assume!(v.is_finite());
-            let back: f32 = serde_json::from_str(&serde_json::to_string(&v).unwrap()).unwrap();
-            prop_assert_eq!(back.to_bits(), v.to_bits());
-        }
-
-        /// Inputs (the fast path) decode to exactly what was sent, unknown
-        /// fields and all. View ticks are eighths: `serde_json` reads some
-        /// long `f64` decimals to the neighbouring value on either path.
-        #[test]
-        fn inputs_decode_the_same_on_both_paths(
-            ticks in prop::collection::btree_set(0u32..10_000, 1..=16),
-            turn in -1.0f32..=1.0,
-            throttle in -1.0f32..=1.0,
-            fire: bool,
-            view in prop::option::of((0u32..8_000_000).prop_map(|v| f64::from(v) / 8.0)),
-            extra in prop::option::of("[a-z]{1,8}"),
-        ) {
-            let inputs: Vec<WireInput> = ticks
-                .into_iter()
-                .map(|t| WireInput { tick: Tick(t), turn, throttle, fire, view_tick: view })
-                .collect();
-            let mut text = encode(&ClientMessage::Input { inputs: inputs.clone(), snapshot_ack: None, seq: Some(9) });
-            if let Some(extra) = extra {
-                text = text.replacen('{', &format!("{{\"{extra}\":[1,{{}}],"), 1);
-            }
-            prop_assert_eq!(decode_client::<WireInput>(&text).unwrap(), ClientMessage::Input { inputs, snapshot_ack: None, seq: Some(9) });
-        }
-
-        /// Arbitrary text never panics the decoder.
-        #[test]
-        fn arbitrary_text_never_panics(text in ".{0,300}") {
-            let _ = decode_client::<WireInput>(&text);
-        }
-    }
 }

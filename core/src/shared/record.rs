@@ -347,7 +347,7 @@ mod tests {
 
     #[test]
     fn fields_round_trip() {
-        let mut w = Writer::with_header(Kind::Client, &GameId::this_build(), b"{}");
+        let mut w = Writer::with_header(Kind::Client, &GameId::of::<crate::Tanks>(), b"{}");
         w.varint(u64::MAX);
         w.signed(-5);
         w.f32(-0.0);
@@ -357,7 +357,7 @@ mod tests {
         times.write(&mut w, Duration::from_millis(20));
         times.write(&mut w, Duration::from_millis(10));
         let (header, mut r) =
-            Reader::open(&w.bytes, Kind::Client, &GameId::this_build()).expect("header");
+            Reader::open(&w.bytes, Kind::Client, &GameId::of::<crate::Tanks>()).expect("header");
         assert_eq!(header.config, b"{}");
         assert_eq!(header.build, BUILD);
         assert_eq!(r.varint(), Ok(u64::MAX));
@@ -375,8 +375,8 @@ mod tests {
 
     #[test]
     fn another_kind_or_version_is_refused_by_name() {
-        let w = Writer::with_header(Kind::Room, &GameId::this_build(), b"{}");
-        let err = Reader::open(&w.bytes, Kind::Client, &GameId::this_build())
+        let w = Writer::with_header(Kind::Room, &GameId::of::<crate::Tanks>(), b"{}");
+        let err = Reader::open(&w.bytes, Kind::Client, &GameId::of::<crate::Tanks>())
             .map(|_| ())
             .unwrap_err();
         assert_eq!(
@@ -386,16 +386,17 @@ mod tests {
         let mut old = w.bytes.clone();
         old[6] = 0;
         old[7] = 0;
-        let err = Reader::open(&old, Kind::Room, &GameId::this_build())
+        let err = Reader::open(&old, Kind::Room, &GameId::of::<crate::Tanks>())
             .map(|_| ())
             .unwrap_err();
         assert!(err.to_string().contains("format 0"), "{err}");
         assert_eq!(
-            Reader::open(b"PK\x03\x04", Kind::Room, &GameId::this_build()).map(|_| ()),
+            Reader::open(b"PK\x03\x04", Kind::Room, &GameId::of::<crate::Tanks>()).map(|_| ()),
             Err(FormatError::NotARecording)
         );
-        let (header, _) = Reader::open(&w.bytes, Kind::Room, &GameId::this_build()).expect("ours");
-        assert_eq!(header.game, GameId::this_build());
+        let (header, _) =
+            Reader::open(&w.bytes, Kind::Room, &GameId::of::<crate::Tanks>()).expect("ours");
+        assert_eq!(header.game, GameId::of::<crate::Tanks>());
         let mut other = Writer::default();
         other.bytes.extend_from_slice(&w.bytes[..8]);
         other.varint(u64::from(PROTOCOL_VERSION));
@@ -403,7 +404,7 @@ mod tests {
         other.text("blobs");
         other.varint(1);
         other.blob(b"{}");
-        let err = Reader::open(&other.bytes, Kind::Room, &GameId::this_build())
+        let err = Reader::open(&other.bytes, Kind::Room, &GameId::of::<crate::Tanks>())
             .map(|_| ())
             .unwrap_err();
         assert_eq!(
@@ -432,10 +433,10 @@ mod tests {
 
     #[test]
     fn an_overlong_integer_is_damage() {
-        let mut w = Writer::with_header(Kind::Client, &GameId::this_build(), b"");
+        let mut w = Writer::with_header(Kind::Client, &GameId::of::<crate::Tanks>(), b"");
         w.bytes.extend_from_slice(&[0xff; 11]);
         let (_, mut r) =
-            Reader::open(&w.bytes, Kind::Client, &GameId::this_build()).expect("header");
+            Reader::open(&w.bytes, Kind::Client, &GameId::of::<crate::Tanks>()).expect("header");
         let err = FormatError::from(r.varint().unwrap_err());
         assert!(
             matches!(&err, FormatError::Damaged { what, .. } if what.contains("64 bits")),

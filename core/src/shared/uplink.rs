@@ -200,6 +200,3 @@ pub fn decode_inputs<W: Wired>(bytes: &[u8]) -> Result<ClientMessage<W>, Protoco
 fn bad(message: &str) -> ProtocolError {
     ProtocolError::new(ErrorCode::BadMessage, message)
 }
-
-#[cfg(test)]
-mod tests;

@@ -8,11 +8,11 @@ use crate::client::interpolation::{InterpolationConfig, RemoteBuffer, RemoteSamp
 use crate::client::pending::PushError;
 use crate::client::prediction::{LocalPlayer, ReconcileError, ReconcileReport};
 use crate::client::smoothing::SmoothingConfig;
-use crate::shared::config::SimConfig;
 use crate::shared::game::OwnState;
-use crate::shared::input::MoveInput;
-use crate::shared::sim::Pose;
-use crate::shared::state::PlayerState;
+use crate::tanks::config::SimConfig;
+use crate::tanks::input::MoveInput;
+use crate::tanks::sim::Pose;
+use crate::tanks::state::PlayerState;
 use crate::tanks::{CombatEvent, PoseOffset, Tanks};
 
 /// The tank game's calls, in its own vocabulary: an input carries its

@@ -1,9 +1,9 @@
 //! Combat on the server: hitscan shots judged where the shooter saw its targets
 //! (lag compensation over each player's pose history), with the shared
-//! rules, shot path and ray tests of [`crate::shared::combat`].
+//! rules, shot path and ray tests of [`crate::tanks::shots`].
 //!
 //! A shot's view is judged no further back than
-//! [`CombatRules::max_rewind_ms`](crate::shared::combat::CombatRules::max_rewind_ms)
+//! [`CombatRules::max_rewind_ms`](crate::tanks::shots::CombatRules::max_rewind_ms)
 //! before the newest recorded tick, and, for a protocol-2 shooter whose
 //! round trip the server has measured, no further back than its input's
 //! arrival minus that round trip, the largest interpolation delay and a
@@ -19,11 +19,11 @@ use super::world::Tank;
 use super::{life, Tanks};
 use crate::server::world::{ServerPlayer, WorldStats};
 use crate::shared::clamp::clamp;
-use crate::shared::combat::{ray_circle, shot_path, CombatRules};
-use crate::shared::config::SimConfig;
-use crate::shared::sim::Pose;
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
+use crate::tanks::config::SimConfig;
+use crate::tanks::shots::{ray_circle, shot_path, CombatRules};
+use crate::tanks::sim::Pose;
 use crate::tanks::CombatEvent;
 
 /// A shot waiting to be resolved this tick.
@@ -215,7 +215,7 @@ mod tests {
 
         let mut sim = open();
         sim.obstacles
-            .push(crate::shared::config::Rect::new(350.0, 550.0, 20.0, 100.0));
+            .push(crate::tanks::config::Rect::new(350.0, 550.0, 20.0, 100.0));
         let mut w = World::new(sim, 3);
         w.join(PlayerId(1), "s").unwrap();
         w.join(PlayerId(2), "t").unwrap();

@@ -14,12 +14,12 @@ use glam::Vec2;
 use super::world::Tank;
 use super::Tanks;
 use crate::server::world::ServerPlayer;
-use crate::shared::combat::CombatRules;
-use crate::shared::config::SimConfig;
 use crate::shared::rng::SeededRng;
-use crate::shared::sim::{resolve_collisions, Pose};
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
+use crate::tanks::config::SimConfig;
+use crate::tanks::shots::CombatRules;
+use crate::tanks::sim::{resolve_collisions, Pose};
 
 /// Whether a player is in the game and since when, or dead and until when.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -8,9 +8,9 @@ use crate::client::session::SessionConfig;
 use crate::server::record::{open_room_of, RoomCall, RoomCalls};
 use crate::server::replay::{replay_room_of, RoomReplayError, RoomSummary};
 use crate::server::room::{Outbox, RoomConfig};
-use crate::shared::protocol::WireInput;
 use crate::shared::record::FormatError;
-use crate::shared::sim::Pose;
+use crate::tanks::sim::Pose;
+use crate::tanks::wire::WireInput;
 use crate::tanks::Tanks;
 
 /// Opens a room recording of the tank game: the room's configuration and

@@ -11,13 +11,14 @@ use crate::client::game::{ClientGame, Stepped};
 use crate::client::interpolation::RemoteSample;
 use crate::client::session::ClientSession;
 use crate::shared::bytes::{Codec, ReadError, Reader, Writer};
-use crate::shared::combat::{ray_circle, shot_path, Cooldown};
-use crate::shared::config::SimConfig;
-use crate::shared::input::MoveInput;
 use crate::shared::record::StateHash;
-use crate::shared::sim::Pose;
-use crate::shared::state::{PlayerId, PlayerState};
+use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
+use crate::tanks::config::SimConfig;
+use crate::tanks::input::MoveInput;
+use crate::tanks::shots::{ray_circle, shot_path, Cooldown};
+use crate::tanks::sim::Pose;
+use crate::tanks::state::PlayerState;
 
 /// The controls held right now. A `fire` seen by
 /// [`ClientSession::set_controls`](crate::generic::ClientSession::set_controls)

@@ -7,15 +7,15 @@ use serde::{Deserialize, Serialize};
 
 use super::Tanks;
 use crate::shared::bytes::{Codec, ReadError, Reader, Writer};
-use crate::shared::combat::CombatRules;
-use crate::shared::compact::{flags, Quantised, ALIVE, HAS_VELOCITY};
-use crate::shared::config::{Rect, SimConfig, MAX_OBSTACLES};
 use crate::shared::game::{Networked, OwnState, Stamp};
-use crate::shared::input::MoveInput;
-use crate::shared::protocol::WireInput;
-use crate::shared::state::{PlayerId, PlayerState};
+use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
 use crate::shared::wired::Wired;
+use crate::tanks::config::{Rect, SimConfig, MAX_OBSTACLES};
+use crate::tanks::input::MoveInput;
+use crate::tanks::quantised::{flags, Quantised, ALIVE, HAS_VELOCITY};
+use crate::tanks::shots::CombatRules;
+use crate::tanks::state::PlayerState;
 
 /// What `welcome` tells a tank: the movement constants and the rules of
 /// combat (in JSON as the fields `config` and `combat`).
@@ -48,6 +48,54 @@ impl Codec for TankSetup {
         Ok(TankSetup { config, combat })
     }
 }
+
+/// One input as it travels: the movement input and the moment the client was
+/// drawing remote players when it was made (for lag compensation).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct WireInput {
+    /// The client tick of this input.
+    pub tick: Tick,
+    /// Turn, -1 to 1.
+    pub turn: f32,
+    /// Throttle, -1 to 1.
+    pub throttle: f32,
+    /// Whether fire is held.
+    #[serde(default)]
+    pub fire: bool,
+    /// The server tick, with fraction, at which the client was drawing remote
+    /// players; `None` means "now".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub view_tick: Option<f64>,
+}
+
+impl WireInput {
+    /// The movement part.
+    pub fn move_input(&self) -> MoveInput {
+        MoveInput {
+            tick: self.tick,
+            turn: self.turn,
+            throttle: self.throttle,
+            fire: self.fire,
+        }
+    }
+
+    /// The wire form of `input`, seen at `view_tick`.
+    pub fn new(input: MoveInput, view_tick: Option<f64>) -> WireInput {
+        WireInput {
+            tick: input.tick,
+            turn: input.turn,
+            throttle: input.throttle,
+            fire: input.fire,
+            view_tick,
+        }
+    }
+}
+
+/// The game this build's protocol carries: the tank game, version 2
+/// (version 1: before the compact own block put the library's part first).
+pub const GAME_NAME: &str = "tanks";
+/// The version of [`GAME_NAME`] this build plays.
+pub const GAME_VERSION: u32 = 2;
 
 impl Networked for Tanks {
     type Setup = TankSetup;
@@ -333,3 +381,9 @@ impl Codec for CombatEvent {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod json;
+
+#[cfg(test)]
+mod uplink;

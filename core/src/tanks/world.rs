@@ -39,12 +39,13 @@ use crate::server::world::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::shared::combat::{CombatRules, Cooldown};
-use crate::shared::config::SimConfig;
 use crate::shared::rng::SeededRng;
-use crate::shared::sim::{resolve_collisions, simulate, Pose};
-use crate::shared::state::{PlayerId, PlayerState};
+use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
+use crate::tanks::config::SimConfig;
+use crate::tanks::shots::{CombatRules, Cooldown};
+use crate::tanks::sim::{resolve_collisions, simulate, Pose};
+use crate::tanks::state::PlayerState;
 use crate::tanks::{CombatEvent, TankSetup};
 
 /// A tank as the server keeps it.
@@ -373,7 +374,7 @@ pub(crate) mod tests {
     //! and the tests of what stays here (overlap).
 
     use super::*;
-    use crate::shared::protocol::WireInput;
+    use crate::tanks::wire::WireInput;
 
     pub(crate) fn open() -> SimConfig {
         SimConfig {

@@ -284,7 +284,7 @@ fn page(rows: &[Row]) -> String {
         .ok()
         .and_then(|o| String::from_utf8(o.stdout).ok())
         .unwrap_or_default();
-    let game = skirmish_core::GameId::this_build();
+    let game = skirmish_core::GameId::of::<skirmish_core::Tanks>();
     let _ = writeln!(page, "# Netcode quality: the input clock\n");
     let _ = writeln!(page, "Game: {game} (`{}`).\n", skirmish_core::BUILD);
     let _ = writeln!(

@@ -105,8 +105,8 @@ mod tests {
 
     use super::*;
     use crate::server::world::World;
-    use crate::shared::sim::Pose;
     use crate::shared::state::PlayerId;
+    use crate::tanks::sim::Pose;
     use crate::tanks::world::tests::{at, input, open, place};
 
     /// A world with one player placed at `pose`.

@@ -6,9 +6,9 @@ use std::time::Duration;
 use glam::Vec2;
 
 use crate::client::interpolation::{InterpolationConfig, RemoteBuffer, SampleKind};
-use crate::shared::sim::Pose;
-use crate::shared::state::PlayerState;
 use crate::shared::tick::Tick;
+use crate::tanks::sim::Pose;
+use crate::tanks::state::PlayerState;
 
 const TICK: Duration = Duration::from_millis(50);
 

@@ -4,9 +4,10 @@
 use glam::Vec2;
 
 use crate::client::authority::{Authority, Refused};
-use crate::shared::sim::Pose;
-use crate::shared::state::{PlayerId, PlayerState};
+use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
+use crate::tanks::sim::Pose;
+use crate::tanks::state::PlayerState;
 use crate::tanks::CombatEvent;
 
 fn state(id: u32, tick: u32, x: f32, hp: u16) -> PlayerState {

@@ -6,15 +6,15 @@
 use glam::Vec2;
 
 use crate::shared::bytes::Writer;
-use crate::shared::combat::CombatRules;
-use crate::shared::config::SimConfig;
 use crate::shared::control::*;
 use crate::shared::protocol::{
     ClientMessage, Encoding, ErrorCode, GameId, ProtocolError, RosterEntry, ServerMessage,
 };
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
-use crate::tanks::{CombatEvent, TankSetup, Tanks};
+use crate::tanks::config::SimConfig;
+use crate::tanks::shots::CombatRules;
+use crate::tanks::{CombatEvent, TankSetup, Tanks, WireInput};
 
 fn welcome_with(room: &str, combat: Option<CombatRules>) -> ServerMessage<Tanks> {
     ServerMessage::Welcome {
@@ -140,7 +140,12 @@ fn json_only_messages_have_no_binary_form() {
     );
 }
 
-fn hello_as(name: &str, protocol: u32, game: Option<GameId>, room: Option<&str>) -> ClientMessage {
+fn hello_as(
+    name: &str,
+    protocol: u32,
+    game: Option<GameId>,
+    room: Option<&str>,
+) -> ClientMessage<WireInput> {
     ClientMessage::Hello {
         name: name.into(),
         protocol,
@@ -150,14 +155,14 @@ fn hello_as(name: &str, protocol: u32, game: Option<GameId>, room: Option<&str>)
     }
 }
 
-fn hello(game: Option<GameId>, room: Option<&str>) -> ClientMessage {
+fn hello(game: Option<GameId>, room: Option<&str>) -> ClientMessage<WireInput> {
     hello_as("ana", 2, game, room)
 }
 
 #[test]
 fn a_binary_hello_and_ping_read_back_and_are_checked_as_text_ones_are() {
     for message in [
-        hello(Some(GameId::this_build()), Some("duel")),
+        hello(Some(GameId::of::<crate::Tanks>()), Some("duel")),
         hello(None, None),
         ClientMessage::Ping { id: 1 << 40 },
     ] {
@@ -178,7 +183,9 @@ fn a_binary_hello_and_ping_read_back_and_are_checked_as_text_ones_are() {
         }),
         None,
     );
-    let e = decode_client::<crate::WireInput>(&encode_client(&other).expect("bytes")).unwrap_err();
+    let other =
+        decode_client::<crate::WireInput>(&encode_client(&other).expect("bytes")).expect("a hello");
+    let e = crate::shared::protocol::check_game::<Tanks, _>(&other).unwrap_err();
     assert_eq!(e.code, ErrorCode::WrongGame);
     let nameless = hello_as(" ", 2, None, None);
     let e =
@@ -203,7 +210,7 @@ mod props {
     use proptest::prelude::*;
 
     use crate::shared::bytes::{Codec, Reader};
-    use crate::shared::config::{Rect, MAX_OBSTACLES};
+    use crate::tanks::config::{Rect, MAX_OBSTACLES};
 
     use super::*;
 
@@ -247,8 +254,8 @@ mod json {
 
     use super::*;
     use crate::shared::protocol::{decode_server, encode};
-    use crate::shared::sim::Pose;
-    use crate::shared::state::PlayerState;
+    use crate::tanks::sim::Pose;
+    use crate::tanks::state::PlayerState;
     use crate::tanks::{CombatEvent, TankSetup};
 
     #[test]

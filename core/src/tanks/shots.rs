@@ -6,9 +6,9 @@
 
 use glam::Vec2;
 
-use crate::shared::config::SimConfig;
-use crate::shared::sim::Pose;
 use crate::shared::tick::Tick;
+use crate::tanks::config::SimConfig;
+use crate::tanks::sim::Pose;
 
 /// The rules of combat, with the defaults of protocol v1. The server sends
 /// them in `welcome`, so a client's predicted shots use the same numbers; a

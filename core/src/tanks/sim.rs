@@ -20,8 +20,8 @@ use glam::Vec2;
 use serde::{Deserialize, Serialize};
 
 use crate::shared::clamp::clamp;
-use crate::shared::config::{Rect, SimConfig};
-use crate::shared::input::{MoveInput, PredictedMoveStep};
+use crate::tanks::config::{Rect, SimConfig};
+use crate::tanks::input::{MoveInput, PredictedMoveStep};
 
 /// Where a player is and where it faces.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]

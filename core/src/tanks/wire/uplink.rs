@@ -2,9 +2,12 @@
 //! (the view tick to 1/256 of a tick), costs a few bytes per input, and
 //! refuses what the JSON form refuses.
 
-use super::*;
-use crate::shared::protocol::decode_client_frame;
-use crate::shared::protocol::WireInput;
+use crate::shared::protocol::{
+    decode_client_frame, encode, ClientMessage, Encoding, ErrorCode, Frame, MAX_INPUTS_PER_MESSAGE,
+};
+use crate::shared::tick::Tick;
+use crate::shared::uplink::*;
+use crate::tanks::wire::WireInput;
 
 fn input(tick: u32, turn: f32, throttle: f32, fire: bool, view: Option<f64>) -> WireInput {
     WireInput {
