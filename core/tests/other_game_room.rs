@@ -188,8 +188,12 @@ fn a_room_of_dots_tells_its_events_and_records_itself_like_a_room_of_tanks() {
     let summary =
         skirmish_core::replay_room_of::<Dots>(&recording, |_, _| {}).expect("a dot room replays");
     assert_eq!((summary.joins, summary.events), (2, 1));
-    let refused = skirmish_core::replay_room(&recording).map(|_| ());
-    let why = refused.expect_err("another game").to_string();
+    let tanks = skirmish_core::GameId {
+        name: "tanks".into(),
+        version: 2,
+    };
+    let refused = skirmish_core::Reader::open(&recording, skirmish_core::Kind::Room, &tanks);
+    let why = refused.map(|_| ()).expect_err("another game").to_string();
     assert!(why.contains("dots 1"), "names the game: {why}");
 }
 

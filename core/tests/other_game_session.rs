@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use skirmish_core::generic::{ClientSession, SessionEvent};
 use skirmish_core::{
-    decode_client_frame, replay_client, replay_client_of, Encoding, Frame, Incoming, Outbox, Phase,
-    PlayerId, ReplayOptions, Room, RoomConfig, Seating, SessionConfig,
+    decode_client_frame, replay_client_of, Encoding, Frame, Incoming, Outbox, Phase, PlayerId,
+    ReplayOptions, Room, RoomConfig, Seating, SessionConfig,
 };
 
 use dots::*;
@@ -174,7 +174,12 @@ fn two_dot_pages_play_in_a_room_of_dots_and_the_binary_one_replays() {
     let recording = line.binary.recording().expect("recorded").bytes().to_vec();
     let replayed = replay_client_of::<Dots>(&recording, ReplayOptions::default()).expect("replays");
     assert!(replayed.summary.frames > 4_000, "{:?}", replayed.summary);
-    let refused = replay_client(&recording, ReplayOptions::default())
+    let tanks = skirmish_core::GameId {
+        name: "tanks".into(),
+        version: 2,
+    };
+    let refused = skirmish_core::Reader::open(&recording, skirmish_core::Kind::Client, &tanks)
+        .map(|_| ())
         .expect_err("not a tank recording")
         .to_string();
     assert!(refused.contains("dots 1"), "{refused}");

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser};
-use skirmish_core::{InterestConfig, RoomConfig, SimConfig, TankSettings, Vec2, MAX_FRAME_BYTES};
+use skirmish_tanks::{InterestConfig, RoomConfig, SimConfig, TankSettings, Vec2, MAX_FRAME_BYTES};
 
 /// How the server runs.
 #[derive(Clone, Debug, Parser)]

@@ -1,5 +1,5 @@
 //! The authoritative Skirmish server: the imperative shell around
-//! `skirmish-core`'s [`Room`](skirmish_core::Room).
+//! `skirmish-core`'s [`Room`](skirmish_tanks::Room).
 //!
 //! - `GET /` serves the `web/` folder (the page and the built wasm client).
 //! - `GET /ws` upgrades to the game (`docs/PROTOCOL.md`).

@@ -23,8 +23,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use skirmish_core::{check_game, control, PlayerId, ProtocolError, Tanks};
-use skirmish_core::{decode_client_frame, ClientMessage, Encoding, ErrorCode, Frame};
+use skirmish_tanks::{check_game, control, PlayerId, ProtocolError, Tanks};
+use skirmish_tanks::{decode_client_frame, ClientMessage, Encoding, ErrorCode, Frame};
 use tokio::time::timeout;
 
 use crate::app::AppState;
@@ -341,7 +341,7 @@ impl<T: Transport> Session<'_, T> {
     /// The `error` telling the client about `error`, in the form its
     /// `hello` took: whether it is text, and its bytes.
     fn error_frame(&self, error: &ProtocolError) -> (bool, Vec<u8>) {
-        match control::frame_for(self.binary, &error.to_message::<skirmish_core::Tanks>()) {
+        match control::frame_for(self.binary, &error.to_message::<skirmish_tanks::Tanks>()) {
             Frame::Text(text) => (true, text.into_bytes()),
             Frame::Binary(bytes) => (false, bytes),
         }

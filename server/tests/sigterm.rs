@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::{bail, ensure, Context, Result};
 use futures_util::{SinkExt, StreamExt};
-use skirmish_core::{replay_room, RoomEnd};
+use skirmish_tanks::{replay_room, RoomEnd};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::time::timeout;
 use tokio_tungstenite::tungstenite::Message;

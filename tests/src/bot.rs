@@ -5,6 +5,7 @@
 //! the socket and a 60 Hz frame timer, and measures what a player would
 //! notice: corrections and snaps, RTT, the gaps between snapshots, bytes.
 
+use skirmish_tanks::prelude::*;
 use std::collections::VecDeque;
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
@@ -13,12 +14,12 @@ use anyhow::{Context, Result};
 use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
 use serde::Serialize;
-use skirmish_core::framing::StreamMessage;
-use skirmish_core::LinkConditions;
-use skirmish_core::{
+use skirmish_tanks::framing::StreamMessage;
+use skirmish_tanks::LinkConditions;
+use skirmish_tanks::{
     ClientMessage, ClientSession, Delivery, Incoming, SessionConfig, SessionEvent,
 };
-use skirmish_core::{Encoding, Frame, Tick};
+use skirmish_tanks::{Encoding, Frame, Tick};
 use tokio::time::{Instant, MissedTickBehavior};
 use tokio_tungstenite::tungstenite::Message;
 
@@ -160,7 +161,7 @@ pub struct BotReport {
     pub late_at: Vec<Instant>,
 }
 
-pub use skirmish_core::percentile;
+pub use skirmish_tanks::percentile;
 
 /// Plays one bot to the end of its duration.
 ///
@@ -179,7 +180,7 @@ pub async fn run_bot(addr: SocketAddr, mut options: BotOptions) -> Result<BotRep
         ..SessionConfig::default()
     };
     let mut session = match options.record {
-        Some(_) => ClientSession::recorded(config, skirmish_core::DEFAULT_RECORDING_LIMIT),
+        Some(_) => ClientSession::recorded(config, skirmish_tanks::DEFAULT_RECORDING_LIMIT),
         None => ClientSession::new(config),
     };
     let played = play(link, &mut session, &mut options).await;
@@ -244,8 +245,8 @@ async fn play(
                 for message in session.advance(now.duration_since(start)) {
                     let frame = session.encode(&message);
                     bytes_out += match &frame {
-                        skirmish_core::Frame::Text(text) => text.len(),
-                        skirmish_core::Frame::Binary(bytes) => bytes.len(),
+                        skirmish_tanks::Frame::Text(text) => text.len(),
+                        skirmish_tanks::Frame::Binary(bytes) => bytes.len(),
                     } as u64;
                     link.send(&message, frame).await?;
                 }

@@ -23,11 +23,11 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use futures_util::{SinkExt, StreamExt};
-use skirmish_core::{
+use skirmish_server::{start, RunningServer, ServerConfig};
+use skirmish_tanks::{
     decode_server, encode, ClientMessage, Encoding, ErrorCode, PlayerId, PlayerState,
     ServerMessage, SimConfig, Tick, WireInput,
 };
-use skirmish_server::{start, RunningServer, ServerConfig};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 use tokio_tungstenite::tungstenite::Message;
@@ -95,7 +95,7 @@ pub async fn websocket_over(addr: SocketAddr, tcp: TcpStream) -> Result<Socket> 
 /// An open arena without obstacles, `w` x `h`.
 pub fn open_arena(w: f32, h: f32) -> SimConfig {
     SimConfig {
-        arena: skirmish_core::Vec2::new(w, h),
+        arena: skirmish_tanks::Vec2::new(w, h),
         obstacles: Vec::new(),
         ..SimConfig::default()
     }
@@ -286,7 +286,7 @@ impl Client {
             protocol,
             room: room.map(str::to_string),
             encoding,
-            game: Some(skirmish_core::GameId::of::<skirmish_core::Tanks>()),
+            game: Some(skirmish_tanks::GameId::of::<skirmish_tanks::Tanks>()),
         })
         .await
     }
@@ -367,19 +367,18 @@ impl Client {
     /// The connection ends, the deadline passes, or the text does not decode.
     pub async fn recv(&mut self) -> Result<ServerMessage> {
         match self.recv_frame().await? {
-            skirmish_core::Frame::Text(text) => {
+            skirmish_tanks::Frame::Text(text) => {
                 decode_server(&text).map_err(|e| anyhow!("undecodable {text}: {e}"))
             }
-            skirmish_core::Frame::Binary(bytes)
-                if skirmish_core::control::is_server_control(&bytes) =>
+            skirmish_tanks::Frame::Binary(bytes)
+                if skirmish_tanks::control::is_server_control(&bytes) =>
             {
-                skirmish_core::control::decode_server(&bytes)
+                skirmish_tanks::control::decode_server(&bytes)
                     .map_err(|e| anyhow!("undecodable binary control message: {e}"))
             }
-            skirmish_core::Frame::Binary(bytes) => {
-                let (server_tick, players) =
-                    skirmish_core::compact::decode(&bytes, &self.config)
-                        .map_err(|e| anyhow!("undecodable binary frame: {e}"))?;
+            skirmish_tanks::Frame::Binary(bytes) => {
+                let (server_tick, players) = skirmish_tanks::compact::decode(&bytes, &self.config)
+                    .map_err(|e| anyhow!("undecodable binary frame: {e}"))?;
                 Ok(ServerMessage::Snapshot {
                     server_tick,
                     players,
@@ -392,17 +391,17 @@ impl Client {
     ///
     /// # Errors
     /// The connection ends or the deadline passes.
-    pub async fn recv_frame(&mut self) -> Result<skirmish_core::Frame> {
+    pub async fn recv_frame(&mut self) -> Result<skirmish_tanks::Frame> {
         loop {
             let frame = tokio::time::timeout(DEADLINE, self.socket.next())
                 .await
                 .map_err(|_| anyhow!("no message within {DEADLINE:?}"))?;
             match frame {
                 Some(Ok(Message::Text(text))) => {
-                    return Ok(skirmish_core::Frame::Text(text.to_string()));
+                    return Ok(skirmish_tanks::Frame::Text(text.to_string()));
                 }
                 Some(Ok(Message::Binary(bytes))) => {
-                    return Ok(skirmish_core::Frame::Binary(bytes.to_vec()));
+                    return Ok(skirmish_tanks::Frame::Binary(bytes.to_vec()));
                 }
                 Some(Ok(Message::Close(frame))) => bail!("closed: {frame:?}"),
                 Some(Ok(_)) => {}

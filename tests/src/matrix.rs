@@ -3,9 +3,10 @@
 //! row of `docs/QUALITY.md` reports. `tests/tests/clock.rs` asserts them;
 //! `bots --quality` prints them (and the SVG plots) for the docs.
 
+use skirmish_tanks::prelude::*;
 use std::time::Duration;
 
-use skirmish_core::{CombatRules, Encoding, LinkConditions, Pose, RoomConfig, TankSettings, Vec2};
+use skirmish_tanks::{CombatRules, Encoding, LinkConditions, Pose, RoomConfig, TankSettings, Vec2};
 
 use crate::open_arena;
 use crate::scenario::{link, percentile, ClientClock, NetScript};
@@ -152,7 +153,7 @@ fn wander(i: u64, net: NetScript, clock: ClientClock, encoding: Encoding) -> Cli
 /// The main cell: 16 bots, 60 s, 150 ms RTT, ±30 ms jitter, 5 % loss each
 /// way, with the resends a session ships with.
 pub fn main_cell(encoding: Encoding) -> Stepper {
-    main_cell_with(encoding, skirmish_core::SessionConfig::default().resends)
+    main_cell_with(encoding, skirmish_tanks::SessionConfig::default().resends)
 }
 
 /// The main cell with `resends` per input message while snapshots are lost.

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use skirmish_core::{Call, Calls, Frame, PlayerId, RoomCall, ServerMessage};
+use skirmish_tanks::{Call, Calls, Frame, PlayerId, RoomCall, ServerMessage};
 
 /// The bytes of `path` and of the parts that continue it.
 ///
@@ -95,13 +95,13 @@ const WINDOW: usize = 64;
 /// The recordings do not read, the room's does not replay, or no
 /// connection of the client joined that room.
 pub fn side_by_side(client: &[u8], room: &[u8]) -> Result<SideBySide> {
-    let (config, calls) = skirmish_core::open_client(client)?;
+    let (config, calls) = skirmish_tanks::open_client(client)?;
     let (claims, with_frames) = connections(calls)?;
     let name = config.name;
     let mut claims = claims;
     let mut watching: BTreeMap<PlayerId, Matcher<'_>> = BTreeMap::new();
     let mut done: BTreeMap<usize, Tally> = BTreeMap::new();
-    skirmish_core::replay_room_for(room, |call, out| {
+    skirmish_tanks::replay_room_for(room, |call, out| {
         if let RoomCall::Join(id, joiner, _) = call {
             if *joiner == name {
                 if let Some((index, start)) = claims.remove(id) {
@@ -208,9 +208,9 @@ fn connections(mut calls: Calls<'_>) -> Result<(Claims<'_>, usize)> {
 /// for a snapshot or anything unreadable).
 fn decoded(text: bool, bytes: &[u8]) -> Option<ServerMessage> {
     if text {
-        skirmish_core::decode_server(std::str::from_utf8(bytes).ok()?).ok()
-    } else if skirmish_core::control::is_server_control(bytes) {
-        skirmish_core::control::decode_server(bytes).ok()
+        skirmish_tanks::decode_server(std::str::from_utf8(bytes).ok()?).ok()
+    } else if skirmish_tanks::control::is_server_control(bytes) {
+        skirmish_tanks::control::decode_server(bytes).ok()
     } else {
         None
     }

@@ -5,11 +5,12 @@
 //! with controls, so the same brain drives bots over real WebSockets and
 //! clients in the deterministic stepper.
 
+use skirmish_tanks::prelude::*;
 use std::time::Duration;
 
-use skirmish_core::SeededRng;
-use skirmish_core::{angle_delta, shot_path, Vec2};
-use skirmish_core::{ClientSession, Controls};
+use skirmish_tanks::SeededRng;
+use skirmish_tanks::{angle_delta, shot_path, Vec2};
+use skirmish_tanks::{ClientSession, Controls};
 
 /// How a bot decides.
 #[derive(Clone, Debug)]
@@ -109,7 +110,7 @@ impl Wander {
             self.turn
         } else {
             let wanted = away.y.atan2(away.x);
-            skirmish_core::clamp(angle_delta(own.predicted.rotation, wanted) * 3.0, -1.0, 1.0)
+            skirmish_tanks::clamp(angle_delta(own.predicted.rotation, wanted) * 3.0, -1.0, 1.0)
         };
         Controls {
             turn,
@@ -156,7 +157,7 @@ impl Shooter {
         let miss = to.perp_dot(dir).abs();
         let ahead = to.dot(dir);
         Controls {
-            turn: skirmish_core::clamp(delta * 4.0, -1.0, 1.0),
+            turn: skirmish_tanks::clamp(delta * 4.0, -1.0, 1.0),
             throttle: 0.0,
             fire: miss < self.radius * 0.5 && ahead > 0.0 && ahead < reach,
         }

@@ -22,15 +22,18 @@
 //! slack reports, dilation, and whether remote time ever ran backwards or
 //! outside ±10 % of real time.
 
+use skirmish_tanks::prelude::*;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
-use skirmish_core::{
+use skirmish_tanks::{
     ClientMessage, Conditioner, Delivery, Encoding, PlayerId, SimConfig, Tick, World,
 };
-use skirmish_core::{ClientSession, Incoming, SessionConfig, SessionEvent, TankNote, TankSettings};
-use skirmish_core::{Frame, Outbox, Room, RoomConfig, Seating, PROTOCOL_VERSION};
-use skirmish_core::{LinkConditions, Vec2};
+use skirmish_tanks::{
+    ClientSession, Incoming, SessionConfig, SessionEvent, TankNote, TankSettings,
+};
+use skirmish_tanks::{Frame, Outbox, Room, RoomConfig, Seating, PROTOCOL_VERSION};
+use skirmish_tanks::{LinkConditions, Vec2};
 
 use crate::scenario::{ClientClock, NetScript};
 use crate::script::Script;
@@ -387,7 +390,7 @@ impl Stepper {
                     if let ClientMessage::Input { .. } = &message {
                         client.trace.uplink_bytes += bytes.len() as u64;
                     }
-                    let Ok(message) = skirmish_core::decode_client_frame(text, &bytes) else {
+                    let Ok(message) = skirmish_tanks::decode_client_frame(text, &bytes) else {
                         panic!("the session sent a message the server refuses: {message:?}");
                     };
                     client.up.send(now, message);

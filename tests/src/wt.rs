@@ -6,7 +6,7 @@
 use std::net::{IpAddr, SocketAddr};
 
 use anyhow::{anyhow, bail, Context, Result};
-use skirmish_core::framing::{write_message, StreamMessage, StreamReader};
+use skirmish_tanks::framing::{write_message, StreamMessage, StreamReader};
 use wtransport::tls::Sha256Digest;
 use wtransport::{ClientConfig, Connection, Endpoint, RecvStream, SendStream};
 
@@ -239,20 +239,20 @@ impl WtClient {
     /// before `welcome`.
     pub async fn join(offer: &Offer, source: IpAddr, name: &str, room: &str) -> Result<WtClient> {
         let mut client = WtClient::connect(offer, Some(source)).await?;
-        let hello = skirmish_core::encode(&skirmish_core::ClientMessage::<
-            skirmish_core::WireInput,
+        let hello = skirmish_tanks::encode(&skirmish_tanks::ClientMessage::<
+            skirmish_tanks::WireInput,
         >::Hello {
             name: name.into(),
-            protocol: skirmish_core::PROTOCOL_VERSION,
+            protocol: skirmish_tanks::PROTOCOL_VERSION,
             room: Some(room.into()),
-            encoding: skirmish_core::Encoding::Json,
-            game: Some(skirmish_core::GameId::of::<skirmish_core::Tanks>()),
+            encoding: skirmish_tanks::Encoding::Json,
+            game: Some(skirmish_tanks::GameId::of::<skirmish_tanks::Tanks>()),
         });
         client.send_reliable(&hello).await?;
         loop {
             let (text, _) = tokio::time::timeout(crate::DEADLINE, client.next_text()).await??;
-            if let skirmish_core::ServerMessage::Welcome { .. } =
-                skirmish_core::decode_server::<skirmish_core::Tanks>(&text)?
+            if let skirmish_tanks::ServerMessage::Welcome { .. } =
+                skirmish_tanks::decode_server::<skirmish_tanks::Tanks>(&text)?
             {
                 return Ok(client);
             }
@@ -271,8 +271,8 @@ impl WtClient {
                 bail!("the connection ended");
             };
             if let StreamMessage::Text(text) = received.message {
-                if let Ok(skirmish_core::ServerMessage::Snapshot { .. }) =
-                    skirmish_core::decode_server::<skirmish_core::Tanks>(&text)
+                if let Ok(skirmish_tanks::ServerMessage::Snapshot { .. }) =
+                    skirmish_tanks::decode_server::<skirmish_tanks::Tanks>(&text)
                 {
                     count += 1;
                 }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 use browser_support::{browser, joined, page_url, root, start_driver, state, wait_for, web_server};
-use skirmish_core::{open_client, replay_client, Call, ReplayError, ReplayOptions};
+use skirmish_tanks::{open_client, replay_client, Call, ReplayError, ReplayOptions};
 use skirmish_tests::config_with;
 use skirmish_tests::recordings::{first_parts, read_parts, side_by_side};
 
@@ -176,7 +176,7 @@ fn middle_snapshot(bytes: &[u8]) -> Result<(usize, usize)> {
     // not news, changed or not.
     let binary: Vec<usize> = (0..calls.len().saturating_sub(1))
         .filter(|&k| {
-            matches!(calls[k].1, Call::Binary(frame, _) if frame.first() != Some(&skirmish_core::compact::OWN))
+            matches!(calls[k].1, Call::Binary(frame, _) if frame.first() != Some(&skirmish_tanks::compact::OWN))
         })
         .collect();
     let k = *binary

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use skirmish_core::{ClientMessage, ErrorCode, Tick, MAX_FRAME_BYTES};
+use skirmish_tanks::{ClientMessage, ErrorCode, Tick, MAX_FRAME_BYTES};
 use skirmish_tests::{config_with, input, metric, server, test_config, Client};
 
 type Result = anyhow::Result<()>;
@@ -35,7 +35,7 @@ async fn every_bad_message_gets_its_error_code_and_is_counted() -> Result {
         ("not json", "{{{{".to_string()),
         ("unknown type", r#"{"type":"teleport","x":5}"#.to_string()),
         ("over 8 KiB", format!(r#"{{"type":"ping","id":1,"pad":"{}"}}"#, "x".repeat(MAX_FRAME_BYTES))),
-        ("17 inputs", skirmish_core::encode(&ClientMessage::Input { inputs: too_many, snapshot_ack: None, seq: None })),
+        ("17 inputs", skirmish_tanks::encode(&ClientMessage::Input { inputs: too_many, snapshot_ack: None, seq: None })),
         (
             "ticks not increasing",
             r#"{"type":"input","inputs":[{"tick":5,"turn":0,"throttle":1},{"tick":4,"turn":0,"throttle":1}]}"#.to_string(),

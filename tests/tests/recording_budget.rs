@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Result;
-use skirmish_core::replay_room;
+use skirmish_tanks::replay_room;
 use skirmish_tests::{config_with, metric, server, Client, DEADLINE};
 
 fn temp_dir(name: &str) -> PathBuf {

@@ -1,7 +1,7 @@
 //! The real server over real WebSockets on 127.0.0.1: joining, acks,
 //! movement, rooms, combat, death and respawn.
 
-use skirmish_core::{
+use skirmish_tanks::{
     angle_delta, simulate, ClientMessage, PlayerId, PlayerState, ServerMessage, Tick,
 };
 use skirmish_tests::{
@@ -18,7 +18,7 @@ fn find(players: &[PlayerState], id: PlayerId) -> Option<PlayerState> {
 async fn join_gets_welcome_with_the_config_and_snapshots_follow() -> Result {
     let srv = server(test_config())?;
     let mut client = Client::join(srv.addr, "ana", None).await?;
-    assert_eq!(client.config, skirmish_core::SimConfig::default());
+    assert_eq!(client.config, skirmish_tanks::SimConfig::default());
     assert_eq!(client.room, "room-1");
     let (tick, players) = client.snapshot().await?;
     assert!(tick > Tick::ZERO);
@@ -35,7 +35,7 @@ async fn join_gets_welcome_with_the_config_and_snapshots_follow() -> Result {
 /// of its hello is a binary error.
 #[tokio::test]
 async fn a_binary_hello_gets_binary_control_messages_over_a_real_socket() -> Result {
-    use skirmish_core::{control, Encoding, ErrorCode, Frame, GameId, PROTOCOL_VERSION};
+    use skirmish_tanks::{control, Encoding, ErrorCode, Frame, GameId, PROTOCOL_VERSION};
     let hello = |game: GameId| ClientMessage::Hello {
         name: "bin".into(),
         protocol: PROTOCOL_VERSION,
@@ -47,19 +47,19 @@ async fn a_binary_hello_gets_binary_control_messages_over_a_real_socket() -> Res
     let srv = server(test_config())?;
     let mut client = Client::connect(srv.addr).await?;
     client
-        .send_binary(binary(&hello(GameId::of::<skirmish_core::Tanks>())))
+        .send_binary(binary(&hello(GameId::of::<skirmish_tanks::Tanks>())))
         .await?;
     let Frame::Binary(first) = client.recv_frame().await? else {
         anyhow::bail!("the welcome came as text");
     };
     let ServerMessage::Welcome { room, setup, .. } =
-        control::decode_server::<skirmish_core::Tanks>(&first)?
+        control::decode_server::<skirmish_tanks::Tanks>(&first)?
     else {
         anyhow::bail!("the first frame is not a welcome");
     };
     assert_eq!(
         (room.as_str(), setup.config),
-        ("binary", skirmish_core::SimConfig::default())
+        ("binary", skirmish_tanks::SimConfig::default())
     );
     client
         .send_binary(binary(&ClientMessage::Ping { id: 77 }))
@@ -69,7 +69,7 @@ async fn a_binary_hello_gets_binary_control_messages_over_a_real_socket() -> Res
         match client.recv_frame().await? {
             Frame::Text(text) => anyhow::bail!("JSON to a binary client: {text}"),
             Frame::Binary(bytes) if control::is_server_control(&bytes) => {
-                match control::decode_server::<skirmish_core::Tanks>(&bytes)? {
+                match control::decode_server::<skirmish_tanks::Tanks>(&bytes)? {
                     ServerMessage::Roster { players } => roster = players.len() == 1,
                     ServerMessage::Pong { id, .. } => pong = id == 77,
                     other => anyhow::bail!("unexpected {other:?}"),
@@ -88,7 +88,7 @@ async fn a_binary_hello_gets_binary_control_messages_over_a_real_socket() -> Res
         anyhow::bail!("the refusal came as text");
     };
     assert!(matches!(
-        control::decode_server::<skirmish_core::Tanks>(&refusal)?,
+        control::decode_server::<skirmish_tanks::Tanks>(&refusal)?,
         ServerMessage::Error {
             code: ErrorCode::WrongGame,
             ..
@@ -209,7 +209,7 @@ async fn past_capacity_and_max_rooms_a_joiner_gets_server_full() -> Result {
     let _a = Client::join(srv.addr, "ana", None).await?;
     let mut b = Client::connect(srv.addr).await?;
     b.hello("ben", None).await?;
-    assert_eq!(b.error().await?, skirmish_core::ErrorCode::ServerFull);
+    assert_eq!(b.error().await?, skirmish_tanks::ErrorCode::ServerFull);
     assert_eq!(b.closed().await?, "server_full");
     srv.shutdown().await
 }
@@ -230,7 +230,7 @@ async fn aim(shooter: &mut Client, target: PlayerId, mut tick: u32) -> anyhow::R
     let mut left = angle_delta(me.rotation, wanted);
     let mut inputs = Vec::new();
     while left.abs() > 1e-6 {
-        let turn = skirmish_core::clamp(left / step, -1.0, 1.0);
+        let turn = skirmish_tanks::clamp(left / step, -1.0, 1.0);
         inputs.push(input(tick, turn, 0.0, false));
         left -= turn * step;
         tick += 1;
@@ -252,7 +252,7 @@ async fn duel() -> anyhow::Result<(skirmish_server::RunningServer, Client, Clien
 }
 
 /// The next `combat` message's events.
-async fn combat(client: &mut Client) -> anyhow::Result<Vec<skirmish_core::CombatEvent>> {
+async fn combat(client: &mut Client) -> anyhow::Result<Vec<skirmish_tanks::CombatEvent>> {
     loop {
         if let ServerMessage::Events { events } = client.recv().await? {
             return Ok(events);
@@ -354,7 +354,7 @@ async fn shutdown_tells_clients_why() -> Result {
     let shutting = tokio::spawn(srv.shutdown());
     assert_eq!(
         client.error().await?,
-        skirmish_core::ErrorCode::ShuttingDown
+        skirmish_tanks::ErrorCode::ShuttingDown
     );
     assert_eq!(client.closed().await?, "shutting_down");
     shutting.await??;
@@ -376,7 +376,7 @@ async fn the_roster_names_everyone_on_join_and_leave() -> Result {
     let srv = server(test_config())?;
     let mut a = Client::join(srv.addr, "ana", None).await?;
     let b = Client::join(srv.addr, "ben", None).await?;
-    let names = |players: Vec<skirmish_core::RosterEntry>| {
+    let names = |players: Vec<skirmish_tanks::RosterEntry>| {
         players.into_iter().map(|e| e.name).collect::<Vec<_>>()
     };
     // One roster per tick: ana alone first, unless ben joined in the same tick.
@@ -414,7 +414,7 @@ async fn compact_snapshots_carry_the_own_state_exactly() -> Result {
     let mut json = Client::join(srv.addr, "json", None).await?;
     let mut compact = Client::connect(srv.addr).await?;
     compact
-        .hello_with("compact", None, skirmish_core::Encoding::Compact)
+        .hello_with("compact", None, skirmish_tanks::Encoding::Compact)
         .await?;
     compact.welcome().await?;
     compact
@@ -478,7 +478,7 @@ async fn a_client_without_hello_is_closed_in_time() -> Result {
     let mut silent = Client::connect(srv.addr).await?;
     assert_eq!(
         silent.error().await?,
-        skirmish_core::ErrorCode::HelloTimeout
+        skirmish_tanks::ErrorCode::HelloTimeout
     );
     assert_eq!(silent.closed().await?, "hello_timeout");
     srv.shutdown().await

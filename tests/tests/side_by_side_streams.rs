@@ -14,7 +14,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use skirmish_core::{
+use skirmish_tanks::{
     decode_client_frame, ClientMessage, ClientSession, Controls, Encoding, Frame, Incoming, Outbox,
     PlayerId, Room, RoomConfig, Seating, SessionConfig, PROTOCOL_VERSION,
 };
@@ -34,7 +34,7 @@ const OTHERS: u32 = 24;
 /// bytes the room sent `rec`.
 fn play(seconds: u64) -> (Vec<u8>, Vec<u8>, usize) {
     let mut room =
-        Room::<skirmish_core::Tanks>::recorded(RoomConfig::<skirmish_core::Tanks>::default());
+        Room::<skirmish_tanks::Tanks>::recorded(RoomConfig::<skirmish_tanks::Tanks>::default());
     let mut out = Outbox::new();
     let json = Seating {
         encoding: Encoding::Json,

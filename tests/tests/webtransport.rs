@@ -6,8 +6,8 @@
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use skirmish_core::framing::StreamMessage;
-use skirmish_core::{
+use skirmish_tanks::framing::StreamMessage;
+use skirmish_tanks::{
     compact, decode_server, encode, ClientMessage, Encoding, ErrorCode, PlayerId, ServerMessage,
     PROTOCOL_VERSION,
 };
@@ -20,7 +20,7 @@ use tokio::time::timeout;
 const DEADLINE: Duration = Duration::from_secs(5);
 
 fn hello(name: &str, room: &str) -> String {
-    encode(&ClientMessage::<skirmish_core::WireInput>::Hello {
+    encode(&ClientMessage::<skirmish_tanks::WireInput>::Hello {
         name: name.into(),
         protocol: PROTOCOL_VERSION,
         room: Some(room.into()),
@@ -34,7 +34,7 @@ async fn welcome(client: &mut WtClient) -> Result<PlayerId> {
     loop {
         let (text, datagram) = timeout(DEADLINE, client.next_text()).await??;
         if let ServerMessage::Welcome { player_id, .. } =
-            decode_server::<skirmish_core::Tanks>(&text)?
+            decode_server::<skirmish_tanks::Tanks>(&text)?
         {
             assert!(!datagram, "welcome is reliable");
             return Ok(player_id);
@@ -43,7 +43,7 @@ async fn welcome(client: &mut WtClient) -> Result<PlayerId> {
 }
 
 /// Reads until a binary snapshot as a datagram; its players.
-async fn snapshot(client: &mut WtClient) -> Result<Vec<skirmish_core::PlayerState>> {
+async fn snapshot(client: &mut WtClient) -> Result<Vec<skirmish_tanks::PlayerState>> {
     loop {
         let received = timeout(DEADLINE, client.next())
             .await??
@@ -52,7 +52,7 @@ async fn snapshot(client: &mut WtClient) -> Result<Vec<skirmish_core::PlayerStat
             if !received.datagram || bytes.first() == Some(&compact::OWN) {
                 continue;
             }
-            let (_, players) = compact::decode(&bytes, &skirmish_core::SimConfig::default())?;
+            let (_, players) = compact::decode(&bytes, &skirmish_tanks::SimConfig::default())?;
             return Ok(players);
         }
     }
@@ -106,7 +106,7 @@ async fn a_player_joins_on_the_stream_and_plays_with_datagrams() -> Result<()> {
     client.send_datagram(br#"{"type":"ping","id":7}"#)?;
     loop {
         let (text, datagram) = timeout(DEADLINE, client.next_text()).await??;
-        if let ServerMessage::Pong { id, .. } = decode_server::<skirmish_core::Tanks>(&text)? {
+        if let ServerMessage::Pong { id, .. } = decode_server::<skirmish_tanks::Tanks>(&text)? {
             assert_eq!(id, 7);
             assert!(datagram, "pongs travel as datagrams");
             break;
@@ -124,7 +124,7 @@ async fn bad_messages_get_their_error_codes_on_the_stream_and_are_counted() -> R
     let (text, datagram) = timeout(DEADLINE, client.next_text()).await??;
     assert!(!datagram, "errors are reliable");
     assert!(matches!(
-        decode_server::<skirmish_core::Tanks>(&text)?,
+        decode_server::<skirmish_tanks::Tanks>(&text)?,
         ServerMessage::Error {
             code: ErrorCode::NotJoined,
             ..
@@ -143,7 +143,8 @@ async fn bad_messages_get_their_error_codes_on_the_stream_and_are_counted() -> R
         client.send_datagram(bytes)?;
         let code = loop {
             let (text, _) = timeout(DEADLINE, client.next_text()).await??;
-            if let ServerMessage::Error { code, .. } = decode_server::<skirmish_core::Tanks>(&text)?
+            if let ServerMessage::Error { code, .. } =
+                decode_server::<skirmish_tanks::Tanks>(&text)?
             {
                 break code;
             }
@@ -178,7 +179,7 @@ async fn each_snapshot_s_own_block_comes_again_after_it_as_a_datagram() -> Resul
         };
         assert!(received.datagram, "binary frames travel as datagrams");
         if bytes.first() == Some(&compact::OWN) {
-            let echo = compact::decode_own::<skirmish_core::PlayerState>(&bytes)?;
+            let echo = compact::decode_own::<skirmish_tanks::PlayerState>(&bytes)?;
             let head = heads.get(&echo.server_tick).with_context(|| {
                 format!("an echo of tick {} before its snapshot", echo.server_tick)
             })?;
@@ -284,7 +285,7 @@ async fn a_session_still_waiting_for_hello_is_told_of_a_shutdown() -> Result<()>
     let mut wt = WtClient::to_server(srv.addr, None).await?;
     let shutting = tokio::spawn(srv.shutdown());
     let (text, _) = timeout(DEADLINE, wt.next_text()).await??;
-    match decode_server::<skirmish_core::Tanks>(&text)? {
+    match decode_server::<skirmish_tanks::Tanks>(&text)? {
         ServerMessage::Error { code, .. } => assert_eq!(code, ErrorCode::ShuttingDown),
         other => bail!("expected the shutdown error, got {other:?}"),
     }

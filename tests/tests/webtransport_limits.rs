@@ -7,8 +7,8 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use skirmish_core::framing::StreamMessage;
-use skirmish_core::{
+use skirmish_tanks::framing::StreamMessage;
+use skirmish_tanks::{
     decode_server, encode, ClientMessage, Encoding, ErrorCode, ServerMessage, PROTOCOL_VERSION,
 };
 use skirmish_tests::wt::{bare_session, offer, WtClient};
@@ -18,7 +18,7 @@ use tokio::time::timeout;
 const DEADLINE: Duration = Duration::from_secs(10);
 
 fn hello(name: &str, room: &str, encoding: Encoding) -> String {
-    encode(&ClientMessage::<skirmish_core::WireInput>::Hello {
+    encode(&ClientMessage::<skirmish_tanks::WireInput>::Hello {
         name: name.into(),
         protocol: PROTOCOL_VERSION,
         room: Some(room.into()),
@@ -31,7 +31,7 @@ fn hello(name: &str, room: &str, encoding: Encoding) -> String {
 async fn error(client: &mut WtClient) -> Result<ErrorCode> {
     loop {
         let (text, _) = timeout(DEADLINE, client.next_text()).await??;
-        if let ServerMessage::Error { code, .. } = decode_server::<skirmish_core::Tanks>(&text)? {
+        if let ServerMessage::Error { code, .. } = decode_server::<skirmish_tanks::Tanks>(&text)? {
             return Ok(code);
         }
     }
@@ -41,7 +41,7 @@ async fn error(client: &mut WtClient) -> Result<ErrorCode> {
 async fn welcome(client: &mut WtClient) -> Result<()> {
     loop {
         let (text, _) = timeout(DEADLINE, client.next_text()).await??;
-        if let ServerMessage::Welcome { .. } = decode_server::<skirmish_core::Tanks>(&text)? {
+        if let ServerMessage::Welcome { .. } = decode_server::<skirmish_tanks::Tanks>(&text)? {
             return Ok(());
         }
     }

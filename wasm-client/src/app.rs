@@ -9,9 +9,10 @@
 //! canvas and the panel show the session's view. The clock is the
 //! `requestAnimationFrame` timestamp, passed in.
 
+use skirmish_tanks::prelude::*;
 use std::time::Duration;
 
-use skirmish_core::{
+use skirmish_tanks::{
     ClientMessage, ClientSession, Controls, Delivery, Encoding, Incoming, Phase, PlayerId,
     SessionConfig, SessionEvent,
 };
@@ -128,7 +129,7 @@ impl App {
         let hud = self.session.hud();
         let view = self.session.view();
         let lost = self.connection.counters();
-        let pose = |p: skirmish_core::Pose| vec![p.position.x, p.position.y, p.rotation];
+        let pose = |p: skirmish_tanks::Pose| vec![p.position.x, p.position.y, p.rotation];
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
         let remotes: Vec<Fields> = view
             .remotes

@@ -8,8 +8,8 @@
 use std::collections::VecDeque;
 use std::fmt::Write as _;
 
-use skirmish_core::LinkConditions;
-use skirmish_core::{Hud, Toggles};
+use skirmish_tanks::LinkConditions;
+use skirmish_tanks::{Hud, Toggles};
 use wasm_bindgen::JsCast;
 use web_sys::{
     CanvasRenderingContext2d, Document, HtmlCanvasElement, HtmlElement, HtmlInputElement,
@@ -84,7 +84,7 @@ impl Graph {
             ctx.begin_path();
             for (i, s) in self.samples.iter().enumerate() {
                 let x = width - (now - s.0) / GRAPH_SPAN_MS * width;
-                let v = skirmish_core::clamp((value(s) - lo) / (hi - lo), 0.0, 1.0);
+                let v = skirmish_tanks::clamp((value(s) - lo) / (hi - lo), 0.0, 1.0);
                 let y = height - 2.0 - f64::from(v) * (height - 4.0);
                 if i == 0 {
                     ctx.move_to(x, y);
@@ -337,7 +337,7 @@ mod tests {
     #[test]
     fn hud_text_shows_the_input_clock() {
         let hud = Hud {
-            pacing: skirmish_core::PacingHud {
+            pacing: skirmish_tanks::PacingHud {
                 scheduled: true,
                 slack_ms: Some(42.4),
                 target_slack_ms: Some(40.0),
@@ -347,7 +347,7 @@ mod tests {
                 resyncs: 0,
                 last_rewind: Some(std::time::Duration::from_millis(230)),
                 input_to_ack: None,
-                ..skirmish_core::PacingHud::default()
+                ..skirmish_tanks::PacingHud::default()
             },
             ..Hud::default()
         };

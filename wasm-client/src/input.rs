@@ -4,7 +4,7 @@
 //! layout does not matter. [`Keys::clear`] releases everything when the
 //! window loses focus, so no key stays stuck.
 
-use skirmish_core::Controls;
+use skirmish_tanks::Controls;
 
 /// Which of our keys are held.
 // Five independent keys, not a state machine.

@@ -1,5 +1,5 @@
 //! The browser client: a thin WebAssembly shell that drives
-//! `skirmish-core`'s [`ClientSession`](skirmish_core::ClientSession) from
+//! `skirmish-core`'s [`ClientSession`](skirmish_tanks::ClientSession) from
 //! the page.
 //!
 //! The shell owns what core may not touch: the clock
@@ -31,7 +31,7 @@ mod num;
 mod page;
 pub mod render;
 
-use skirmish_core::Controls;
+use skirmish_tanks::Controls;
 use wasm_bindgen::prelude::{wasm_bindgen, JsValue};
 
 use crate::page::with_app;
@@ -96,16 +96,16 @@ pub fn clear_controls() {
 pub fn golden_trajectory_hash() -> String {
     format!(
         "{:#018x}",
-        skirmish_core::determinism::golden_trajectory_hash()
+        skirmish_tanks::determinism::golden_trajectory_hash()
     )
 }
 
 /// The determinism check's trace of this build's game: the running hash
 /// after each of `steps` (at most a million) seeded steps from `seed`, as
-/// `skirmish_core::trace` computes it natively (`skirmish.determinism()`
+/// `skirmish_tanks::trace` computes it natively (`skirmish.determinism()`
 /// on the page; a browser test compares the two and names the first
 /// step where they differ).
 #[wasm_bindgen(js_name = determinismTrace)]
 pub fn determinism_trace(seed: u32, steps: u32) -> Vec<u64> {
-    skirmish_core::trace::<skirmish_core::Tanks>(u64::from(seed), steps.min(1_000_000))
+    skirmish_tanks::trace::<skirmish_tanks::Tanks>(u64::from(seed), steps.min(1_000_000))
 }

@@ -29,7 +29,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use js_sys::Reflect;
-use skirmish_core::{ClientMessage, Frame as Wire};
+use skirmish_tanks::{ClientMessage, Frame as Wire};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 use web_sys::Response;
@@ -261,7 +261,7 @@ async fn ask_transport(answer: Rc<RefCell<Option<Offer>>>) {
 
 #[cfg(test)]
 mod tests {
-    use skirmish_core::{ClientSession, Encoding, SessionConfig, Tick, WireInput};
+    use skirmish_tanks::{ClientSession, Encoding, SessionConfig, Tick, WireInput};
 
     use super::*;
 
@@ -289,7 +289,7 @@ mod tests {
         let hello = session.hello();
         let (payload, reliability) = outgoing(&hello, session.encode(&hello));
         assert_eq!(reliability, Reliability::Reliable);
-        let binary = skirmish_core::control::encode_client(&hello).expect("a binary hello");
+        let binary = skirmish_tanks::control::encode_client(&hello).expect("a binary hello");
         assert_eq!(payload, Payload::Binary(binary), "binary all the way");
         let ping = ClientMessage::Ping { id: 7 };
         assert_eq!(

@@ -9,7 +9,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use skirmish_core::{Encoding, SessionConfig};
+use skirmish_tanks::{Encoding, SessionConfig};
 use wasm_bindgen::prelude::{Closure, JsValue};
 use wasm_bindgen::JsCast;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, KeyboardEvent, Window};
@@ -79,7 +79,7 @@ fn session_config(window: &Window) -> SessionConfig {
     let name = query(window, "name")
         .unwrap_or_else(|| format!("player-{}", (js_sys::Math::random() * 9000.0) as u32 + 1000));
     SessionConfig {
-        name: name.chars().take(skirmish_core::MAX_NAME_CHARS).collect(),
+        name: name.chars().take(skirmish_tanks::MAX_NAME_CHARS).collect(),
         room: query(window, "room"),
         // Binary all the way: the page is built without JSON (readable
         // JSON is for tools: the bots without `--compact`, or any
@@ -97,7 +97,7 @@ fn record_limit(window: &Window) -> Option<usize> {
         return None;
     }
     let mb = query(window, "record-mb").and_then(|v| v.parse::<usize>().ok());
-    Some(mb.map_or(skirmish_core::DEFAULT_RECORDING_LIMIT, |mb| {
+    Some(mb.map_or(skirmish_tanks::DEFAULT_RECORDING_LIMIT, |mb| {
         mb.saturating_mul(1 << 20)
     }))
 }

@@ -4,8 +4,8 @@
 //! The arena is scaled to fit the canvas and centred; nothing here decides
 //! anything, it only draws what core computed.
 
-use skirmish_core::View;
-use skirmish_core::{PlayerId, Pose, SimConfig, Vec2};
+use skirmish_tanks::View;
+use skirmish_tanks::{PlayerId, Pose, SimConfig, Vec2};
 use web_sys::CanvasRenderingContext2d;
 
 /// What to draw besides the players.

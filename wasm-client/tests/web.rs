@@ -5,12 +5,12 @@ use std::time::Duration;
 
 use skirmish_client::input::Keys;
 use skirmish_client::render::{draw, Overlays};
-use skirmish_core::determinism::{golden_trajectory_hash, GOLDEN_TRAJECTORY_HASH};
-use skirmish_core::{
+use skirmish_tanks::determinism::{golden_trajectory_hash, GOLDEN_TRAJECTORY_HASH};
+use skirmish_tanks::{
     compact, control, ClientMessage, CorrectionOutcome, Encoding, PlayerId, PlayerState, Pose,
     ServerMessage, SimConfig, Tick, Vec2,
 };
-use skirmish_core::{ClientSession, Controls, Incoming, SessionConfig, SessionEvent, View};
+use skirmish_tanks::{ClientSession, Controls, Incoming, SessionConfig, SessionEvent, View};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
@@ -77,13 +77,13 @@ fn joined_session(pose: Pose) -> ClientSession {
         encoding: Encoding::Compact,
         ..SessionConfig::default()
     });
-    let welcome = control::encode_server(&ServerMessage::<skirmish_core::Tanks>::Welcome {
+    let welcome = control::encode_server(&ServerMessage::<skirmish_tanks::Tanks>::Welcome {
         player_id: PlayerId(1),
         protocol: 1,
         server_tick: Tick(1),
         tick_ms: 50,
         room: "test".into(),
-        setup: skirmish_core::TankSetup {
+        setup: skirmish_tanks::TankSetup {
             config: SimConfig::default(),
             combat: None,
         },

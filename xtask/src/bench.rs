@@ -146,7 +146,7 @@ pub fn run(args: &[String]) -> Result {
     }
     let criterion_args = ["--", "--warm-up-time", "1", "--measurement-time", "3"];
     for bench in ["reconcile", "world"] {
-        let mut a = vec!["bench", "-p", "skirmish-core", "--bench", bench];
+        let mut a = vec!["bench", "-p", "skirmish-tanks", "--bench", bench];
         a.extend(criterion_args);
         sh(&cargo, &a, &[])?;
     }

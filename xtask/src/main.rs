@@ -325,11 +325,13 @@ fn test() -> Result {
         step("format", &cargo, &["fmt", "--all", "--check"]),
         clippy("clippy (native)", &cargo, &["--workspace", "--all-targets"]),
         clippy(
-            "clippy (wasm32: core and client)",
+            "clippy (wasm32: core, the tank game and client)",
             &cargo,
             &[
                 "-p",
                 "skirmish-core",
+                "-p",
+                "skirmish-tanks",
                 "-p",
                 "skirmish-client",
                 "--lib",
@@ -339,11 +341,13 @@ fn test() -> Result {
             ],
         ),
         clippy(
-            "clippy (wasm32: core without json, as the page builds it)",
+            "clippy (wasm32: core and the tank game without json, as the page builds them)",
             &cargo,
             &[
                 "-p",
                 "skirmish-core",
+                "-p",
+                "skirmish-tanks",
                 "--no-default-features",
                 "--lib",
                 "--target",

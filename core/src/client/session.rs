@@ -235,7 +235,7 @@ impl<G: ClientGame> ClientSession<G> {
     }
 
     /// The recording so far, if this session records itself: replayed by
-    /// [`replay_client`](crate::replay_client) natively, bit for bit.
+    /// [`replay_client_of`](crate::replay_client_of) natively, bit for bit.
     pub fn recording(&self) -> Option<&ClientRecorder<G>> {
         self.recorder.as_deref()
     }

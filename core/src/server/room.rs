@@ -258,7 +258,7 @@ impl<G: ServerGame> Room<G> {
     }
 
     /// The authoritative world, to change outside the rules (scripted
-    /// spawns, scenario set-up, tests), e.g. [`World::teleport`].
+    /// spawns, scenario set-up, tests), e.g. a game's own teleport.
     pub fn world_mut(&mut self) -> &mut World<G> {
         &mut self.world
     }

@@ -12,15 +12,14 @@
 //!   counted. See `queue`.
 //! - **Protocol 2** ([`InputMode::Scheduled`]): inputs name the server tick
 //!   they are for and are applied exactly then: one per tick, a late one
-//!   dropped and counted (what it did at its view, a shot, honoured once
-//!   at the next tick), a missing one replaced by the previous input
+//!   dropped and counted (an action it did at its view honoured once at
+//!   the next tick), a missing one replaced by the previous input
 //!   (counted). Each input message's snapshot acknowledgement measures the
 //!   player's round trip (`latency`), which bounds the oldest view its
 //!   inputs may claim. See `schedule`.
 //!
 //! What inputs do, and everything else in a step, is the game's
-//! ([`ServerGame::step`]): the tank game's order of operations is in
-//! `crate::tanks::world`.
+//! ([`ServerGame::step`]).
 
 mod inputs;
 mod latency;
@@ -60,8 +59,9 @@ pub struct WorldStats {
     pub skipped_ticks: u64,
     /// Inputs applied.
     pub applied_inputs: u64,
-    /// Protocol 2: inputs that arrived after their tick (their movement
-    /// dropped, their shot honoured: `late_shots_honoured`).
+    /// Protocol 2: inputs that arrived after their tick (their lasting
+    /// part dropped, an action at their view honoured:
+    /// `late_actions_honoured`).
     pub late_inputs: u64,
     /// Protocol 2: ticks simulated with a player's previous input because
     /// its own was missing.
@@ -71,17 +71,17 @@ pub struct WorldStats {
     pub slack: SlackHistogram,
     /// Protocol 2: how late late inputs arrived (first arrivals, dropped).
     pub lateness: LatenessHistogram,
-    /// Inputs that fired.
-    pub shots: u64,
-    /// Shots whose view was older than a bound allows (judged at the
-    /// bound): `max_rewind_ms`, or the shooter's round trip.
+    /// Actions judged at their input's view, as the game counts them.
+    pub view_actions: u64,
+    /// Actions whose view was older than a bound allows (judged at the
+    /// bound): the game's own, or the player's round trip.
     pub rewind_clamped: u64,
-    /// Of those, the shots bound by their shooter's measured round trip,
-    /// tighter than `max_rewind_ms` (protocol 2).
+    /// Of those, the actions bound by their player's measured round trip,
+    /// tighter than the game's bound (protocol 2).
     pub rewind_clamped_rtt: u64,
-    /// Protocol 2: shots of late inputs fired at the next tick.
-    pub late_shots_honoured: u64,
-    /// How far back shots were judged.
+    /// Protocol 2: actions of late inputs honoured at the next tick.
+    pub late_actions_honoured: u64,
+    /// How far back actions were judged.
     pub rewind: RewindHistogram,
     /// Pairs of players pushed apart for overlapping: a push moves a player
     /// where its own prediction did not, so it shows as a misprediction
@@ -272,8 +272,7 @@ pub enum JoinError {
     Taken(PlayerId),
 }
 
-/// The authoritative state of one room, of a game `G` (the tank game by
-/// default).
+/// The authoritative state of one room, of a game `G`.
 #[derive(Clone)]
 pub struct World<G: ServerGame> {
     config: G::Config,
@@ -422,7 +421,7 @@ impl<G: ServerGame> World<G> {
     /// The client of `id` acknowledged the snapshot of `acked` in a
     /// message that arrived `since` after the last step: for a protocol-2
     /// player, a sample of its round trip, which bounds how far back its
-    /// shots are judged (see `latency`). Call it before
+    /// actions are judged (see `latency`). Call it before
     /// [`World::receive_at`] with the same message's inputs. Unknown and
     /// protocol-1 players are ignored.
     pub fn receive_ack(&mut self, id: PlayerId, acked: Tick, since: std::time::Duration) {

@@ -377,7 +377,7 @@ impl<F: Fields> FitsAMask<F> {
 }
 
 /// A state written in full: each field little-endian, in order.
-pub(crate) fn write_full<F: Fields>(value: &F, out: &mut Vec<u8>) {
+pub fn write_full<F: Fields>(value: &F, out: &mut Vec<u8>) {
     for (i, width) in F::WIDTHS.iter().enumerate() {
         let v = value.get(i);
         match width {
@@ -388,7 +388,10 @@ pub(crate) fn write_full<F: Fields>(value: &F, out: &mut Vec<u8>) {
 }
 
 /// Reads a state written by [`write_full`].
-pub(crate) fn read_full<F: Fields>(r: &mut Reader<'_>) -> Result<F, ProtocolError> {
+///
+/// # Errors
+/// Bytes that end early.
+pub fn read_full<F: Fields>(r: &mut Reader<'_>) -> Result<F, ProtocolError> {
     let mut value = F::default();
     for (i, width) in F::WIDTHS.iter().enumerate() {
         let v = match width {

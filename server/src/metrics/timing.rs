@@ -14,8 +14,8 @@
 use std::fmt::Write as _;
 use std::sync::Mutex;
 
-use skirmish_core::timing::{Buckets, MsHistogram};
-use skirmish_core::{LatenessHistogram, RewindHistogram, SlackHistogram, WorldStats};
+use skirmish_tanks::timing::{Buckets, MsHistogram};
+use skirmish_tanks::{LatenessHistogram, RewindHistogram, SlackHistogram, WorldStats};
 
 /// The clock's counters of every room.
 #[derive(Debug, Default)]
@@ -49,7 +49,7 @@ impl TimingMetrics {
             repeated: stats.repeated_inputs,
             clamped: stats.rewind_clamped,
             clamped_rtt: stats.rewind_clamped_rtt,
-            late_shots: stats.late_shots_honoured,
+            late_shots: stats.late_actions_honoured,
             pushes: stats.pushes,
             slack: stats.slack,
             lateness: stats.lateness,

@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use skirmish_core::{ClientMessage, ErrorCode, Frame, Outbox, PlayerId, ProtocolError, Received};
-use skirmish_core::{Room, RoomEnd, Seating};
+use skirmish_tanks::{ClientMessage, ErrorCode, Frame, Outbox, PlayerId, ProtocolError, Received};
+use skirmish_tanks::{Room, RoomEnd, Seating};
 
 use super::recording::RecordSink;
 use super::ticker::TickHealth;

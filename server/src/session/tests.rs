@@ -7,9 +7,9 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use skirmish_core::{decode_server, ErrorCode, ServerMessage, MAX_FRAME_BYTES};
+use skirmish_tanks::{decode_server, ErrorCode, ServerMessage, MAX_FRAME_BYTES};
 // Matched, never built here: only the room builds what clients are told.
-use skirmish_core::ServerMessage as Told;
+use skirmish_tanks::ServerMessage as Told;
 
 use super::{serve, Peer, Raw, Transport};
 use crate::app::AppState;

@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use anyhow::Result;
 use clap::Parser;
-use skirmish_core::Encoding;
-use skirmish_core::LinkConditions;
+use skirmish_tanks::Encoding;
+use skirmish_tanks::LinkConditions;
 use skirmish_tests::bot::{percentile, run_bot, BotOptions, BotReport, BotTransport};
 use skirmish_tests::light::LightOptions;
 use skirmish_tests::relay::{Impairment, TcpRelay, UdpRelay};
@@ -110,7 +110,7 @@ struct Args {
     /// Protocol 2 over WebTransport: send each input message again this
     /// many times, a quarter step apart, while snapshots are being lost;
     /// default: what the page ships (`SessionConfig::default().resends`).
-    #[arg(long, default_value_t = skirmish_core::SessionConfig::default().resends)]
+    #[arg(long, default_value_t = skirmish_tanks::SessionConfig::default().resends)]
     resends: u32,
     /// Record the first bot's session into this file (replay it with
     /// `cargo xtask replay FILE`); full bots only.

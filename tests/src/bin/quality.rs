@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use skirmish_core::Encoding;
+use skirmish_tanks::Encoding;
 use skirmish_tests::chart::{chart, Line};
 use skirmish_tests::matrix::{
     self, blackout, drift, fairness, hitch, rtt_step, summarize, Summary, INCIDENT_AT, STEP_DOWN,
@@ -134,7 +134,7 @@ fn main() -> anyhow::Result<()> {
 /// The main cell as shipped (compact, JSON) and with less loss cover.
 fn main_cell_rows() -> Vec<Row> {
     eprintln!("quality: main cell (compact, then JSON)");
-    let shipped = skirmish_core::SessionConfig::default().resends;
+    let shipped = skirmish_tanks::SessionConfig::default().resends;
     [
         (
             "main cell, compact (as shipped)",
@@ -284,9 +284,9 @@ fn page(rows: &[Row]) -> String {
         .ok()
         .and_then(|o| String::from_utf8(o.stdout).ok())
         .unwrap_or_default();
-    let game = skirmish_core::GameId::of::<skirmish_core::Tanks>();
+    let game = skirmish_tanks::GameId::of::<skirmish_tanks::Tanks>();
     let _ = writeln!(page, "# Netcode quality: the input clock\n");
-    let _ = writeln!(page, "Game: {game} (`{}`).\n", skirmish_core::BUILD);
+    let _ = writeln!(page, "Game: {game} (`{}`).\n", skirmish_tanks::BUILD);
     let _ = writeln!(
         page,
         "Written by `cargo run --release -p skirmish-tests --bin quality` (run by `cargo xtask bench`) on {}. \

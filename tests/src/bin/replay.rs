@@ -12,7 +12,7 @@
 //!
 //! A recording is untrusted input: a header outside the bounds a session
 //! or room runs with (`docs/RECORDING.md`) is refused (2), no frame runs
-//! more than `skirmish_core::MAX_STEPS_PER_FRAME` steps, and `--with-room`
+//! more than `skirmish_tanks::MAX_STEPS_PER_FRAME` steps, and `--with-room`
 //! holds a window of the room's frames, not all of them.
 
 use std::path::{Path, PathBuf};
@@ -20,7 +20,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use skirmish_core::{
+use skirmish_tanks::{
     replay_client, replay_room, Pose, ReplayError, ReplayOptions, RoomEnd, RoomReplayError,
 };
 use skirmish_tests::plot::timeline;
