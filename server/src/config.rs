@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser};
-use skirmish_tanks::{InterestConfig, RoomConfig, SimConfig, TankSettings, Vec2, MAX_FRAME_BYTES};
+use skirmish_core::{InterestConfig, MAX_FRAME_BYTES};
+
+use crate::game::{GameSettings, RoomConfig};
 
 /// How the server runs.
 #[derive(Clone, Debug, Parser)]
@@ -119,13 +121,9 @@ pub struct RoomSettings {
     /// Seconds a room without players stays open.
     #[arg(long = "empty-room-timeout", default_value = "30", value_parser = seconds)]
     pub empty_timeout: Duration,
-    /// The movement constants every room uses.
-    #[arg(skip = SimConfig::default())]
-    pub sim: SimConfig,
-    /// The arena's size, `WIDTHxHEIGHT` in units (sent in `welcome`);
-    /// larger than a screen wants `--interest-radius` too.
-    #[arg(long, value_parser = arena)]
-    pub arena: Option<Vec2>,
+    /// The game's own settings (`crate::game`).
+    #[command(flatten)]
+    pub game: GameSettings,
     /// Binary clients only get the players within this many units (plus a
     /// 100-unit margin before they are dropped, and anyone they fought);
     /// unset: every player of the room.
@@ -181,20 +179,9 @@ impl RoomSettings {
         RoomConfig {
             name: name.to_string(),
             capacity: self.capacity,
-            game: TankSettings {
-                sim: self.sim(),
-                ..TankSettings::default()
-            },
+            game: self.game.settings(),
             seed: self.seed.wrapping_add(number),
             interest: self.interest(),
-        }
-    }
-
-    /// The movement constants with the `--arena` override.
-    pub fn sim(&self) -> SimConfig {
-        SimConfig {
-            arena: self.arena.unwrap_or(self.sim.arena),
-            ..self.sim.clone()
         }
     }
 
@@ -285,21 +272,6 @@ impl Default for ServerConfig {
     }
 }
 
-/// `WIDTHxHEIGHT`, both positive.
-fn arena(text: &str) -> Result<Vec2, String> {
-    let (w, h) = text
-        .split_once(['x', 'X'])
-        .ok_or_else(|| format!("`{text}` is not WIDTHxHEIGHT"))?;
-    let size = |v: &str| -> Result<f32, String> {
-        v.trim()
-            .parse::<f32>()
-            .ok()
-            .filter(|v| v.is_finite() && *v >= 100.0 && *v <= 1_000_000.0)
-            .ok_or_else(|| format!("`{v}` is not a size from 100 to 1000000 units"))
-    };
-    Ok(Vec2::new(size(w)?, size(h)?))
-}
-
 /// Parses a number of seconds (fractions allowed) into a duration.
 pub(crate) fn seconds(text: &str) -> Result<Duration, String> {
     let secs: f64 = text
@@ -313,11 +285,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn arena_sizes_parse_or_say_why_not() {
-        assert_eq!(arena("8000x6000"), Ok(Vec2::new(8000.0, 6000.0)));
-        assert!(arena("8000").is_err());
-        assert!(arena("0x10").is_err());
-        assert!(arena("NaNx1000").is_err());
+    fn the_games_arena_and_the_interest_radius_parse() {
         let parsed = ServerConfig::try_parse_from([
             "skirmish-server",
             "--arena",
@@ -326,7 +294,7 @@ mod tests {
             "900",
         ])
         .expect("parses");
-        assert_eq!(parsed.rooms.sim().arena, Vec2::new(8000.0, 8000.0));
+        assert_eq!(parsed.rooms.game.sim().arena.x, 8000.0);
         assert_eq!(parsed.rooms.interest().radius, Some(900.0));
         assert_eq!(ServerConfig::default().rooms.interest().radius, None);
     }

@@ -1,5 +1,6 @@
 //! The authoritative Skirmish server: the imperative shell around
-//! `skirmish-core`'s [`Room`](skirmish_tanks::Room).
+//! `skirmish-core`'s [`Room`](skirmish_core::Room), of the game named in
+//! [`game`] (the one module that names it).
 //!
 //! - `GET /` serves the `web/` folder (the page and the built wasm client).
 //! - `GET /ws` upgrades to the game (`docs/PROTOCOL.md`).
@@ -8,7 +9,7 @@
 //!   connect over WebTransport (served on UDP beside).
 //!
 //! The crate is layered, and imports point down only (a tidy test checks
-//! it): `config`, `metrics`, `limits` and `shutdown` at the bottom; `rooms`
+//! it): `game`, `config`, `metrics`, `limits` and `shutdown` at the bottom; `rooms`
 //! (the registry, which never names a transport: transports implement its
 //! [`Outbound`](rooms::Outbound)); `app` (the shared state); `session` (one
 //! conversation for every transport); `transport::{ws, wt}` (bytes only,
@@ -19,6 +20,7 @@
 //! start one on `127.0.0.1:0` and talk to it over real sockets.
 
 pub mod config;
+pub mod game;
 pub mod limits;
 pub mod metrics;
 pub mod shutdown;

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use skirmish_tanks::ErrorCode;
+use skirmish_core::ErrorCode;
 
 mod timing;
 
@@ -489,7 +489,7 @@ mod tests {
 
     #[test]
     fn an_overrun_tick_shows_at_its_size_not_only_in_inf() {
-        let budget = f64::from(skirmish_tanks::SimConfig::default().tick_ms) / 1000.0;
+        let budget = crate::game::GameSettings::default_cadence().as_secs_f64();
         assert!(
             TICK_BUCKETS.iter().filter(|b| **b > budget).count() >= 4,
             "buckets past the {budget} s budget: {TICK_BUCKETS:?}"
@@ -547,9 +547,9 @@ mod tests {
     #[test]
     fn every_family_follows_prometheus_conventions() {
         let m = Metrics::default();
-        let mut stats = skirmish_tanks::WorldStats {
+        let mut stats = skirmish_core::WorldStats {
             late_inputs: 1,
-            ..skirmish_tanks::WorldStats::default()
+            ..skirmish_core::WorldStats::default()
         };
         stats.slack.record(35);
         stats.lateness.record(60);

@@ -1,6 +1,6 @@
 //! Rooms: the registry that places joiners and hands out player ids, the
 //! handle a session uses to reach its room, and the task that gives each
-//! [`Room`](skirmish_tanks::Room) its time.
+//! room (the library's `Room` of the [`Game`](crate::game::Game)) its time.
 //!
 //! Everything a client is told is decided by core's `Room`; this module only
 //! carries it out. A room lives behind one mutex with the outbounds of its
@@ -27,7 +27,7 @@ mod tests;
 mod ticker;
 
 use serde::Serialize;
-use skirmish_tanks::ErrorCode;
+use skirmish_core::ErrorCode;
 
 pub use handle::RoomHandle;
 pub use registry::{Joiner, Rooms};

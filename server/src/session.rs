@@ -23,11 +23,12 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use skirmish_tanks::{check_game, control, PlayerId, ProtocolError, Tanks};
-use skirmish_tanks::{decode_client_frame, ClientMessage, Encoding, ErrorCode, Frame};
+use skirmish_core::{check_game, control, PlayerId, ProtocolError};
+use skirmish_core::{decode_client_frame, Encoding, ErrorCode, Frame};
 use tokio::time::timeout;
 
 use crate::app::AppState;
+use crate::game::{ClientMessage, Game};
 use crate::metrics::DisconnectReason;
 use crate::rooms::{Joiner, Outbound, RoomHandle, SendError};
 use gate::{Admit, Gate};
@@ -189,7 +190,7 @@ impl<T: Transport> Session<'_, T> {
         match self.gate.admit(payload.len()) {
             // A hello of another game is refused by name.
             Admit::Read => match decode_client_frame(text, payload)
-                .and_then(|m| check_game::<Tanks, _>(&m).map(|()| m))
+                .and_then(|m| check_game::<Game, _>(&m).map(|()| m))
             {
                 Ok(message) => {
                     if let Some((kind, bytes)) = &mut self.frame {
@@ -341,7 +342,7 @@ impl<T: Transport> Session<'_, T> {
     /// The `error` telling the client about `error`, in the form its
     /// `hello` took: whether it is text, and its bytes.
     fn error_frame(&self, error: &ProtocolError) -> (bool, Vec<u8>) {
-        match control::frame_for(self.binary, &error.to_message::<skirmish_tanks::Tanks>()) {
+        match control::frame_for(self.binary, &error.to_message::<Game>()) {
             Frame::Text(text) => (true, text.into_bytes()),
             Frame::Binary(bytes) => (false, bytes),
         }

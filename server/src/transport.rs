@@ -14,8 +14,8 @@ use crate::config::Limits;
 
 /// The largest message or frame a client may send; frames announcing more
 /// end the connection from their header, before they are buffered. Between
-/// [`skirmish_tanks::MAX_FRAME_BYTES`] and this, a message gets `too_large`.
-pub const TRANSPORT_LIMIT: usize = 8 * skirmish_tanks::MAX_FRAME_BYTES;
+/// [`skirmish_core::MAX_FRAME_BYTES`] and this, a message gets `too_large`.
+pub const TRANSPORT_LIMIT: usize = 8 * skirmish_core::MAX_FRAME_BYTES;
 /// The most bytes one client's backlog may hold, whatever its frame budget.
 pub const MAX_BACKLOG_BYTES: usize = 1024 * 1024;
 

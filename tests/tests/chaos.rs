@@ -82,7 +82,9 @@ where
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sixteen_bots_keep_their_rate_and_counters_through_chaos() -> anyhow::Result<()> {
-    let srv = SeparateServer::start(config_with(|c| c.rooms.sim = open_arena(6000.0, 6000.0)))?;
+    let srv = SeparateServer::start(config_with(|c| {
+        c.rooms.game.sim = open_arena(6000.0, 6000.0);
+    }))?;
     let addr = srv.addr;
     let (stop_tx, stop) = watch::channel(false);
     let mut chaos_tasks = vec![

@@ -234,9 +234,42 @@ fn core_imports_point_down() {
     );
 }
 
+/// The server names its game in one module (`server/src/game.rs`, beside
+/// `main.rs`): no other file names a game crate or a game's type.
+#[test]
+fn the_server_names_its_game_in_one_module() {
+    let game_words = [
+        "skirmish_tanks",
+        "Tanks",
+        "TankSettings",
+        "SimConfig",
+        "WireInput",
+    ];
+    let mut offenders = Vec::new();
+    let files = rust_files();
+    let server: Vec<_> = files
+        .iter()
+        .filter(|(path, _)| path.starts_with("server/src/"))
+        .filter(|(path, _)| path != "server/src/game.rs" && path != "server/src/main.rs")
+        .collect();
+    assert!(server.len() > 20, "the walk finds the server");
+    for (path, text) in server {
+        for (n, line) in text.lines().enumerate() {
+            let words = line
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .filter(|w| game_words.contains(w));
+            for word in words {
+                offenders.push(format!("{path}:{}: `{word}`", n + 1));
+            }
+        }
+    }
+    assert!(offenders.is_empty(), "{offenders:#?}");
+}
+
 /// The server's layers, lowest first: a file may import only from layers
 /// below its own (or from inside its own module).
-const SERVER_LAYERS: [&str; 11] = [
+const SERVER_LAYERS: [&str; 12] = [
+    "game",
     "config",
     "metrics",
     "limits",

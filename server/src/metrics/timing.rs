@@ -14,8 +14,8 @@
 use std::fmt::Write as _;
 use std::sync::Mutex;
 
-use skirmish_tanks::timing::{Buckets, MsHistogram};
-use skirmish_tanks::{LatenessHistogram, RewindHistogram, SlackHistogram, WorldStats};
+use skirmish_core::timing::{Buckets, MsHistogram};
+use skirmish_core::{LatenessHistogram, RewindHistogram, SlackHistogram, WorldStats};
 
 /// The clock's counters of every room.
 #[derive(Debug, Default)]

@@ -8,8 +8,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use skirmish_tanks::{ClientMessage, ErrorCode, Frame, Outbox, PlayerId, ProtocolError, Received};
-use skirmish_tanks::{Room, RoomEnd, Seating};
+use skirmish_core::{ErrorCode, Frame, Outbox, PlayerId, ProtocolError, Received};
+use skirmish_core::{RoomEnd, Seating};
+
+use crate::game::{ClientMessage, Room};
 
 use super::recording::RecordSink;
 use super::ticker::TickHealth;

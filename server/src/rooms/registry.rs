@@ -8,8 +8,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use skirmish_tanks::{check_room_name, Encoding, ErrorCode, PlayerId, ProtocolError};
-use skirmish_tanks::{place, Placement, Room, RoomEnd, Seating};
+use skirmish_core::{check_room_name, Encoding, ErrorCode, PlayerId, ProtocolError};
+use skirmish_core::{place, Placement, RoomEnd, Seating};
+
+use crate::game::Room;
 use tokio::time::Instant;
 
 use super::handle::RoomHandle;

@@ -4,7 +4,7 @@
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::{Arc, Mutex};
 
-use skirmish_tanks::{Encoding, ErrorCode, PROTOCOL_VERSION};
+use skirmish_core::{Encoding, ErrorCode, PROTOCOL_VERSION};
 
 use super::{Joiner, Outbound, Rooms, SendError};
 use crate::config::ServerConfig;

@@ -119,7 +119,7 @@ impl TickHealth {
 /// panics fails the room alone: it is caught here and the registry closes
 /// the room (see [`Rooms::fail`]); every other room goes on.
 pub(super) async fn run(rooms: Arc<Rooms>, handle: RoomHandle, number: u64) {
-    let cadence = rooms.settings().sim().cadence();
+    let cadence = rooms.settings().game.cadence();
     // Rooms tick at staggered phases (room n at n/16 of the cadence), so
     // that their sends do not all fall at one instant; each room's clients
     // get their frames at the same point of every period.

@@ -16,7 +16,7 @@
 
 use std::time::Duration;
 
-use skirmish_tanks::{ErrorCode, ProtocolError};
+use skirmish_core::{ErrorCode, ProtocolError};
 use tokio::time::Instant;
 
 use crate::config::Limits;

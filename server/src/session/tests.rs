@@ -7,13 +7,14 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use skirmish_tanks::{decode_server, ErrorCode, ServerMessage, MAX_FRAME_BYTES};
+use skirmish_core::{decode_server, ErrorCode, MAX_FRAME_BYTES};
 // Matched, never built here: only the room builds what clients are told.
-use skirmish_tanks::ServerMessage as Told;
+use crate::game::ServerMessage as Told;
 
 use super::{serve, Peer, Raw, Transport};
 use crate::app::AppState;
 use crate::config::ServerConfig;
+use crate::game::ServerMessage;
 use crate::metrics::DisconnectReason;
 use crate::rooms::{Outbound, SendError};
 

@@ -12,7 +12,7 @@ mod writer;
 use std::io;
 use std::sync::Arc;
 
-use skirmish_tanks::ErrorCode;
+use skirmish_core::ErrorCode;
 use tokio::io::Interest;
 use tokio::net::TcpStream;
 

@@ -4,7 +4,7 @@
 //! A client opens one bidirectional stream and sends `hello` on it; every
 //! reliable message (welcome, roster, combat, error, and a snapshot too
 //! large for a datagram) travels on that stream, framed by
-//! [`skirmish_tanks::framing`]. Inputs, pings, snapshots and pongs travel as
+//! [`skirmish_core::framing`]. Inputs, pings, snapshots and pongs travel as
 //! datagrams of at most 1,200 bytes: binary (an input, `hello` or `ping`
 //! kind first) or JSON text. Every message passes the same session as on WebSocket, and
 //! the same per-address limits apply. The stream is accepted inside the
@@ -22,8 +22,8 @@ mod sender;
 
 use std::sync::Arc;
 
-use skirmish_tanks::framing::{StreamMessage, StreamReader};
-use skirmish_tanks::ErrorCode;
+use skirmish_core::framing::{StreamMessage, StreamReader};
+use skirmish_core::ErrorCode;
 use tokio::task::JoinHandle;
 use tokio::time::error::Elapsed;
 use tokio::time::{timeout_at, Instant};
@@ -186,8 +186,8 @@ impl Transport for WebTransportLink {
                     let datagram = self.datagram.insert(datagram);
                     // Binary inputs and pings carry their kind first;
                     // anything else is read as JSON text.
-                    let text = datagram.first() != Some(&skirmish_tanks::BINARY_INPUT)
-                        && !skirmish_tanks::control::is_client_control(datagram);
+                    let text = datagram.first() != Some(&skirmish_core::BINARY_INPUT)
+                        && !skirmish_core::control::is_client_control(datagram);
                     return Raw::Data { text, payload: datagram };
                 }
                 chunk = recv.read(&mut self.buffer) => match chunk {

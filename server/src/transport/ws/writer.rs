@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use tokio::net::TcpStream;
 
-use skirmish_tanks::ErrorCode;
+use skirmish_core::ErrorCode;
 
 use super::frames::{header, Opcode};
 use crate::rooms::{Outbound, SendError};

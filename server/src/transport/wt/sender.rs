@@ -10,8 +10,8 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-use skirmish_tanks::framing::write_message;
-use skirmish_tanks::ErrorCode;
+use skirmish_core::framing::write_message;
+use skirmish_core::ErrorCode;
 use tokio::sync::Notify;
 use tokio::time::timeout;
 use wtransport::error::SendDatagramError;
