@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use skirmish_tanks::{ErrorCode, ProtocolError};
+use skirmish_core::{ErrorCode, ProtocolError};
 
 use crate::config::Limits;
 use crate::metrics::Refusal;
