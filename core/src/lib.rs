@@ -91,6 +91,7 @@ pub use shared::record::{
     FormatError, Header, Kind, StateHash, BUILD, FORMAT_VERSION, MAGIC, OLDEST_FORMAT,
 };
 pub use shared::rng::SeededRng;
+pub use shared::simple::{NoEvent, NoSetup, Spot, Ticked};
 pub use shared::state::PlayerId;
 pub use shared::tick::Tick;
 pub use shared::timing::{
@@ -124,6 +125,11 @@ pub mod generic {
 }
 
 pub use glam::Vec2;
+
+/// `docs/GUIDE.md`'s game, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/GUIDE.md")]
+struct Guide;
 pub use harness::{first_divergence, trace, Harness};
 pub use shared::game::{
     Applied, EventOf, Game, Networked, Offset, OwnState, Replicated, Size, Stamp, Visual,

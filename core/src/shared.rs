@@ -17,6 +17,7 @@ pub mod percentile;
 pub mod protocol;
 pub mod record;
 pub mod rng;
+pub mod simple;
 pub mod state;
 pub mod tick;
 pub mod timing;

@@ -494,3 +494,23 @@ fn the_library_names_no_tank_vocabulary_and_no_game_crate() {
         found.join("\n")
     );
 }
+
+/// `docs/GUIDE.md`'s game (the listing up to "Playing it") stays under
+/// 150 lines: a newcomer reads the whole contract in one sitting. The
+/// listing is compiled and run as a doctest of `skirmish-core`.
+#[test]
+fn the_guides_game_fits_in_150_lines() {
+    let guide = fs::read_to_string(root().join("docs/GUIDE.md")).expect("docs/GUIDE.md exists");
+    let start = guide.find("```rust\n").expect("a rust listing");
+    let game = &guide[start..];
+    let end = game
+        .find("// ---- Playing it")
+        .expect("the game ends where playing starts");
+    let lines = game[..end].lines().count() - 1;
+    assert!(lines < 150, "the guide's game takes {lines} lines");
+    let lib = fs::read_to_string(root().join("core/src/lib.rs")).expect("core's lib.rs");
+    assert!(
+        lib.contains("include_str!(\"../../docs/GUIDE.md\")"),
+        "the guide is a doctest"
+    );
+}

@@ -14,8 +14,8 @@ use std::time::Duration;
 use crate::client::authority::Authority;
 use crate::client::idmap::IdMap;
 use crate::client::interpolation::{InterpolationConfig, RemoteBuffer, RemoteSample};
-use crate::shared::bytes::Codec;
-use crate::shared::game::{EventOf, Game, Networked, Replicated};
+use crate::shared::bytes::{Codec, Writer};
+use crate::shared::game::{EventOf, Game, Networked, OwnState, Replicated};
 use crate::shared::record::StateHash;
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
@@ -38,16 +38,24 @@ pub trait ClientGame:
     /// What the game draws this frame besides the players.
     type Effects: Clone + Debug + Default + PartialEq;
 
-    /// Whether a `welcome`'s setup can be played; the reason if not.
+    /// Whether a `welcome`'s setup can be played; the reason if not. By
+    /// default every setup is.
     ///
     /// # Errors
     /// A setup the client must not predict with.
-    fn check_setup(setup: &Self::Setup) -> Result<(), String>;
+    fn check_setup(setup: &Self::Setup) -> Result<(), String> {
+        let _ = setup;
+        Ok(())
+    }
 
     /// The shell set `controls`; a momentary press in them is kept for the
     /// next fixed step. `true` if the call matters even when the controls
-    /// did not change (it pressed again): the recorder keeps it.
-    fn latch(client: &mut Self::Client, controls: &Self::Controls) -> bool;
+    /// did not change (it pressed again): the recorder keeps it. By
+    /// default nothing is momentary.
+    fn latch(client: &mut Self::Client, controls: &Self::Controls) -> bool {
+        let _ = (client, controls);
+        false
+    }
 
     /// The input of the fixed step at `tick`, from the controls held and
     /// what was latched (which it clears); `alive`: whether the own player
@@ -62,44 +70,85 @@ pub trait ClientGame:
     /// A fixed step predicted `step.input`: what the game shows at once of
     /// it. `true` if it did an action the server judges at the view it was
     /// made in (aimed at what its player saw): the HUD shows how far back
-    /// that view was.
-    fn stepped(client: &mut Self::Client, step: &Stepped<'_, Self>) -> bool;
+    /// that view was. By default nothing shows beyond the prediction.
+    fn stepped(client: &mut Self::Client, step: &Stepped<'_, Self>) -> bool {
+        let _ = (client, step);
+        false
+    }
 
     /// An authoritative event arrived at `at`, after the library applied
-    /// it; what it means to the own player `me`, if anything.
+    /// it; what it means to the own player `me`, if anything (by default
+    /// nothing).
     fn event(
         client: &mut Self::Client,
         event: &EventOf<Self>,
         me: PlayerId,
         at: Duration,
-    ) -> Option<Self::Note>;
+    ) -> Option<Self::Note> {
+        let _ = (client, event, me, at);
+        None
+    }
 
     /// What `own` is as a remote's sample: where it is drawn, its motion
-    /// per second, whether it is alive.
-    fn sample(own: &Self::Own) -> RemoteSample<Self::Local>;
+    /// per second, whether it is alive. By default its visual, no motion
+    /// (held past the newest sample, never extrapolated) and its liveness.
+    fn sample(own: &Self::Own) -> RemoteSample<Self::Local> {
+        RemoteSample {
+            tick: own.stamp().tick,
+            visual: Self::local(own),
+            velocity: Default::default(),
+            alive: own.alive(),
+        }
+    }
 
-    /// Forgets the effects gone by `now` (once per frame).
-    fn prune(client: &mut Self::Client, now: Duration);
+    /// Forgets the effects gone by `now` (once per frame; by default
+    /// nothing).
+    fn prune(client: &mut Self::Client, now: Duration) {
+        let _ = (client, now);
+    }
 
-    /// The effects drawn at `now`.
-    fn effects(client: &Self::Client, now: Duration) -> Self::Effects;
+    /// The effects drawn at `now` (by default none).
+    fn effects(client: &Self::Client, now: Duration) -> Self::Effects {
+        let _ = (client, now);
+        Self::Effects::default()
+    }
 
     /// Forgets the world: a new welcome (`connection_lost` false) or a lost
-    /// connection (true).
-    fn forget(client: &mut Self::Client, connection_lost: bool);
+    /// connection (true). By default nothing is kept to forget.
+    fn forget(client: &mut Self::Client, connection_lost: bool) {
+        let _ = (client, connection_lost);
+    }
 
-    /// Folds every bit of `visual` that is drawn into the recorder's hash.
-    fn hash_visual(visual: &Self::Local, hash: &mut StateHash);
+    /// Folds every bit of `visual` that is drawn into the recorder's hash;
+    /// by default its binary form.
+    fn hash_visual(visual: &Self::Local, hash: &mut StateHash) {
+        let mut w = Writer::default();
+        visual.write(&mut w);
+        hash.bytes(&w.bytes);
+    }
 
     /// What is drawn of a player's state besides its visual, as a word of
-    /// the recorder's hash; `alive`: whether it is drawn alive.
-    fn hash_state(own: &Self::Own, alive: bool) -> u64;
+    /// the recorder's hash; `alive`: whether it is drawn alive. By default
+    /// the hash of its exact binary form, with `alive` folded in.
+    fn hash_state(own: &Self::Own, alive: bool) -> u64 {
+        let mut w = Writer::default();
+        own.write(&mut w);
+        let mut h = StateHash::default();
+        h.bytes(&w.bytes);
+        h.word(u64::from(alive));
+        h.0
+    }
 
-    /// Folds a note into the recorder's hash.
-    fn hash_note(note: &Self::Note, hash: &mut StateHash);
+    /// Folds a note into the recorder's hash (by default nothing: a game
+    /// whose notes matter to a replay folds them in).
+    fn hash_note(note: &Self::Note, hash: &mut StateHash) {
+        let _ = (note, hash);
+    }
 
-    /// Folds the effects into the recorder's hash.
-    fn hash_effects(effects: &Self::Effects, hash: &mut StateHash);
+    /// Folds the effects into the recorder's hash (by default nothing).
+    fn hash_effects(effects: &Self::Effects, hash: &mut StateHash) {
+        let _ = (effects, hash);
+    }
 }
 
 /// A fixed step the session just predicted, for [`ClientGame::stepped`].
