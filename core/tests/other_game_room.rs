@@ -60,30 +60,11 @@ fn frames_for(out: &skirmish_core::Outbox, id: PlayerId) -> Vec<skirmish_core::F
         .collect()
 }
 
-/// A recorded room of dots with a JSON seat (player 1) and a binary one
-/// (player 2), and what it sent them.
+/// A recorded room of dots with a JSON seat and a binary one, and what it
+/// sent them.
 fn dot_room() -> (skirmish_core::Room<Dots>, skirmish_core::Outbox) {
-    use skirmish_core::{Encoding, Outbox, Room, RoomConfig, Seating};
-    let mut room: Room<Dots> = Room::recorded(RoomConfig {
-        name: "line".into(),
-        ..RoomConfig::default()
-    });
-    let mut out = Outbox::new();
-    let seat = |encoding, binary_control| Seating {
-        encoding,
-        protocol: 2,
-        datagrams: false,
-        binary_control,
-    };
-    room.join(TEXT, "text", seat(Encoding::Json, false), &mut out)
-        .expect("a seat");
-    room.join(BINARY, "binary", seat(Encoding::Compact, true), &mut out)
-        .expect("a seat");
-    (room, out)
+    dots::dot_room(true)
 }
-
-const TEXT: PlayerId = PlayerId(1);
-const BINARY: PlayerId = PlayerId(2);
 
 /// The binary dot's nudge of 127 at `tick`, in the binary input message,
 /// into the room.

@@ -12,14 +12,11 @@ use std::time::Duration;
 
 use skirmish_core::generic::{ClientSession, SessionEvent};
 use skirmish_core::{
-    decode_client_frame, replay_client_of, Encoding, Frame, Incoming, Outbox, Phase, PlayerId,
-    ReplayOptions, Room, RoomConfig, Seating, SessionConfig,
+    decode_client_frame, replay_client_of, Encoding, Frame, Incoming, Outbox, Phase, ReplayOptions,
+    Room, SessionConfig,
 };
 
 use dots::*;
-
-const TEXT: PlayerId = PlayerId(1);
-const BINARY: PlayerId = PlayerId(2);
 
 /// A room of dots and the two sessions in it, moved by one clock.
 struct Line {
@@ -33,21 +30,7 @@ struct Line {
 
 impl Line {
     fn new() -> Line {
-        let mut room: Room<Dots> = Room::new(RoomConfig {
-            name: "line".into(),
-            ..RoomConfig::default()
-        });
-        let mut out = Outbox::new();
-        let seat = |encoding, binary_control| Seating {
-            encoding,
-            protocol: 2,
-            datagrams: false,
-            binary_control,
-        };
-        room.join(TEXT, "text", seat(Encoding::Json, false), &mut out)
-            .expect("a seat");
-        room.join(BINARY, "binary", seat(Encoding::Compact, true), &mut out)
-            .expect("a seat");
+        let (room, out) = dot_room(false);
         let config = |encoding| SessionConfig {
             encoding,
             ..SessionConfig::default()

@@ -495,3 +495,35 @@ impl skirmish_core::ClientGame for Dots {
         h.word(u64::from(*seen));
     }
 }
+
+/// The seat of the JSON dot in the rooms of the tests.
+pub const TEXT: PlayerId = PlayerId(1);
+/// The seat of the binary dot.
+pub const BINARY: PlayerId = PlayerId(2);
+
+/// A room of dots with a JSON seat ([`TEXT`]) and a binary one
+/// ([`BINARY`]), recorded if `recorded`, and what it sent them.
+pub fn dot_room(recorded: bool) -> (skirmish_core::Room<Dots>, skirmish_core::Outbox) {
+    use skirmish_core::{Encoding, Outbox, Room, RoomConfig, Seating};
+    let config = RoomConfig {
+        name: "line".into(),
+        ..RoomConfig::default()
+    };
+    let mut room: Room<Dots> = if recorded {
+        Room::recorded(config)
+    } else {
+        Room::new(config)
+    };
+    let mut out = Outbox::new();
+    let seat = |encoding, binary_control| Seating {
+        encoding,
+        protocol: 2,
+        datagrams: false,
+        binary_control,
+    };
+    room.join(TEXT, "text", seat(Encoding::Json, false), &mut out)
+        .expect("a seat");
+    room.join(BINARY, "binary", seat(Encoding::Compact, true), &mut out)
+        .expect("a seat");
+    (room, out)
+}
