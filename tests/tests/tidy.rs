@@ -514,3 +514,31 @@ fn the_guides_game_fits_in_150_lines() {
         "the guide is a doctest"
     );
 }
+
+/// The page shell takes its game through `PageGame`
+/// (`wasm-client/src/game.rs`): its connection, session, HUD and panel
+/// name no game; the tank game's side is `tank.rs`, `render.rs`,
+/// `input.rs` and the entry points (`lib.rs`, `page.rs`).
+#[test]
+fn the_page_shell_names_no_game() {
+    let shell = [
+        "wasm-client/src/app.rs",
+        "wasm-client/src/game.rs",
+        "wasm-client/src/hud.rs",
+        "wasm-client/src/fields.rs",
+        "wasm-client/src/num.rs",
+    ];
+    let mut offenders = Vec::new();
+    for path in shell {
+        let text = fs::read_to_string(root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"));
+        for (n, line) in text.lines().enumerate() {
+            let named = line
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .any(|w| w == "skirmish_tanks" || w == "Tanks");
+            if named {
+                offenders.push(format!("{path}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(offenders.is_empty(), "{offenders:#?}");
+}

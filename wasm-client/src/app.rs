@@ -9,30 +9,30 @@
 //! canvas and the panel show the session's view. The clock is the
 //! `requestAnimationFrame` timestamp, passed in.
 
-use skirmish_tanks::prelude::*;
 use std::time::Duration;
 
-use skirmish_tanks::{
-    ClientMessage, ClientSession, Controls, Delivery, Encoding, Incoming, Phase, PlayerId,
-    SessionConfig, SessionEvent,
+use skirmish_core::{
+    ClientMessage, ClientSession, Delivery, Encoding, Incoming, Networked, Phase, SessionConfig,
+    SessionEvent,
 };
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 
 use crate::fields::Fields;
+use crate::game::PageGame;
 use crate::hud::{self, Panel};
-use crate::input::Keys;
 use crate::net::{Connection, Payload, Status, Transport};
-use crate::render::{self, Overlays};
+use crate::render::Overlays;
 
-/// The client: the session and everything the shell keeps around it.
-pub struct App {
+/// The client of game `G`: the session and everything the shell keeps
+/// around it.
+pub struct App<G: PageGame> {
     canvas: HtmlCanvasElement,
     ctx: CanvasRenderingContext2d,
     panel: Panel,
-    keys: Keys,
-    controls_override: Option<Controls>,
+    keys: G::Keys,
+    controls_override: Option<G::Controls>,
     connection: Connection,
-    session: ClientSession,
+    session: ClientSession<G>,
     encoding: Encoding,
     overlays: Overlays,
     last_frame: Option<f64>,
@@ -44,7 +44,7 @@ pub struct App {
     status: String,
 }
 
-impl App {
+impl<G: PageGame> App<G> {
     /// A client for a session with `config`, drawing on `canvas` and
     /// talking over `connection`; its flight recorder keeps at most
     /// `record` bytes (`None`: no recorder).
@@ -55,12 +55,12 @@ impl App {
         connection: Connection,
         config: SessionConfig,
         record: Option<usize>,
-    ) -> App {
+    ) -> App<G> {
         App {
             canvas,
             ctx,
             panel,
-            keys: Keys::default(),
+            keys: G::Keys::default(),
             controls_override: None,
             connection,
             encoding: config.encoding,
@@ -89,17 +89,17 @@ impl App {
 
     /// A key went down or up; whether the game uses it.
     pub fn key(&mut self, code: &str, down: bool) -> bool {
-        self.keys.set(code, down)
+        G::key(&mut self.keys, code, down)
     }
 
     /// The page lost the focus: no key is held any more.
     pub fn release_keys(&mut self) {
-        self.keys.clear();
+        G::release(&mut self.keys);
     }
 
-    /// Overrides the keyboard's turn and throttle (fire is held if either
-    /// holds it), or gives them back to it with `None`.
-    pub fn override_controls(&mut self, controls: Option<Controls>) {
+    /// Overrides the keyboard's controls (as the game merges them), or
+    /// gives them back to it with `None`.
+    pub fn override_controls(&mut self, controls: Option<G::Controls>) {
         self.controls_override = controls;
     }
 
@@ -118,39 +118,32 @@ impl App {
             .map(|r| (r.bytes().len(), r.is_full()))
     }
 
-    /// The own player's authoritative hit points, once known.
-    fn hp(&self) -> Option<u16> {
-        let (me, _) = self.session.hud().joined?;
-        self.session.authority().get(me).map(|s| s.hp)
-    }
-
     /// The client's state as JSON, for end-to-end tests and debugging.
     pub fn debug(&self) -> String {
         let hud = self.session.hud();
         let view = self.session.view();
         let lost = self.connection.counters();
-        let pose = |p: skirmish_tanks::Pose| vec![p.position.x, p.position.y, p.rotation];
+        let pose = |v: G::Local| G::numbers(&v);
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
         let remotes: Vec<Fields> = view
             .remotes
             .iter()
             .map(|r| {
-                Fields::new()
+                let fields = Fields::new()
                     .with("id", r.id.0)
                     .with("name", self.session.name_of(r.id))
-                    .with("hp", r.state.hp)
                     .with("alive", r.alive)
-                    .with("pose", pose(r.visual))
+                    .with("pose", pose(r.visual));
+                G::debug_remote(r, fields)
             })
             .collect();
-        Fields::new()
+        let fields = Fields::new()
             .with("status", self.status.as_str())
             .with("frames", self.frames)
             .with("frame_cpu_ms", self.busy_ms / self.frames.max(1) as f64)
             .with("recording_bytes", self.recording_info().map(|(n, _)| n))
             .with("player_id", hud.joined.as_ref().map(|(id, _)| id.0))
             .with("room", hud.joined.as_ref().map(|(_, room)| room.as_str()))
-            .with("hp", self.hp())
             .with("alive", hud.alive)
             .with("rtt_ms", hud.rtt.map(ms))
             .with("pending", hud.pending)
@@ -181,9 +174,6 @@ impl App {
             .with("uplink_loss_pct", hud.pacing.uplink_loss_pct)
             .with("cover_broken", hud.pacing.cover_broken)
             .with("echoes_used", hud.stats.echoes_used)
-            .with("shots", self.session.shots().shots)
-            .with("shots_on_target", self.session.shots().shots_on_target)
-            .with("hits", self.session.shots().hits)
             .with("interpolation_delay_ms", ms(hud.interpolation_delay))
             .with("remote_time", self.session.remote_time())
             .with("last_rewind_ms", hud.pacing.last_rewind.map(ms))
@@ -205,8 +195,11 @@ impl App {
                 view.own.and_then(|o| o.authoritative).map(pose),
             )
             .with("remotes", remotes)
-            .with("hud_text", hud::hud_text(&hud, self.hp(), &lost, self.fps))
-            .to_json()
+            .with(
+                "hud_text",
+                hud::hud_text(&hud, &G::hud_line(&self.session), &lost, self.fps),
+            );
+        G::debug(&self.session, fields).to_json()
     }
 
     /// Counts the frame and smooths the frame rate.
@@ -278,11 +271,7 @@ impl App {
         self.overlays = Overlays { ghosts };
         let (up, down) = self.panel.conditions();
         self.session.set_conditions(up, down);
-        let keys = self.keys.take_controls();
-        let controls = self.controls_override.map_or(keys, |c| Controls {
-            fire: c.fire || keys.fire,
-            ..c
-        });
+        let controls = G::controls(&mut self.keys, self.controls_override);
         self.session.set_controls(controls);
         for message in self.session.advance(millis(now)) {
             self.send(&message);
@@ -296,7 +285,7 @@ impl App {
     }
 
     /// Sends a message and tells the session how many bytes went out.
-    fn send(&mut self, message: &ClientMessage) {
+    fn send(&mut self, message: &ClientMessage<<G as Networked>::Wire>) {
         let frame = self.session.encode(message);
         if let Some(bytes) = self.connection.send(message, frame) {
             self.session.sent(bytes);
@@ -312,24 +301,16 @@ impl App {
         }
         self.panel.set_status(&status_line);
         self.fit_canvas();
-        let sim = self.session.sim_config().cloned().unwrap_or_default();
-        let session = &self.session;
-        let name_of = |id: PlayerId| {
-            session
-                .name_of(id)
-                .map_or_else(|| format!("#{id}"), str::to_string)
-        };
-        render::draw(
+        G::draw(
             &self.ctx,
             f64::from(self.canvas.width()),
             f64::from(self.canvas.height()),
-            &sim,
-            &session.view(),
-            &name_of,
+            &self.session,
             self.overlays,
         );
+        let line = G::hud_line(&self.session);
         self.panel
-            .show(&hud, self.hp(), &self.connection.counters(), self.fps, now);
+            .show(&hud, &line, &self.connection.counters(), self.fps, now);
     }
 
     /// Keeps the canvas's drawing buffer the size it is shown at.

@@ -8,8 +8,8 @@
 use std::collections::VecDeque;
 use std::fmt::Write as _;
 
-use skirmish_tanks::LinkConditions;
-use skirmish_tanks::{Hud, Toggles};
+use skirmish_core::LinkConditions;
+use skirmish_core::{Hud, Toggles};
 use wasm_bindgen::JsCast;
 use web_sys::{
     CanvasRenderingContext2d, Document, HtmlCanvasElement, HtmlElement, HtmlInputElement,
@@ -84,7 +84,7 @@ impl Graph {
             ctx.begin_path();
             for (i, s) in self.samples.iter().enumerate() {
                 let x = width - (now - s.0) / GRAPH_SPAN_MS * width;
-                let v = skirmish_tanks::clamp((value(s) - lo) / (hi - lo), 0.0, 1.0);
+                let v = skirmish_core::clamp((value(s) - lo) / (hi - lo), 0.0, 1.0);
                 let y = height - 2.0 - f64::from(v) * (height - 4.0);
                 if i == 0 {
                     ctx.move_to(x, y);
@@ -193,14 +193,14 @@ impl Panel {
 
     /// Writes the HUD numbers (with what the connection `lost`) and
     /// redraws the graph.
-    pub fn show(&mut self, hud: &Hud, hp: Option<u16>, lost: &Counters, fps: f64, now: f64) {
+    pub fn show(&mut self, hud: &Hud, game_line: &str, lost: &Counters, fps: f64, now: f64) {
         let rtt_ms = hud.rtt.map_or(0.0, |d| d.as_secs_f32() * 1000.0);
         let slack = hud.pacing.slack_ms.unwrap_or(0.0) as f32;
         let dilation = hud.pacing.dilation_pct as f32;
         self.samples
             .push(now, hud.visible_error, rtt_ms, slack, dilation);
         if let Some(element) = &self.hud {
-            element.set_text_content(Some(&hud_text(hud, hp, lost, fps)));
+            element.set_text_content(Some(&hud_text(hud, game_line, lost, fps)));
         }
         if let Some((canvas, ctx)) = &self.graph {
             self.samples.draw(
@@ -213,20 +213,14 @@ impl Panel {
     }
 }
 
-/// The HUD as text lines, with the own player's authoritative `hp`; what
-/// the connection `lost` shows only once it lost something.
-pub fn hud_text(hud: &Hud, hp: Option<u16>, lost: &Counters, fps: f64) -> String {
+/// The HUD as text lines: the game's own line first (a tank's hit
+/// points), then the netcode's numbers; what the connection `lost` shows
+/// only once it lost something.
+pub fn hud_text(hud: &Hud, game_line: &str, lost: &Counters, fps: f64) -> String {
     let mut out = String::new();
-    let shown = hp.map_or_else(|| "-".to_string(), |hp| hp.to_string());
-    let _ = writeln!(
-        out,
-        "HP {shown}{}",
-        if hp.is_some() && !hud.alive {
-            " (dead)"
-        } else {
-            ""
-        }
-    );
+    if !game_line.is_empty() {
+        let _ = writeln!(out, "{game_line}");
+    }
     let rtt = hud.rtt.map_or_else(
         || "-".to_string(),
         |d| format!("{} ms", fixed(d.as_secs_f64() * 1000.0, 0)),
@@ -313,7 +307,7 @@ mod tests {
             snaps: 1,
             ..Hud::default()
         };
-        let text = hud_text(&hud, Some(80), &Counters::default(), 60.0);
+        let text = hud_text(&hud, "HP 80", &Counters::default(), 60.0);
         assert!(text.starts_with("HP 80\n"));
         assert!(text.contains("corrections 3  snaps 1"));
         assert!(!text.contains("input slack"), "protocol 1: no pacing lines");
@@ -327,7 +321,7 @@ mod tests {
             undecodable: 1,
             failed_sends: 2,
         };
-        let text = hud_text(&Hud::default(), None, &lost, 60.0);
+        let text = hud_text(&Hud::default(), "", &lost, 60.0);
         assert!(
             text.contains("inbox dropped 4  bad datagrams 1\nfailed sends 2\nfps 60"),
             "{text}"
@@ -337,7 +331,7 @@ mod tests {
     #[test]
     fn hud_text_shows_the_input_clock() {
         let hud = Hud {
-            pacing: skirmish_tanks::PacingHud {
+            pacing: skirmish_core::PacingHud {
                 scheduled: true,
                 slack_ms: Some(42.4),
                 target_slack_ms: Some(40.0),
@@ -347,11 +341,11 @@ mod tests {
                 resyncs: 0,
                 last_rewind: Some(std::time::Duration::from_millis(230)),
                 input_to_ack: None,
-                ..skirmish_tanks::PacingHud::default()
+                ..skirmish_core::PacingHud::default()
             },
             ..Hud::default()
         };
-        let text = hud_text(&hud, None, &Counters::default(), 60.0);
+        let text = hud_text(&hud, "", &Counters::default(), 60.0);
         assert!(
             text.contains("input slack 42 ms  target 40 ms\ndilation -1.2 %"),
             "{text}"

@@ -24,12 +24,14 @@
 
 mod app;
 mod fields;
+pub mod game;
 pub mod hud;
 pub mod input;
 pub mod net;
 mod num;
 mod page;
 pub mod render;
+mod tank;
 
 use skirmish_tanks::Controls;
 use wasm_bindgen::prelude::{wasm_bindgen, JsValue};

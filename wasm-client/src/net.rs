@@ -29,7 +29,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use js_sys::Reflect;
-use skirmish_tanks::{ClientMessage, Frame as Wire};
+use skirmish_core::{ClientMessage, Frame as Wire};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 use web_sys::Response;
@@ -45,7 +45,7 @@ use self::wt::WtLink;
 /// binary inputs for a compact session, JSON text otherwise), and whether
 /// it may be dropped (inputs and pings: a later one supersedes them). Every
 /// outgoing message goes through here.
-pub fn outgoing(message: &ClientMessage, frame: Wire) -> (Payload, Reliability) {
+pub fn outgoing<W>(message: &ClientMessage<W>, frame: Wire) -> (Payload, Reliability) {
     let reliability = match message {
         ClientMessage::Input { .. } | ClientMessage::Ping { .. } => Reliability::Droppable,
         ClientMessage::Hello { .. } => Reliability::Reliable,
@@ -132,7 +132,7 @@ impl Connection {
     /// Sends a message if the connection is open (inputs and pings as
     /// datagrams over WebTransport); the bytes sent, or `None`. A link that
     /// refuses the message counts a failed send.
-    pub fn send(&mut self, message: &ClientMessage, frame: Wire) -> Option<usize> {
+    pub fn send<W>(&mut self, message: &ClientMessage<W>, frame: Wire) -> Option<usize> {
         if !matches!(self.plan.status(), Status::Open { .. }) {
             return None;
         }

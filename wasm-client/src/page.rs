@@ -17,6 +17,7 @@ use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, KeyboardEvent, Window
 use crate::app::App;
 use crate::hud::Panel;
 use crate::net::{now_ms, Connection, Preference};
+use skirmish_tanks::Tanks;
 
 /// Starts the game on the page: connects, listens to the keyboard and runs
 /// the frame loop.
@@ -61,12 +62,12 @@ pub fn start() -> Result<(), JsValue> {
 }
 
 /// Runs `f` on the app, if the page has started it.
-pub fn with_app<R>(f: impl FnOnce(&mut App) -> R) -> Option<R> {
+pub fn with_app<R>(f: impl FnOnce(&mut App<Tanks>) -> R) -> Option<R> {
     APP.with(|slot| slot.borrow_mut().as_mut().map(f))
 }
 
 thread_local! {
-    static APP: RefCell<Option<App>> = const { RefCell::new(None) };
+    static APP: RefCell<Option<App<Tanks>>> = const { RefCell::new(None) };
 }
 
 fn js_error(message: &str) -> JsValue {
