@@ -83,9 +83,10 @@ pub use shared::fields::{Fields, Width, MAX_FIELDS};
 pub use shared::input::PredictedStep;
 pub use shared::percentile::{nearest_rank, percentile};
 pub use shared::protocol::{
-    check_game, check_room_name, decode_client, decode_client_frame, decode_server, encode,
-    Encoding, ErrorCode, Frame, GameId, ProtocolError, RosterEntry, MAX_FRAME_BYTES,
-    MAX_INPUTS_PER_MESSAGE, MAX_NAME_CHARS, MAX_ROOM_CHARS, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION,
+    check_game, check_room_name, decode_client, decode_client_frame, decode_client_frame_of,
+    decode_server, encode, Encoding, ErrorCode, Frame, GameId, ProtocolError, RosterEntry,
+    MAX_FRAME_BYTES, MAX_INPUTS_PER_MESSAGE, MAX_NAME_CHARS, MAX_ROOM_CHARS, MIN_PROTOCOL_VERSION,
+    PROTOCOL_VERSION,
 };
 pub use shared::record::{
     FormatError, Header, Kind, StateHash, BUILD, FORMAT_VERSION, MAGIC, OLDEST_FORMAT,

@@ -23,8 +23,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use skirmish_core::{check_game, control, PlayerId, ProtocolError};
-use skirmish_core::{decode_client_frame, Encoding, ErrorCode, Frame};
+use skirmish_core::{control, PlayerId, ProtocolError};
+use skirmish_core::{decode_client_frame_of, Encoding, ErrorCode, Frame};
 use tokio::time::timeout;
 
 use crate::app::AppState;
@@ -188,10 +188,8 @@ impl<T: Transport> Session<'_, T> {
             self.binary = true;
         }
         match self.gate.admit(payload.len()) {
-            // A hello of another game is refused by name.
-            Admit::Read => match decode_client_frame(text, payload)
-                .and_then(|m| check_game::<Game, _>(&m).map(|()| m))
-            {
+            // A hello of another game is refused by name, first.
+            Admit::Read => match decode_client_frame_of::<Game>(text, payload) {
                 Ok(message) => {
                     if let Some((kind, bytes)) = &mut self.frame {
                         *kind = text;

@@ -139,10 +139,12 @@ pub trait ClientGame:
         h.0
     }
 
-    /// Folds a note into the recorder's hash (by default nothing: a game
-    /// whose notes matter to a replay folds them in).
+    /// Folds a note into the recorder's hash. By default that a note was
+    /// told, not what it said: a game whose notes carry what a replay must
+    /// check folds their fields in.
     fn hash_note(note: &Self::Note, hash: &mut StateHash) {
-        let _ = (note, hash);
+        let _ = note;
+        hash.word(u64::from_le_bytes(*b"note\0\0\0\0"));
     }
 
     /// Folds the effects into the recorder's hash (by default nothing).

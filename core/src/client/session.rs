@@ -398,9 +398,8 @@ impl<G: ClientGame> ClientSession<G> {
         self.up.clear();
         self.down.clear();
         self.baselines.clear();
-        self.forget_world();
+        self.forget_world(true);
         self.names.clear();
-        G::forget(&mut self.game, true);
         self.push_event(SessionEvent::Disconnected {
             reason: reason.to_string(),
         });

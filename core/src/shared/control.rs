@@ -107,6 +107,14 @@ pub fn encode_client<W>(message: &ClientMessage<W>) -> Option<Vec<u8>> {
 /// `bad_message` for malformed bytes or trailing ones; a `hello` that
 /// breaks a rule gets that rule's code.
 pub fn decode_client<W>(bytes: &[u8]) -> Result<ClientMessage<W>, ProtocolError> {
+    decode_client_with(bytes, check_hello)
+}
+
+/// [`decode_client`], with a `hello` checked by `hello`.
+pub(crate) fn decode_client_with<W>(
+    bytes: &[u8],
+    hello: impl Fn(&ClientMessage<W>) -> Result<(), ProtocolError>,
+) -> Result<ClientMessage<W>, ProtocolError> {
     let mut r = Reader::new(bytes);
     let message = match r.u8()? {
         HELLO => {
@@ -150,7 +158,7 @@ pub fn decode_client<W>(bytes: &[u8]) -> Result<ClientMessage<W>, ProtocolError>
         }
     };
     end(&r)?;
-    check_hello(&message)?;
+    hello(&message)?;
     Ok(message)
 }
 

@@ -18,7 +18,7 @@ use std::fmt;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::shared::game::Game;
+use crate::shared::game::{Game, Networked};
 use crate::shared::tick::Tick;
 use crate::shared::wired::Wired;
 
@@ -274,20 +274,48 @@ pub enum Frame {
 /// As [`decode_client`] and [`decode_inputs`](crate::shared::uplink::decode_inputs);
 /// `bad_message` for text that is not UTF-8 and `binary_frame` for a binary
 /// frame that is not an input, `hello` or `ping` message.
+///
+/// It does not look at the game a `hello` names: a server of game `G`
+/// decodes with [`decode_client_frame_of`], which refuses another game's
+/// `hello` before any other rule.
 pub fn decode_client_frame<W: Wired + DeserializeOwned>(
     text: bool,
     payload: &[u8],
+) -> Result<ClientMessage<W>, ProtocolError> {
+    decode_frame_with(text, payload, check_hello)
+}
+
+/// [`decode_client_frame`] for a server of game `G`: a `hello` that names
+/// another game (or version) is refused with `wrong_game` first, whatever
+/// else is wrong with it, so a client of another game is told so.
+///
+/// # Errors
+/// As [`decode_client_frame`], and `wrong_game`.
+pub fn decode_client_frame_of<G: Networked>(
+    text: bool,
+    payload: &[u8],
+) -> Result<ClientMessage<G::Wire>, ProtocolError> {
+    decode_frame_with(text, payload, |message| {
+        check_game::<G, _>(message)?;
+        check_hello(message)
+    })
+}
+
+fn decode_frame_with<W: Wired + DeserializeOwned>(
+    text: bool,
+    payload: &[u8],
+    hello: impl Fn(&ClientMessage<W>) -> Result<(), ProtocolError>,
 ) -> Result<ClientMessage<W>, ProtocolError> {
     check_len(payload.len())?;
     if !text {
         return match payload.first() {
             Some(&crate::shared::uplink::INPUT) => crate::shared::uplink::decode_inputs(payload),
-            _ => crate::shared::control::decode_client(payload),
+            _ => crate::shared::control::decode_client_with(payload, hello),
         };
     }
     let text = std::str::from_utf8(payload)
         .map_err(|_| ProtocolError::new(ErrorCode::BadMessage, "a text frame that is not UTF-8"))?;
-    decode_client(text)
+    decode_text_with(text, hello)
 }
 
 /// Parses and checks one text frame from a client.
@@ -298,6 +326,13 @@ pub fn decode_client_frame<W: Wired + DeserializeOwned>(
 /// [`ErrorCode`]).
 pub fn decode_client<W: Wired + DeserializeOwned>(
     text: &str,
+) -> Result<ClientMessage<W>, ProtocolError> {
+    decode_text_with(text, check_hello)
+}
+
+fn decode_text_with<W: Wired + DeserializeOwned>(
+    text: &str,
+    hello: impl Fn(&ClientMessage<W>) -> Result<(), ProtocolError>,
 ) -> Result<ClientMessage<W>, ProtocolError> {
     check_size(text)?;
     // Inputs are nearly every message: read them as a plain struct first,
@@ -320,7 +355,7 @@ pub fn decode_client<W: Wired + DeserializeOwned>(
     let message: ClientMessage<W> =
         from_json(text).map_err(|e| ProtocolError::new(ErrorCode::BadMessage, e))?;
     match &message {
-        ClientMessage::Hello { .. } => check_hello(&message)?,
+        ClientMessage::Hello { .. } => hello(&message)?,
         ClientMessage::Input { inputs, .. } => check_inputs(inputs)?,
         ClientMessage::Ping { .. } => {}
     }
@@ -382,9 +417,9 @@ pub(crate) fn from_json<T>(_: &str) -> Result<T, String> {
     Err(NO_JSON.to_string())
 }
 
-/// The rules of a `hello`, text or binary: this server's game, a protocol
-/// it speaks, a display name and a room name within their limits. Any
-/// other message passes.
+/// The rules of a `hello`, text or binary: a protocol this server speaks,
+/// a display name and a room name within their limits (its game is
+/// [`check_game`]'s). Any other message passes.
 ///
 /// # Errors
 /// `bad_protocol` or `bad_name`.

@@ -294,8 +294,9 @@ impl Codec for NoEvent {
 /// server tick the others were drawn at when it was made. The input's
 /// binary form is its [`Codec`] after the library's envelope (no head
 /// bits); it acts on nothing at its view, and a repeat repeats it whole.
-/// Its numbers are not checked here: the game's `sanitize` makes any
-/// input valid.
+/// Its numbers are not checked here (none is refused as `non_finite`):
+/// the game's `sanitize`, which every input goes through on both sides,
+/// must replace what is not finite, as `Game::sanitize` asks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Ticked<I> {
     /// The tick it is for.

@@ -220,13 +220,14 @@ impl<G: ClientGame> ClientSession<G> {
                 self.names = players.into_iter().map(|e| (e.id, e.name)).collect();
             }
             ServerMessage::Events { events } => {
-                let Some(me) = self.welcome().map(|w| w.id) else {
-                    return;
-                };
+                let me = self.welcome().map(|w| w.id);
                 for event in events {
                     self.stats.events += 1;
                     self.authority.apply(&event);
-                    if let Some(note) = G::event(&mut self.game, &event, me, at) {
+                    // What an event means to the own player needs to know
+                    // who that is: nothing before `welcome`.
+                    let note = me.and_then(|me| G::event(&mut self.game, &event, me, at));
+                    if let Some(note) = note {
                         self.push_event(SessionEvent::Note(note));
                     }
                 }
@@ -255,7 +256,7 @@ impl<G: ClientGame> ClientSession<G> {
         self.hold = 0;
         self.resend_at = None;
         self.cover.restart();
-        self.forget_world();
+        self.forget_world(false);
         self.push_event(SessionEvent::Joined {
             id: welcome.id,
             room: welcome.room.clone(),
@@ -265,7 +266,7 @@ impl<G: ClientGame> ClientSession<G> {
 
     /// Forgets every player and the clock's snapshot history, for a new
     /// connection or a new welcome.
-    pub(super) fn forget_world(&mut self) {
+    pub(super) fn forget_world(&mut self, connection_lost: bool) {
         self.authority = Authority::default();
         self.remotes.clear();
         self.timeline.reset();
@@ -273,7 +274,7 @@ impl<G: ClientGame> ClientSession<G> {
         self.accumulator = Duration::ZERO;
         self.last_snapshot = None;
         self.timing_through = None;
-        G::forget(&mut self.game, false);
+        G::forget(&mut self.game, connection_lost);
     }
 
     /// A snapshot of `players`; `present` lists everyone still in the

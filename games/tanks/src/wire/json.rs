@@ -29,6 +29,35 @@ mod tests {
     }
 
     #[test]
+    fn another_games_hello_is_told_its_game_first_whatever_else_is_wrong() {
+        use skirmish_core::control::encode_client;
+        let hello = |game: Option<GameId>| ClientMessage::<WireInput>::Hello {
+            name: " ".into(),
+            protocol: 99,
+            room: None,
+            encoding: Encoding::Compact,
+            game,
+        };
+        let blobs = Some(GameId {
+            name: "blobs".into(),
+            version: 1,
+        });
+        let text = encode(&hello(blobs.clone()));
+        let binary = encode_client(&hello(blobs)).expect("a binary hello");
+        for (is_text, bytes) in [(true, text.as_bytes()), (false, &binary[..])] {
+            let code = |e: ProtocolError| e.code;
+            let ours = decode_client_frame_of::<Tanks>(is_text, bytes).map_err(code);
+            assert_eq!(ours, Err(ErrorCode::WrongGame), "text: {is_text}");
+            let any = decode_client_frame::<WireInput>(is_text, bytes).map_err(code);
+            assert_eq!(any, Err(ErrorCode::BadProtocol), "text: {is_text}");
+        }
+        // Of this game, the other rules still hold.
+        let ours = encode(&hello(Some(GameId::of::<Tanks>())));
+        let e = decode_client_frame_of::<Tanks>(true, ours.as_bytes()).unwrap_err();
+        assert_eq!(e.code, ErrorCode::BadProtocol);
+    }
+
+    #[test]
     fn the_documented_examples_decode() {
         let hello =
             decode_client::<WireInput>(r#"{"type":"hello","name":"ana","protocol":1}"#).unwrap();
