@@ -508,6 +508,18 @@ fn the_guides_game_fits_in_150_lines() {
         .expect("the game ends where playing starts");
     let lines = game[..end].lines().count() - 1;
     assert!(lines < 150, "the guide's game takes {lines} lines");
+    // The harness runs the guide's game from its crate: the same lines.
+    let listing = fs::read_to_string(root().join("games/walkers/src/listing.rs"))
+        .expect("the walkers crate's listing");
+    let code = listing
+        .split_once("\n\n")
+        .map_or("", |(_header, code)| code)
+        .trim_end();
+    assert_eq!(
+        code,
+        game["```rust\n".len()..end].trim_end(),
+        "games/walkers/src/listing.rs is docs/GUIDE.md's listing"
+    );
     let lib = fs::read_to_string(root().join("core/src/lib.rs")).expect("core's lib.rs");
     assert!(
         lib.contains("include_str!(\"../../docs/GUIDE.md\")"),
