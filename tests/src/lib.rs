@@ -15,6 +15,7 @@ pub mod relay;
 pub mod scenario;
 pub mod script;
 pub mod stepper;
+pub mod walkers;
 pub mod wt;
 
 use std::net::{IpAddr, SocketAddr};

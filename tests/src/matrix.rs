@@ -11,7 +11,7 @@ use skirmish_tanks::{CombatRules, Encoding, LinkConditions, Pose, RoomConfig, Ta
 use crate::open_arena;
 use crate::scenario::{link, percentile, ClientClock, NetScript};
 use crate::script::{Script, Shooter, Wander};
-use crate::stepper::{ClientCounters, ClientSpec, SimClient, Stepper};
+use crate::stepper::{ClientCounters, ClientSpec, Driver, SimClient, SteppedGame, Stepper};
 
 /// 150 ms RTT, ±30 ms jitter, 5 % loss each way: the main cell.
 pub fn main_link() -> LinkConditions {
@@ -77,7 +77,12 @@ fn within(t: f64, from: f64, to: f64) -> bool {
 
 /// The numbers of `clients` between `from` and `to` seconds (whole-run
 /// counters where the field says so); the run lasted `run` seconds.
-pub fn summarize(clients: &[&SimClient], from: f64, to: f64, run: f64) -> Summary {
+pub fn summarize<G: SteppedGame, D: Driver<G>>(
+    clients: &[&SimClient<G, D>],
+    from: f64,
+    to: f64,
+    run: f64,
+) -> Summary {
     let acks: Vec<f64> = clients
         .iter()
         .flat_map(|c| c.trace.ack_ms.iter())
@@ -90,7 +95,7 @@ pub fn summarize(clients: &[&SimClient], from: f64, to: f64, run: f64) -> Summar
         .filter(|(t, _)| within(*t, from, to))
         .map(|(_, ms)| *ms)
         .collect();
-    let count = |f: &dyn Fn(&SimClient) -> &Vec<f64>| {
+    let count = |f: &dyn Fn(&SimClient<G, D>) -> &Vec<f64>| {
         clients
             .iter()
             .flat_map(|c| f(c).iter())

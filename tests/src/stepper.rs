@@ -22,27 +22,72 @@
 //! slack reports, dilation, and whether remote time ever ran backwards or
 //! outside ±10 % of real time.
 
-use skirmish_tanks::prelude::*;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
-use skirmish_tanks::{
-    ClientMessage, Conditioner, Delivery, Encoding, PlayerId, SimConfig, Tick, World,
+use skirmish_core::{
+    decode_client_frame, ClientGame, ClientMessage, ClientSession, Conditioner, Delivery, Encoding,
+    Frame, Incoming, Networked, Outbox, OwnState, PlayerId, Room, RoomConfig, Seating, ServerGame,
+    SessionConfig, SessionEvent, Tick, World, PROTOCOL_VERSION,
 };
-use skirmish_tanks::{
-    ClientSession, Incoming, SessionConfig, SessionEvent, TankNote, TankSettings,
-};
-use skirmish_tanks::{Frame, Outbox, Room, RoomConfig, Seating, PROTOCOL_VERSION};
-use skirmish_tanks::{LinkConditions, Vec2};
+use skirmish_core::{LinkConditions, Vec2};
+use skirmish_tanks::{SimConfig, TankNote, TankSettings, Tanks};
 
 use crate::scenario::{ClientClock, NetScript};
 use crate::script::Script;
 
+/// What the stepper needs of a game beyond the library's traits.
+pub trait SteppedGame: ServerGame + ClientGame {
+    /// Where a drawn visual is on the plane (drawn remotes are watched for
+    /// snap-backs there).
+    fn place(visual: &Self::Local) -> Vec2;
+
+    /// Whether a remote drawn moving `before` last frame and `now` this one
+    /// snapped back: what its motion cannot do in one frame. By default a
+    /// tank's rule ([`snapped_back`]): it brakes before it reverses.
+    fn snapped_back(before: Vec2, now: Vec2) -> bool {
+        snapped_back(before, now)
+    }
+
+    /// Whether a note tells a hit of the own action (counted in the
+    /// trace); by default none does.
+    fn is_hit(note: &Self::Note) -> bool {
+        let _ = note;
+        false
+    }
+}
+
+/// A client's brain: the controls it holds this frame.
+pub trait Driver<G: ClientGame> {
+    /// The controls for this frame of `session`, in a world of `config`.
+    fn controls(&mut self, session: &ClientSession<G>, config: &G::Config) -> G::Controls;
+}
+
+impl SteppedGame for Tanks {
+    fn place(pose: &skirmish_tanks::Pose) -> Vec2 {
+        pose.position
+    }
+
+    fn is_hit(note: &TankNote) -> bool {
+        matches!(note, TankNote::HitConfirmed(_))
+    }
+}
+
+impl Driver<Tanks> for Script {
+    fn controls(
+        &mut self,
+        session: &ClientSession<Tanks>,
+        config: &SimConfig,
+    ) -> skirmish_tanks::Controls {
+        Script::controls(self, session, config.arena)
+    }
+}
+
 /// How one client joins a stepper match.
 #[derive(Clone, Debug)]
-pub struct ClientSpec {
+pub struct ClientSpec<D = Script> {
     /// Its brain.
-    pub script: Script,
+    pub script: D,
     /// Its network over time.
     pub net: NetScript,
     /// Its clock.
@@ -57,11 +102,11 @@ pub struct ClientSpec {
     pub resends: u32,
 }
 
-impl ClientSpec {
+impl<D> ClientSpec<D> {
     /// A client with `script` on a steady `both`-ways link, a perfect clock,
     /// JSON snapshots, the newest protocol and the resends a session ships
     /// with.
-    pub fn new(script: Script, both: LinkConditions, seed: u64) -> ClientSpec {
+    pub fn new(script: D, both: LinkConditions, seed: u64) -> ClientSpec<D> {
         ClientSpec {
             script,
             net: NetScript::steady(both),
@@ -74,14 +119,14 @@ impl ClientSpec {
     }
 }
 
-/// One client in the stepper.
-pub struct SimClient {
+/// One client of game `G` in the stepper, driven by `D`.
+pub struct SimClient<G: SteppedGame = Tanks, D = Script> {
     /// Its player.
     pub id: PlayerId,
     /// Its session.
-    pub session: ClientSession,
+    pub session: ClientSession<G>,
     /// Its brain.
-    pub script: Script,
+    pub script: D,
     /// How it gets snapshots.
     pub encoding: Encoding,
     /// Its clock.
@@ -93,7 +138,7 @@ pub struct SimClient {
     /// Frames that arrived during a hitch, handed in after it.
     inbox: Vec<Frame>,
     /// Client to server: every message a datagram.
-    up: Conditioner<ClientMessage>,
+    up: Conditioner<ClientMessage<<G as Networked>::Wire>>,
     /// Server to client: droppable frames.
     down: Conditioner<Frame>,
     /// Server to client: the reliable, ordered stream.
@@ -182,11 +227,11 @@ pub struct ClientCounters {
 }
 
 /// The in-memory match.
-pub struct Stepper {
+pub struct Stepper<G: SteppedGame = Tanks, D = Script> {
     /// The authoritative room, the same code the server drives.
-    pub room: Room,
+    pub room: Room<G>,
     /// The clients, in join order.
-    pub clients: Vec<SimClient>,
+    pub clients: Vec<SimClient<G, D>>,
     out: Outbox,
     /// Frames the room sends half a tick after the rest (own echoes): when
     /// each goes on its link, and to whom.
@@ -197,10 +242,10 @@ pub struct Stepper {
     frame: Duration,
 }
 
-impl Stepper {
-    /// An empty match on `sim`, with a world seeded by `seed`; clients
+impl Stepper<Tanks, Script> {
+    /// An empty tank match on `sim`, with a world seeded by `seed`; clients
     /// render at 100 frames per second of simulated time.
-    pub fn new(sim: SimConfig, seed: u64) -> Stepper {
+    pub fn new(sim: SimConfig, seed: u64) -> Stepper<Tanks, Script> {
         Stepper::with_room(RoomConfig {
             name: "stepper".into(),
             capacity: usize::MAX,
@@ -212,9 +257,11 @@ impl Stepper {
             ..RoomConfig::default()
         })
     }
+}
 
+impl<G: SteppedGame, D: Driver<G>> Stepper<G, D> {
     /// An empty match in a room set up as `config` says.
-    pub fn with_room(config: RoomConfig) -> Stepper {
+    pub fn with_room(config: RoomConfig<G>) -> Stepper<G, D> {
         Stepper {
             room: Room::new(config),
             clients: Vec::new(),
@@ -228,7 +275,7 @@ impl Stepper {
     }
 
     /// The authoritative world.
-    pub fn world(&self) -> &World {
+    pub fn world(&self) -> &World<G> {
         self.room.world()
     }
 
@@ -241,7 +288,7 @@ impl Stepper {
     ///
     /// # Panics
     /// If the room refuses (a test bug).
-    pub fn join(&mut self, script: Script, up: LinkConditions, down: LinkConditions, seed: u64) {
+    pub fn join(&mut self, script: D, up: LinkConditions, down: LinkConditions, seed: u64) {
         self.join_with(script, up, down, seed, Encoding::Json);
     }
 
@@ -251,7 +298,7 @@ impl Stepper {
     /// If the room refuses (a test bug).
     pub fn join_with(
         &mut self,
-        script: Script,
+        script: D,
         up: LinkConditions,
         down: LinkConditions,
         seed: u64,
@@ -267,7 +314,7 @@ impl Stepper {
     ///
     /// # Panics
     /// If the room refuses (a test bug).
-    pub fn join_spec(&mut self, spec: ClientSpec) -> PlayerId {
+    pub fn join_spec(&mut self, spec: ClientSpec<D>) -> PlayerId {
         let id = PlayerId(self.clients.len() as u32 + 1);
         let (up, down) = spec.net.initial();
         let session = ClientSession::new(SessionConfig {
@@ -312,7 +359,7 @@ impl Stepper {
     /// Puts every frame in the outbox on its recipient's link.
     fn deliver(&mut self) {
         let now = self.now;
-        let half = self.room.world().sim_config().cadence() / 2;
+        let half = G::cadence(self.room.world().config()) / 2;
         for &(to, i) in self.out.later() {
             if let Some(frame) = self.out.frames().get(i) {
                 self.later.push_back((now + half, to, frame.clone()));
@@ -343,8 +390,8 @@ impl Stepper {
     /// refuses: a bug the scenario should show at once.
     pub fn run(&mut self, duration: Duration) {
         let end = self.now + duration;
-        let arena = self.room.world().sim_config().arena;
-        let cadence = self.room.world().sim_config().cadence();
+        let config = self.room.world().config().clone();
+        let cadence = G::cadence(&config);
         let ms = Duration::from_millis(1);
         while self.now < end {
             let before = self.now;
@@ -375,7 +422,7 @@ impl Stepper {
                 client.arrive(now);
                 let mut messages = Vec::new();
                 if frame_due && client.clock.draws_at(now) {
-                    messages = client.frame(now, arena);
+                    messages = client.frame(now, &config);
                 }
                 for message in messages {
                     if matches!(message, ClientMessage::Hello { .. }) {
@@ -390,7 +437,7 @@ impl Stepper {
                     if let ClientMessage::Input { .. } = &message {
                         client.trace.uplink_bytes += bytes.len() as u64;
                     }
-                    let Ok(message) = skirmish_tanks::decode_client_frame(text, &bytes) else {
+                    let Ok(message) = decode_client_frame(text, &bytes) else {
                         panic!("the session sent a message the server refuses: {message:?}");
                     };
                     client.up.send(now, message);
@@ -428,7 +475,7 @@ fn stream(seed: u64, c: LinkConditions) -> Conditioner<Frame> {
     s
 }
 
-impl SimClient {
+impl<G: SteppedGame, D: Driver<G>> SimClient<G, D> {
     /// Frames that arrived by `now` go in (or wait out a hitch).
     fn arrive(&mut self, now: Duration) {
         let mut any = false;
@@ -460,9 +507,13 @@ impl SimClient {
 
     /// One rendered frame at true time `now`: controls in, time in, events
     /// and remote time observed; the messages to send.
-    fn frame(&mut self, now: Duration, arena: Vec2) -> Vec<ClientMessage> {
+    fn frame(
+        &mut self,
+        now: Duration,
+        config: &G::Config,
+    ) -> Vec<ClientMessage<<G as Networked>::Wire>> {
         self.take_inbox(now);
-        let controls = self.script.controls(&self.session, arena);
+        let controls = Driver::controls(&mut self.script, &self.session, config);
         self.session.set_controls(controls);
         let messages = self.session.advance(self.clock.local(now));
         self.observe(now);
@@ -489,7 +540,7 @@ impl SimClient {
                         self.trace.shot_ticks.push(tick);
                     }
                 }
-                SessionEvent::Note(TankNote::HitConfirmed(_)) => self.trace.hits += 1,
+                SessionEvent::Note(note) if G::is_hit(&note) => self.trace.hits += 1,
                 SessionEvent::Timing(timing) if timing.tick.is_some() => {
                     self.trace.slack_ms.push((t, f64::from(timing.slack_ms)));
                 }
@@ -506,7 +557,7 @@ impl SimClient {
             .session
             .local()
             .and_then(|l| l.authoritative())
-            .and_then(|s| s.ack_move_tick);
+            .and_then(|s| s.stamp().ack);
         if let Some(ack) = ack {
             while let Some(&(tick, sent)) = self.unacked.front() {
                 if tick > ack {
@@ -536,8 +587,8 @@ impl SimClient {
         };
         let cadence = self
             .session
-            .sim_config()
-            .map_or(0.05, |s| s.cadence().as_secs_f64());
+            .game_config()
+            .map_or(0.05, |c| G::cadence(c).as_secs_f64());
         match self.last_remote {
             Some((_, last)) if remote < last - 1e-9 => {
                 self.trace.remote_backwards += 1;
@@ -561,14 +612,14 @@ impl SimClient {
     /// [`RESPAWN_JUMP`] is a respawn, not motion.
     fn watch_drawn_remotes(&mut self) {
         for remote in self.session.view().remotes {
-            let at = remote.visual.position;
+            let at = G::place(&remote.visual);
             let moved = match self.drawn.get(&remote.id) {
                 Some(&(last, last_moved)) => {
                     let moved = at - last;
                     if moved.length() > RESPAWN_JUMP {
                         Vec2::ZERO
                     } else {
-                        if snapped_back(last_moved, moved) {
+                        if G::snapped_back(last_moved, moved) {
                             self.trace.drawn_snap_backs += 1;
                         }
                         moved

@@ -74,7 +74,7 @@ fn main() -> ExitCode {
 type Result<T = ()> = std::result::Result<T, String>;
 
 /// The games this build can measure.
-const GAMES: &[&str] = &["tanks"];
+const GAMES: &[&str] = &["tanks", "walkers"];
 
 /// `quality [--game NAME] [--quick]`.
 fn quality(args: &[String]) -> Result {
@@ -101,6 +101,9 @@ fn quality(args: &[String]) -> Result {
             "quality: unknown game `{game}`; this build's games: {}",
             GAMES.join(", ")
         ));
+    }
+    if game == "walkers" {
+        return bench::quality::run_walkers();
     }
     bench::quality::run(quick)
 }

@@ -112,9 +112,22 @@ fn dilation(clients: &[&SimClient]) -> Vec<Series> {
 }
 
 fn main() -> anyhow::Result<()> {
-    let dir = std::env::args()
-        .nth(1)
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let game = match args.iter().position(|a| a == "--game") {
+        Some(i) => args.get(i + 1).map_or("", String::as_str).to_string(),
+        None => "tanks".to_string(),
+    };
+    let dir = args
+        .iter()
+        .find(|a| !a.starts_with("--") && **a != game)
         .map_or_else(|| PathBuf::from("docs"), PathBuf::from);
+    match game.as_str() {
+        "tanks" => {}
+        "walkers" => return walkers_page(&dir),
+        other => {
+            anyhow::bail!("quality: unknown game `{other}`; this build's games: tanks, walkers")
+        }
+    }
     let plots_dir = dir.join("quality");
     std::fs::create_dir_all(&plots_dir)
         .with_context(|| format!("cannot create {}", plots_dir.display()))?;
@@ -128,6 +141,45 @@ fn main() -> anyhow::Result<()> {
         .unwrap_or_default();
     std::fs::write(&path, page(&rows) + &kept)?;
     eprintln!("quality: wrote {}", dir.join("QUALITY.md").display());
+    Ok(())
+}
+
+/// The guide's game (`skirmish-walkers`): its main cell in the stepper,
+/// into `DIR/quality/walkers.md`. It has no bots of its own yet, so no
+/// relay runs.
+fn walkers_page(dir: &std::path::Path) -> anyhow::Result<()> {
+    eprintln!("quality: walkers, main cell");
+    let s = skirmish_tests::walkers::main_cell();
+    let clients: Vec<_> = s.clients.iter().collect();
+    let summary = summarize(&clients, 0.0, 60.0, 60.0);
+    let game = skirmish_core::GameId::of::<skirmish_walkers::Walkers>();
+    let rows = [row("main cell, compact (as shipped)", summary)];
+    let mut page = String::new();
+    let _ = writeln!(
+        page,
+        "# Netcode quality: walkers, the guide's game
+"
+    );
+    let _ = writeln!(
+        page,
+        "Game: {game} (`{}`).
+",
+        skirmish_core::BUILD
+    );
+    let _ = writeln!(
+        page,
+        "Written by `cargo xtask quality --game walkers` (`cargo run --release -p skirmish-tests --bin quality -- --game walkers`). \
+The row is a seeded run of the deterministic stepper (`tests/src/walkers.rs`: 16 pacers walking back and forth, the \
+real `Room` and `ClientSession`s of `docs/GUIDE.md`'s game, 150 ms RTT, ±30 ms jitter, 5 % loss each way, 60 s, the \
+shipped defaults), so the numbers are the same on every machine; `tests/tests/walkers.rs` asserts the tank game's \
+main-cell targets on the same run. A walker turns back at once, so a repeated tick across a turn is off by two steps \
+(20 units) and snaps.\n"
+    );
+    table(&mut page, &rows);
+    let path = dir.join("quality").join("walkers.md");
+    std::fs::create_dir_all(dir.join("quality"))?;
+    std::fs::write(&path, page)?;
+    eprintln!("quality: wrote {}", path.display());
     Ok(())
 }
 
@@ -295,29 +347,34 @@ a clock per client, a scripted network per direction, arrivals on a 1 ms grid, c
 numbers are the same on every machine; `tests/tests/clock.rs` and `tests/tests/quality.rs` assert the targets on the same runs.\n",
         date.trim()
     );
-    let _ = writeln!(page, "| scenario | input-to-ack p50 / p99 | slack p50 | late | repeated | mispredictions / min | corrections | snaps | hard resyncs | remote backward steps | drawn snap-backs | remote rate | dilation | uplink | convergence | hit ratio |");
+    table(&mut page, rows);
+    page.push_str(include_str!("quality_notes.md"));
+    page
+}
+
+/// The table of `rows`.
+fn table(page: &mut String, rows: &[Row]) {
+    let _ = writeln!(*page, "| scenario | input-to-ack p50 / p99 | slack p50 | late | repeated | mispredictions / min | corrections | snaps | hard resyncs | remote backward steps | drawn snap-backs | remote rate | dilation | uplink | convergence | hit ratio |");
     let _ = writeln!(
-        page,
+        *page,
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     );
     for r in rows {
         let s = &r.summary;
         if r.hits != "-" {
             let _ = writeln!(
-                page,
+                *page,
                 "| {} | | | | | | | | | | | | | | | {} |",
                 r.name, r.hits
             );
             continue;
         }
         let _ = writeln!(
-            page,
+            *page,
             "| {} | {:.0} / {:.0} ms | {:.0} ms | {:.2} % | {:.2} % | {:.2} | {} | {} | {} | {} | {} | {:.2}-{:.2} | {:+.1} to {:+.1} % | {:.0} B/s | {} | - |",
             r.name, s.ack_p50, s.ack_p99, s.slack_p50, s.late_pct, s.repeated_pct, s.mispredictions_per_min,
             s.corrections, s.snaps, s.resyncs, s.remote_backwards, s.drawn_snap_backs, s.remote_rate.0, s.remote_rate.1,
             s.dilation.0, s.dilation.1, s.uplink_bytes_per_s, r.convergence
         );
     }
-    page.push_str(include_str!("quality_notes.md"));
-    page
 }

@@ -15,6 +15,27 @@ use std::process::{Command, Stdio};
 use super::{http_get, release_bin, spawn_server};
 use crate::{cargo, root, sh, Result};
 
+/// The guide's game's quality page (`docs/quality/walkers.md`): its main
+/// cell in the stepper (it has no bots for the relay yet).
+pub fn run_walkers() -> Result {
+    let cargo = cargo();
+    sh(
+        &cargo,
+        &[
+            "run",
+            "--release",
+            "-p",
+            "skirmish-tests",
+            "--bin",
+            "quality",
+            "--",
+            "--game",
+            "walkers",
+        ],
+        &[],
+    )
+}
+
 /// Writes `docs/QUALITY.md` and its plots, then appends the relay run.
 pub fn run(quick: bool) -> Result {
     let cargo = cargo();
