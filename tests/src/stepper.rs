@@ -44,7 +44,7 @@ pub trait SteppedGame: ServerGame + ClientGame {
 
     /// Whether a remote drawn moving `before` last frame and `now` this one
     /// snapped back: what its motion cannot do in one frame. By default a
-    /// tank's rule ([`snapped_back`]): it brakes before it reverses.
+    /// tank's rule: it brakes before it reverses.
     fn snapped_back(before: Vec2, now: Vec2) -> bool {
         snapped_back(before, now)
     }
