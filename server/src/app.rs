@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::config::ServerConfig;
 use crate::limits::AddressBook;
 use crate::metrics::Metrics;
-use crate::rooms::Rooms;
+use crate::rooms::Games;
 use crate::shutdown::Shutdown;
 
 /// What every handler shares.
@@ -16,8 +16,9 @@ use crate::shutdown::Shutdown;
 pub struct AppState {
     /// The configuration the server started with.
     pub config: ServerConfig,
-    /// The rooms (which also hand out player ids).
-    pub rooms: Arc<Rooms>,
+    /// The rooms of every game hosted (each registry hands out its
+    /// game's player ids).
+    pub rooms: Games,
     /// The counters.
     pub metrics: Arc<Metrics>,
     /// What each address holds.
@@ -27,11 +28,15 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// The state of a server configured by `config`, with no room open.
-    pub fn new(config: ServerConfig) -> Arc<AppState> {
-        let metrics = Arc::new(Metrics::default());
-        let book = AddressBook::new(config.limits.clone());
-        let rooms = Rooms::new(config.rooms.clone(), metrics.clone(), book.clone());
+    /// The state of a server configured by `config`, with no room open:
+    /// `rooms` are the registries of its games, made with `metrics` and
+    /// `book` (see [`crate::rooms::Common`]).
+    pub fn new(
+        config: ServerConfig,
+        rooms: Games,
+        metrics: Arc<Metrics>,
+        book: Arc<AddressBook>,
+    ) -> Arc<AppState> {
         Arc::new(AppState {
             config,
             rooms,

@@ -9,7 +9,9 @@ use std::time::Duration;
 use clap::{Args, Parser};
 use skirmish_core::{InterestConfig, MAX_FRAME_BYTES};
 
-use crate::game::{GameSettings, RoomConfig};
+use skirmish_core::{RoomConfig, ServerGame};
+
+use crate::game::GameSettings;
 
 /// How the server runs.
 #[derive(Clone, Debug, Parser)]
@@ -175,11 +177,16 @@ pub struct RecordSettings {
 
 impl RoomSettings {
     /// How room `number` called `name` is set up.
-    pub fn room_config(&self, name: &str, number: u64) -> RoomConfig {
+    pub fn room_config<G: ServerGame>(
+        &self,
+        name: &str,
+        number: u64,
+        game: &G::Settings,
+    ) -> RoomConfig<G> {
         RoomConfig {
             name: name.to_string(),
             capacity: self.capacity,
-            game: self.game.settings(),
+            game: game.clone(),
             seed: self.seed.wrapping_add(number),
             interest: self.interest(),
         }

@@ -1,30 +1,50 @@
-//! The game this server hosts: the one module of the server that names it.
-//! Everything else takes it as [`Game`] through the library's generic
-//! types ([`Room`], [`ClientMessage`], ...), so hosting another game is
-//! this file.
+//! The games this server hosts: the one module of the server that names
+//! them. Everything else takes a game as a type parameter bound by
+//! [`Hosted`] (the library's server side of it), so hosting another game
+//! is a line in [`each`] and its settings here.
 //!
-//! Today it is the tank game: its settings on the command line are the
-//! movement constants and `--arena`.
+//! Today: the tank game (its pages connect at `/ws`; its settings on the
+//! command line are the movement constants and `--arena`) and walkers, the
+//! guide's game (`docs/GUIDE.md`; its page is `/walkers/`, connecting at
+//! `/walkers/ws`).
 
 use std::time::Duration;
 
 use clap::Args;
-use skirmish_core::{Game as _, Networked};
-use skirmish_tanks::{SimConfig, TankSettings, Vec2};
+use skirmish_core::{Game as _, ServerGame};
+use skirmish_tanks::{SimConfig, TankSettings, Tanks, Vec2};
+use skirmish_walkers::Walkers;
 
-/// The game of this build's rooms.
-pub use skirmish_tanks::Tanks as Game;
+/// The game the server's unit tests play (the first one hosted).
+#[cfg(test)]
+pub(crate) type Tested = Tanks;
 
-/// A room of [`Game`].
-pub type Room = skirmish_core::Room<Game>;
-/// How a room of [`Game`] is set up.
-pub type RoomConfig = skirmish_core::RoomConfig<Game>;
-/// A message a client of [`Game`] sends.
-pub type ClientMessage = skirmish_core::ClientMessage<<Game as Networked>::Wire>;
-/// A message the server of [`Game`] sends.
-pub type ServerMessage = skirmish_core::ServerMessage<Game>;
+/// A message the server of [`Tested`] sends.
+#[cfg(test)]
+pub(crate) type TestedMessage = skirmish_core::ServerMessage<Tanks>;
 
-/// The game's settings on the command line.
+/// A game this server can host: the library's server side of it, whose
+/// rooms can move between threads.
+pub trait Hosted: ServerGame + Send + Sync + std::fmt::Debug {}
+
+impl<G: ServerGame + Send + Sync + std::fmt::Debug> Hosted for G {}
+
+/// What is done with each hosted game: the server opens its registry,
+/// routes and WebTransport path.
+pub trait EachGame {
+    /// Hosts game `G`, whose rooms are set up with `settings` and whose
+    /// pages connect under `path` (`""`: at `/ws`; else `/{path}/ws`).
+    fn host<G: Hosted>(&mut self, path: &'static str, settings: G::Settings);
+}
+
+/// Calls `each` with every game this server hosts, the first one at the
+/// server's root.
+pub fn each(settings: &GameSettings, each: &mut impl EachGame) {
+    each.host::<Tanks>("", settings.settings());
+    each.host::<Walkers>("walkers", ());
+}
+
+/// The games' settings on the command line.
 #[derive(Clone, Debug, Args)]
 pub struct GameSettings {
     /// The movement constants every room uses.
@@ -53,14 +73,9 @@ impl GameSettings {
         }
     }
 
-    /// The length of a room's tick.
-    pub fn cadence(&self) -> Duration {
-        Game::cadence(&self.sim())
-    }
-
-    /// The length of a tick with the game's default settings.
+    /// The length of a tick of the first game with its default settings.
     pub fn default_cadence() -> Duration {
-        Game::cadence(&SimConfig::default())
+        Tanks::cadence(&SimConfig::default())
     }
 }
 

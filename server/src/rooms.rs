@@ -1,6 +1,7 @@
 //! Rooms: the registry that places joiners and hands out player ids, the
 //! handle a session uses to reach its room, and the task that gives each
-//! room (the library's `Room` of the [`Game`](crate::game::Game)) its time.
+//! room (the library's `Room` of a [`Hosted`] game) its time. [`Games`] holds
+//! the registries of every game the server hosts.
 //!
 //! Everything a client is told is decided by core's `Room`; this module only
 //! carries it out. A room lives behind one mutex with the outbounds of its
@@ -26,11 +27,50 @@ mod registry;
 mod tests;
 mod ticker;
 
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
 use serde::Serialize;
-use skirmish_core::ErrorCode;
+use skirmish_core::{ErrorCode, ProtocolError};
 
 pub use handle::RoomHandle;
+pub use recording::Recorders;
 pub use registry::{Joiner, Rooms};
+
+use crate::config::RoomSettings;
+pub use crate::game::Hosted;
+use crate::limits::AddressBook;
+use crate::metrics::Metrics;
+
+/// What the rooms of every game share: the counters, the per-address book
+/// and the recordings' budgets.
+#[derive(Clone, Debug)]
+pub struct Common {
+    /// The counters.
+    pub metrics: Arc<Metrics>,
+    /// What each address holds.
+    pub book: Arc<AddressBook>,
+    /// `--record`: the budgets every room's recording shares.
+    pub recorders: Option<Arc<Recorders>>,
+}
+
+impl Common {
+    /// What the rooms of a server configured with `settings` share.
+    pub fn new(settings: &RoomSettings, metrics: Arc<Metrics>, book: Arc<AddressBook>) -> Common {
+        let recorders = settings
+            .record
+            .dir
+            .clone()
+            .map(|dir| Recorders::new(settings.record.clone(), dir, metrics.clone()));
+        Common {
+            metrics,
+            book,
+            recorders,
+        }
+    }
+}
 
 /// Why a frame could not be sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,4 +117,138 @@ pub struct RoomInfo {
     pub repeated_inputs: u64,
     /// Shots judged at the rewind bound, since the room opened.
     pub rewind_clamped: u64,
+}
+
+/// A registry of any game, as what spans games sees it: listing, health,
+/// allocation and shutdown.
+pub trait AnyRooms: Send + Sync + std::fmt::Debug {
+    /// Where its pages connect (see [`Rooms::path`]).
+    fn path(&self) -> &'static str;
+    /// Every open room, by name.
+    fn list(&self) -> Vec<RoomInfo>;
+    /// See [`Rooms::slowest_tick`].
+    fn slowest_tick(&self, now: tokio::time::Instant) -> Option<(String, Duration)>;
+    /// See [`Rooms::open_named`].
+    ///
+    /// # Errors
+    /// As [`Rooms::open_named`].
+    fn open_named(self: Arc<Self>, name: &str) -> Result<bool, ProtocolError>;
+    /// See [`Rooms::close_all`].
+    fn close_all(&self, grace: Duration) -> Pin<Box<dyn Future<Output = ()> + Send + '_>>;
+    /// See [`Rooms::hold_ticks`].
+    #[cfg(feature = "test-hooks")]
+    fn hold_ticks(&self, room: &str, pause: Duration, blocks: bool) -> bool;
+    /// See [`Rooms::fail_next_tick`].
+    #[cfg(feature = "test-hooks")]
+    fn fail_next_tick(&self, room: &str) -> bool;
+}
+
+impl<G: Hosted> AnyRooms for Rooms<G> {
+    fn path(&self) -> &'static str {
+        Rooms::path(self)
+    }
+    fn list(&self) -> Vec<RoomInfo> {
+        Rooms::list(self)
+    }
+    fn slowest_tick(&self, now: tokio::time::Instant) -> Option<(String, Duration)> {
+        Rooms::slowest_tick(self, now)
+    }
+    fn open_named(self: Arc<Self>, name: &str) -> Result<bool, ProtocolError> {
+        Rooms::open_named(&self, name)
+    }
+    fn close_all(&self, grace: Duration) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        Box::pin(Rooms::close_all(self, grace))
+    }
+    #[cfg(feature = "test-hooks")]
+    fn hold_ticks(&self, room: &str, pause: Duration, blocks: bool) -> bool {
+        Rooms::hold_ticks(self, room, pause, blocks)
+    }
+    #[cfg(feature = "test-hooks")]
+    fn fail_next_tick(&self, room: &str) -> bool {
+        Rooms::fail_next_tick(self, room)
+    }
+}
+
+/// The registries of every game the server hosts, the first at the
+/// server's root (`/ws`).
+#[derive(Debug)]
+pub struct Games {
+    games: Vec<Arc<dyn AnyRooms>>,
+}
+
+impl Games {
+    /// The registries of `games`, the first at the root.
+    pub fn new(games: Vec<Arc<dyn AnyRooms>>) -> Games {
+        Games { games }
+    }
+
+    /// The first game's registry: the one Agones allocates rooms of.
+    ///
+    /// # Panics
+    /// Without games (the server always hosts at least one).
+    pub fn first(&self) -> &Arc<dyn AnyRooms> {
+        &self.games[0]
+    }
+
+    /// Every game's registry.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<dyn AnyRooms>> {
+        self.games.iter()
+    }
+
+    /// Every open room of every game; rooms of a game in a folder are
+    /// listed as `folder/name`.
+    pub fn list(&self) -> Vec<RoomInfo> {
+        let mut all = Vec::new();
+        for game in &self.games {
+            let path = game.path();
+            all.extend(game.list().into_iter().map(|mut room| {
+                if !path.is_empty() {
+                    room.name = format!("{path}/{}", room.name);
+                }
+                room
+            }));
+        }
+        all
+    }
+
+    /// The room of any game that has gone longest without finishing a
+    /// tick (see [`Rooms::slowest_tick`]).
+    pub fn slowest_tick(&self, now: tokio::time::Instant) -> Option<(String, Duration)> {
+        self.games
+            .iter()
+            .filter_map(|g| g.slowest_tick(now))
+            .max_by_key(|(_, late)| *late)
+    }
+
+    /// The registry of the room listed as `listed` (see [`Games::list`]),
+    /// and the room's name within it.
+    #[cfg(feature = "test-hooks")]
+    fn of<'a>(&self, listed: &'a str) -> Option<(&Arc<dyn AnyRooms>, &'a str)> {
+        match listed.split_once('/') {
+            Some((path, room)) => self.games.iter().find(|g| g.path() == path).map(|g| (g, room)),
+            None => self.games.first().map(|g| (g, listed)),
+        }
+    }
+
+    /// See [`Rooms::hold_ticks`]; rooms named as [`Games::list`] names them.
+    #[cfg(feature = "test-hooks")]
+    pub fn hold_ticks(&self, room: &str, pause: Duration, blocks: bool) -> bool {
+        self.of(room)
+            .is_some_and(|(game, room)| game.hold_ticks(room, pause, blocks))
+    }
+
+    /// See [`Rooms::fail_next_tick`]; rooms named as [`Games::list`] names
+    /// them.
+    #[cfg(feature = "test-hooks")]
+    pub fn fail_next_tick(&self, room: &str) -> bool {
+        self.of(room)
+            .is_some_and(|(game, room)| game.fail_next_tick(room))
+    }
+
+    /// Closes every room of every game (see [`Rooms::close_all`]).
+    pub async fn close_all(&self, grace: Duration) {
+        for game in &self.games {
+            game.close_all(grace).await;
+        }
+    }
 }

@@ -10,9 +10,14 @@ use tokio::net::TcpSocket;
 use tokio::task::JoinHandle;
 
 use crate::app::AppState;
-use crate::config::ServerConfig;
+use crate::config::{RoomSettings, ServerConfig};
+use crate::game::{self, EachGame, Hosted};
 use crate::http::{accept, Routes};
+use crate::limits::AddressBook;
+use crate::metrics::Metrics;
+use crate::rooms::{AnyRooms, Common, Games, Rooms};
 use crate::transport::wt::{self, WebTransport};
+use crate::transport::Door;
 
 /// How long shutdown waits for recordings to be written and synced.
 pub const RECORDING_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
@@ -56,17 +61,21 @@ impl RunningServer {
 /// The address cannot be bound, or `--record` is asked for rooms whose
 /// recordings would not replay (see `RoomConfig::validate`).
 pub fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
-    if config.rooms.record.dir.is_some() {
-        // A recording is replayed only if its room passes the replay's
-        // checks: say so now rather than record what cannot be read.
-        config
-            .rooms
-            .room_config("room-1", 1)
-            .validate()
-            .map_err(|e| {
-                anyhow::anyhow!("--record: these rooms' recordings would not replay: {e}")
-            })?;
+    let metrics = Arc::new(Metrics::default());
+    let book = AddressBook::new(config.limits.clone());
+    let mut hosting = Hosting {
+        settings: &config.rooms,
+        common: Common::new(&config.rooms, metrics.clone(), book.clone()),
+        rooms: Vec::new(),
+        doors: Vec::new(),
+        refused: None,
+    };
+    game::each(&config.rooms.game, &mut hosting);
+    if let Some(e) = hosting.refused {
+        return Err(e);
     }
+    let doors: Arc<[Arc<dyn Door>]> = hosting.doors.into();
+    let games = Games::new(hosting.rooms);
     let socket = if config.addr.is_ipv4() {
         TcpSocket::new_v4()?
     } else {
@@ -80,7 +89,7 @@ pub fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
     let listener = socket.listen(1024)?;
     let addr = listener.local_addr()?;
 
-    let state = AppState::new(config);
+    let state = AppState::new(config, games, metrics, book);
     let settings = &state.config.webtransport;
     let webtransport = if settings.disabled {
         None
@@ -90,13 +99,14 @@ pub fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
             .tls_cert
             .as_deref()
             .zip(settings.tls_key.as_deref());
-        let endpoint = wt::start(udp, settings.port_from_host, files, state.clone())
+        let endpoint = wt::start(udp, settings.port_from_host, files, state.clone(), doors.clone())
             .map_err(|e| anyhow::anyhow!("WebTransport on UDP {udp}: {e}"))?;
         Some(endpoint)
     };
     let routes = Routes {
         app: state.clone(),
         webtransport: webtransport.clone(),
+        doors,
     };
     let task = tokio::spawn(accept(listener, routes));
     Ok(RunningServer {
@@ -105,4 +115,33 @@ pub fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
         webtransport,
         task,
     })
+}
+
+/// Opens the registry of each game the server hosts.
+struct Hosting<'a> {
+    settings: &'a RoomSettings,
+    common: Common,
+    rooms: Vec<Arc<dyn AnyRooms>>,
+    doors: Vec<Arc<dyn Door>>,
+    /// Why a game cannot be hosted as configured.
+    refused: Option<anyhow::Error>,
+}
+
+impl EachGame for Hosting<'_> {
+    fn host<G: Hosted>(&mut self, path: &'static str, settings: G::Settings) {
+        if self.settings.record.dir.is_some() {
+            // A recording is replayed only if its room passes the replay's
+            // checks: say so now rather than record what cannot be read.
+            let config = self.settings.room_config::<G>("room-1", 1, &settings);
+            if let Err(e) = config.validate() {
+                self.refused.get_or_insert(anyhow::anyhow!(
+                    "--record: the recordings of {}'s rooms would not replay: {e}",
+                    G::NAME
+                ));
+            }
+        }
+        let rooms = Rooms::<G>::new(self.settings.clone(), settings, path, &self.common);
+        self.rooms.push(rooms.clone());
+        self.doors.push(rooms);
+    }
 }

@@ -27,10 +27,11 @@ use skirmish_core::{control, PlayerId, ProtocolError};
 use skirmish_core::{decode_client_frame_of, Encoding, ErrorCode, Frame};
 use tokio::time::timeout;
 
+use skirmish_core::{ClientMessage, Networked};
+
 use crate::app::AppState;
-use crate::game::{ClientMessage, Game};
 use crate::metrics::DisconnectReason;
-use crate::rooms::{Joiner, Outbound, RoomHandle, SendError};
+use crate::rooms::{Hosted, Joiner, Outbound, RoomHandle, Rooms, SendError};
 use gate::{Admit, Gate};
 
 /// How long a farewell (an `error` and the transport's close) may take,
@@ -83,12 +84,19 @@ pub trait Peer: Outbound {
     fn poll_verdict(&self, cx: &mut Context<'_>) -> Poll<Result<ErrorCode, SendError>>;
 }
 
-/// Serves one client over `transport` to its end, and counts how it ended.
-pub async fn serve<T: Transport>(state: &AppState, transport: T, address: IpAddr) {
+/// Serves one client of `rooms`' game over `transport` to its end, and
+/// counts how it ended.
+pub async fn serve<G: Hosted, T: Transport>(
+    state: &AppState,
+    rooms: &Arc<Rooms<G>>,
+    transport: T,
+    address: IpAddr,
+) {
     let _running = state.shutdown.session();
     let _counted = Connected::new(state);
     let mut session = Session {
         state,
+        rooms,
         gate: Gate::for_limits(&state.config.limits),
         transport,
         frame: None,
@@ -102,9 +110,9 @@ pub async fn serve<T: Transport>(state: &AppState, transport: T, address: IpAddr
 
 /// What one read from the client gave, once gated and decoded.
 #[derive(Debug)]
-enum Read {
+enum Read<G: Hosted> {
     /// A well-formed message.
-    Message(ClientMessage),
+    Message(ClientMessage<<G as Networked>::Wire>),
     /// A refused message: answer with the error.
     Refused(ProtocolError),
     /// Nothing to act on (a control frame, or a rate-limited message).
@@ -119,8 +127,10 @@ type Ending = (DisconnectReason, Option<(ErrorCode, String)>);
 /// What a client is told when the server shuts down.
 const SHUTTING_DOWN: &str = "the server is shutting down";
 
-struct Session<'a, T> {
+struct Session<'a, G: Hosted, T> {
     state: &'a AppState,
+    /// The rooms of the client's game.
+    rooms: &'a Arc<Rooms<G>>,
     gate: Gate,
     transport: T,
     /// Once seated in a room that records itself: the last frame read as
@@ -131,7 +141,7 @@ struct Session<'a, T> {
     binary: bool,
 }
 
-impl<T: Transport> Session<'_, T> {
+impl<G: Hosted, T: Transport> Session<'_, G, T> {
     async fn run(&mut self, address: IpAddr) -> DisconnectReason {
         let peer = self.transport.peer();
         let (room, id) = match self.seat(address, peer.clone()).await {
@@ -172,7 +182,7 @@ impl<T: Transport> Session<'_, T> {
     }
 
     /// The next frame, gated and decoded.
-    async fn read(&mut self) -> Read {
+    async fn read(&mut self) -> Read<G> {
         let (text, payload) = match self.transport.next().await {
             Raw::Data { text, payload } => (text, payload),
             Raw::Control => {
@@ -189,7 +199,7 @@ impl<T: Transport> Session<'_, T> {
         }
         match self.gate.admit(payload.len()) {
             // A hello of another game is refused by name, first.
-            Admit::Read => match decode_client_frame_of::<Game>(text, payload) {
+            Admit::Read => match decode_client_frame_of::<G>(text, payload) {
                 Ok(message) => {
                     if let Some((kind, bytes)) = &mut self.frame {
                         *kind = text;
@@ -212,7 +222,7 @@ impl<T: Transport> Session<'_, T> {
         &mut self,
         address: IpAddr,
         out: Arc<dyn Outbound>,
-    ) -> Result<(RoomHandle, PlayerId), DisconnectReason> {
+    ) -> Result<(RoomHandle<G>, PlayerId), DisconnectReason> {
         let state = self.state;
         let hello = tokio::select! {
             hello = timeout(state.config.limits.hello_timeout, self.wait_for_hello()) => hello,
@@ -244,7 +254,7 @@ impl<T: Transport> Session<'_, T> {
             address,
             binary_control: self.binary,
         };
-        match state.rooms.join(&joiner, out) {
+        match self.rooms.join(&joiner, out) {
             Ok(seat) => Ok(seat),
             Err(e) => {
                 state.metrics.rejected(e.code);
@@ -287,7 +297,7 @@ impl<T: Transport> Session<'_, T> {
     }
 
     /// Acts on one read of a seated session; `Some` when it must end.
-    fn on_read(&mut self, read: Read, room: &RoomHandle, id: PlayerId) -> Option<Ending> {
+    fn on_read(&mut self, read: Read<G>, room: &RoomHandle<G>, id: PlayerId) -> Option<Ending> {
         let error = match read {
             Read::Message(message) => match room.receive(
                 id,
@@ -340,7 +350,7 @@ impl<T: Transport> Session<'_, T> {
     /// The `error` telling the client about `error`, in the form its
     /// `hello` took: whether it is text, and its bytes.
     fn error_frame(&self, error: &ProtocolError) -> (bool, Vec<u8>) {
-        match control::frame_for(self.binary, &error.to_message::<Game>()) {
+        match control::frame_for(self.binary, &error.to_message::<G>()) {
             Frame::Text(text) => (true, text.into_bytes()),
             Frame::Binary(bytes) => (false, bytes),
         }
@@ -352,7 +362,7 @@ type Hello = (String, Option<String>, Encoding, u32);
 
 /// The answer to a message over a rate limit (messages or bytes): refused
 /// (told at most once a second) or dropped and counted.
-fn limited(state: &AppState, admit: Admit) -> Read {
+fn limited<G: Hosted>(state: &AppState, admit: Admit) -> Read<G> {
     match admit {
         Admit::Refuse(e) => Read::Refused(e),
         Admit::Read | Admit::Drop => {
@@ -391,12 +401,12 @@ fn kicked(code: ErrorCode) -> Ending {
 
 /// A seat in a room, given back when dropped, however the session ends
 /// (a panic included), so no ghost stays behind.
-struct Seated {
-    room: RoomHandle,
+struct Seated<G: Hosted> {
+    room: RoomHandle<G>,
     id: PlayerId,
 }
 
-impl Drop for Seated {
+impl<G: Hosted> Drop for Seated<G> {
     fn drop(&mut self) {
         self.room.leave(self.id);
     }

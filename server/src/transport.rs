@@ -8,9 +8,79 @@
 pub mod ws;
 pub mod wt;
 
+use std::future::Future;
+use std::net::IpAddr;
+use std::pin::Pin;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use tokio::net::TcpStream;
+
+use crate::app::AppState;
 use crate::config::Limits;
+use crate::limits::Permit;
+use crate::rooms::{Hosted, Rooms};
+
+/// A session running to its end.
+pub type Running = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// One game's way in from a transport: a connection that asked for the
+/// game's path is served as a client of its rooms.
+pub trait Door: Send + Sync + std::fmt::Debug {
+    /// The game's folder: `""` at the root (`/ws`, `/wt`), else
+    /// `/{path}/ws` and `/{path}/wt`.
+    fn path(&self) -> &'static str;
+
+    /// Serves an upgraded WebSocket (see [`ws::serve`]).
+    fn websocket(
+        self: Arc<Self>,
+        tcp: TcpStream,
+        read: Vec<u8>,
+        state: Arc<AppState>,
+        permit: Arc<Permit>,
+    ) -> Running;
+
+    /// Serves an accepted WebTransport session (see [`wt::Link`]).
+    fn webtransport(self: Arc<Self>, link: wt::Link, state: Arc<AppState>, address: IpAddr)
+        -> Running;
+}
+
+impl<G: Hosted> Door for Rooms<G> {
+    fn path(&self) -> &'static str {
+        Rooms::path(self)
+    }
+
+    fn websocket(
+        self: Arc<Self>,
+        tcp: TcpStream,
+        read: Vec<u8>,
+        state: Arc<AppState>,
+        permit: Arc<Permit>,
+    ) -> Running {
+        Box::pin(async move { ws::serve(tcp, read, state, &self, permit).await })
+    }
+
+    fn webtransport(
+        self: Arc<Self>,
+        link: wt::Link,
+        state: Arc<AppState>,
+        address: IpAddr,
+    ) -> Running {
+        Box::pin(async move { crate::session::serve(&state, &self, link, address).await })
+    }
+}
+
+/// The door of the game whose path `path` asks for with `end` (`ws` or
+/// `wt`): `/ws` for the first game, `/walkers/ws` for a game in the
+/// folder `walkers`.
+pub fn door<'d>(doors: &'d [Arc<dyn Door>], path: &str, end: &str) -> Option<&'d Arc<dyn Door>> {
+    let folder = path.strip_prefix('/')?.strip_suffix(end)?;
+    let folder = match folder {
+        "" => "",
+        folder => folder.strip_suffix('/')?,
+    };
+    doors.iter().find(|d| d.path() == folder)
+}
 
 /// The largest message or frame a client may send; frames announcing more
 /// end the connection from their header, before they are buffered. Between

@@ -106,14 +106,14 @@ pub enum InputMode {
 /// where each player is for interest, who an event concerns).
 pub trait ServerGame: Networked {
     /// What the server keeps of one player beyond its inputs.
-    type Player: Clone + Debug;
+    type Player: Clone + Debug + Send + Sync;
     /// What the server keeps of the world beyond its players (its rules,
     /// the things in it).
-    type World: Clone + Debug;
+    type World: Clone + Debug + Send + Sync;
     /// How a room of the game is set up beyond the library's settings
     /// (name, seats, seed, interest): in JSON in a room recording's header,
     /// its fields beside the library's.
-    type Settings: Clone + Debug + Default + PartialEq + Serialize + DeserializeOwned;
+    type Settings: Clone + Debug + Default + PartialEq + Serialize + DeserializeOwned + Send + Sync;
 
     /// The configuration and the world a room starts from.
     fn start(settings: &Self::Settings) -> (Self::Config, Self::World);

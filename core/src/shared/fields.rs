@@ -37,11 +37,11 @@ impl Width {
 pub const MAX_FIELDS: usize = 7;
 
 /// A replicated state as binary snapshots carry it.
-pub trait Fields: Copy + Debug + Default + PartialEq + Eq {
+pub trait Fields: Copy + Debug + Default + PartialEq + Eq + Send + Sync {
     /// What quantising and motion depend on (a world's size, a top speed).
     type Config;
     /// How far `ticks` of motion carry a state, computed once per frame.
-    type Motion: Copy;
+    type Motion: Copy + Send + Sync;
 
     /// The fields, in the order they travel; at most [`MAX_FIELDS`].
     const WIDTHS: &'static [Width];

@@ -95,19 +95,19 @@ use crate::shared::wired::Wired;
 /// assert_eq!((me.predicted(), me.visible(1.0)), (Dot(4.0), Dot(5.0)));
 /// assert_eq!(report.error, 1.0);
 /// ```
-pub trait Game: 'static {
+pub trait Game: Send + Sync + 'static {
     /// The game's name, on the wire and in recordings.
     const NAME: &'static str;
     /// The game's version: a client, a server or a recording of another
     /// version is refused, never misread.
     const VERSION: u32;
     /// The constants both sides step with, sent to a client as it joins.
-    type Config: Clone + Debug + PartialEq;
+    type Config: Clone + Debug + PartialEq + Send + Sync;
     /// The controls of one tick.
-    type Input: Copy + Debug + Default + PartialEq;
+    type Input: Copy + Debug + Default + PartialEq + Send + Sync;
     /// The own player's authoritative state as the server sends it to its
     /// owner, exactly.
-    type Own: Copy + Debug + PartialEq;
+    type Own: Copy + Debug + PartialEq + Send + Sync;
     /// The part of the own state the client predicts, and draws.
     type Local: Visual;
 
@@ -160,7 +160,7 @@ pub struct Size {
 
 /// What is drawn of a state: the library interpolates between two of
 /// them and shows a correction as an offset on top.
-pub trait Visual: Copy + Debug + PartialEq {
+pub trait Visual: Copy + Debug + PartialEq + Send + Sync {
     /// A difference between two visuals.
     type Offset: Offset;
 
@@ -181,7 +181,7 @@ pub trait Visual: Copy + Debug + PartialEq {
 
 /// A difference between two [`Visual`]s, which the smoothing folds,
 /// decays and measures. `Default` is no difference.
-pub trait Offset: Copy + Debug + Default + PartialEq {
+pub trait Offset: Copy + Debug + Default + PartialEq + Send + Sync {
     /// Both offsets, one after the other.
     #[must_use]
     fn plus(&self, other: &Self) -> Self;
@@ -203,7 +203,7 @@ pub trait Offset: Copy + Debug + Default + PartialEq {
 
 /// An authoritative state the client keeps per player, as the server
 /// replicates it, and the events that change it between states.
-pub trait Replicated: Copy + Debug + PartialEq {
+pub trait Replicated: Copy + Debug + PartialEq + Send + Sync {
     /// What changes it between two states: sent once, applied once.
     type Event: Applied;
 
@@ -224,9 +224,9 @@ pub trait Replicated: Copy + Debug + PartialEq {
 
 /// An event the server sends reliably, to be applied once to one
 /// player's state: two copies with the same key are the same event.
-pub trait Applied: Clone + Debug + PartialEq {
+pub trait Applied: Clone + Debug + PartialEq + Send + Sync {
     /// What tells two events apart.
-    type Key: Copy + Debug + PartialEq;
+    type Key: Copy + Debug + PartialEq + Send + Sync;
 
     /// Its identity.
     fn key(&self) -> Self::Key;
@@ -273,7 +273,7 @@ pub trait Networked: Game<Own: OwnState<Event: Serialize + DeserializeOwned + Co
     /// fields (player, protocol, tick, tick length, room): at least the
     /// configuration the client must predict with. In JSON its fields sit
     /// beside the library's; in binary it follows them.
-    type Setup: Clone + Debug + PartialEq + Serialize + DeserializeOwned + Codec;
+    type Setup: Clone + Debug + PartialEq + Serialize + DeserializeOwned + Codec + Send + Sync;
 
     /// An input as it travels: the game's input with its tick and the view
     /// it was made in ([`Wired`]).

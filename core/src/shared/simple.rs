@@ -319,7 +319,7 @@ impl<I> Ticked<I> {
     }
 }
 
-impl<I: Copy + Debug + Codec> Wired for Ticked<I> {
+impl<I: Copy + Debug + Codec + Send + Sync> Wired for Ticked<I> {
     fn tick(&self) -> Tick {
         self.tick
     }

@@ -17,7 +17,7 @@ pub const GAME_BITS: u8 = 0x1f;
 
 /// An input as it travels: the tick it names, the view it was made in,
 /// and what the world needs to know of what it does.
-pub trait Wired: Copy + std::fmt::Debug {
+pub trait Wired: Copy + std::fmt::Debug + Send + Sync {
     /// The tick the input names.
     fn tick(&self) -> Tick;
 

@@ -134,9 +134,9 @@ impl Agones {
         server: &RunningServer,
         stop: impl Future<Output = ()>,
     ) -> &'static str {
-        let rooms = server.state.rooms.clone();
         let metrics = server.state.metrics.clone();
-        let (max_rooms, seats) = rooms.limits();
+        let settings = &server.state.config.rooms;
+        let (max_rooms, seats) = (settings.max_rooms, settings.capacity);
         let (shown, shown_rooms) = watch::channel(None);
         let publisher = publish::start(
             &self.sdk,
@@ -165,7 +165,7 @@ impl Agones {
         shown: &watch::Sender<Option<i64>>,
         stop: impl Future<Output = ()>,
     ) -> &'static str {
-        let rooms = server.state.rooms.clone();
+        let rooms = &server.state.rooms;
         let metrics = server.state.metrics.clone();
         let mut health = self.sdk.health_check();
         let mut health_due = tokio::time::interval(self.settings.health_every);
@@ -204,7 +204,7 @@ impl Agones {
                 }
                 next = next_state(&mut watch) => {
                     if let Ok(Some(gameserver)) = next {
-                        if allocation.seen(&gameserver, &rooms) {
+                        if allocation.seen(&gameserver, rooms.first()) {
                             drain.allocated_again();
                         }
                         shown.send_replace(counted_rooms(&gameserver));
@@ -264,7 +264,7 @@ impl Allocation {
     fn seen(
         &mut self,
         gameserver: &agones::GameServer,
-        rooms: &std::sync::Arc<crate::rooms::Rooms>,
+        rooms: &std::sync::Arc<dyn crate::rooms::AnyRooms>,
     ) -> bool {
         self.allocated |= gameserver
             .status
@@ -278,7 +278,7 @@ impl Allocation {
             return false;
         }
         self.handled_room = Some(room.to_string());
-        match rooms.open_named(room) {
+        match rooms.clone().open_named(room) {
             Ok(true) => tracing::info!(room, "agones: allocated; room opened"),
             Ok(false) => tracing::info!(room, "agones: allocated; the room is open already"),
             Err(e) => tracing::warn!(room, "agones: allocated, but cannot open the room: {e}"),

@@ -1,6 +1,8 @@
 //! The routes: `GET /` serves the `web/` folder, `GET /ws` upgrades to the
-//! game and hands the socket to the WebSocket transport, and the small
-//! endpoints (`/healthz`, `/rooms`, `/metrics`, `/transport`).
+//! first game and hands the socket to the WebSocket transport (`GET
+//! /walkers/ws` to the game in the folder `walkers`), and the small
+//! endpoints (`/healthz`, `/rooms`, `/metrics`, `/transport` and each
+//! game's `/{folder}/transport`).
 
 use std::sync::Arc;
 
@@ -17,8 +19,8 @@ use tower_http::services::ServeDir;
 use crate::app::AppState;
 use crate::limits::Permit;
 use crate::rooms::RoomInfo;
-use crate::transport::ws;
 use crate::transport::wt::WebTransport;
+use crate::transport::{door, ws, Door};
 
 /// What the routes share: the server's state and, when it runs, the
 /// WebTransport endpoint (for its offer).
@@ -28,16 +30,26 @@ pub struct Routes {
     pub app: Arc<AppState>,
     /// The WebTransport endpoint (never with `--no-webtransport`).
     pub webtransport: Option<Arc<WebTransport>>,
+    /// Every game's way in, the first at the root.
+    pub doors: Arc<[Arc<dyn Door>]>,
 }
 
 /// The router. Requests reaching `/ws` must carry the connection's
 /// [`Permit`] as an extension, as the accept loop adds.
 pub fn router(routes: Routes) -> Router {
     let web = ServeDir::new(&routes.app.config.web_dir).append_index_html_on_directories(true);
-    Router::new()
-        .route("/ws", get(upgrade))
+    let mut router = Router::new();
+    for door in routes.doors.iter() {
+        let folder = match door.path() {
+            "" => String::new(),
+            path => format!("/{path}"),
+        };
+        router = router
+            .route(&format!("{folder}/ws"), get(upgrade))
+            .route(&format!("{folder}/transport"), get(transport));
+    }
+    router
         .route("/healthz", get(|| async { "ok" }))
-        .route("/transport", get(transport))
         .route("/rooms", get(rooms))
         .route("/metrics", get(metrics))
         .fallback_service(web)
@@ -51,6 +63,9 @@ async fn upgrade(
     Extension(permit): Extension<Arc<Permit>>,
     mut request: Request,
 ) -> Response {
+    let Some(door) = door(&routes.doors, request.uri().path(), "ws").cloned() else {
+        return (StatusCode::NOT_FOUND, "no game here").into_response();
+    };
     let accept = match ws::handshake::accept_key(request.headers()) {
         Ok(accept) => accept,
         Err(why) => return (StatusCode::BAD_REQUEST, why).into_response(),
@@ -69,7 +84,7 @@ async fn upgrade(
         // The accept loop serves every connection as `TokioIo<TcpStream>`.
         if let Ok(parts) = upgraded.downcast::<TokioIo<TcpStream>>() {
             let read = parts.read_buf.to_vec();
-            ws::serve(parts.io.into_inner(), read, routes.app, permit).await;
+            door.websocket(parts.io.into_inner(), read, routes.app, permit).await;
         } else {
             tracing::error!("an upgraded connection is not a TCP stream");
         }
@@ -87,12 +102,21 @@ async fn upgrade(
 
 /// `GET /transport`: where a page may connect over WebTransport and which
 /// certificate hashes to pin; `{"webtransport":null}` when it is off.
-async fn transport(State(routes): State<Routes>, headers: HeaderMap) -> Json<serde_json::Value> {
+async fn transport(
+    State(routes): State<Routes>,
+    uri: axum::http::Uri,
+    headers: HeaderMap,
+) -> Json<serde_json::Value> {
+    let folder = uri
+        .path()
+        .strip_suffix("/transport")
+        .unwrap_or_default()
+        .trim_start_matches('/');
     let host = headers
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
         .unwrap_or("127.0.0.1");
-    let offer = routes.webtransport.as_ref().map(|wt| wt.offer(host));
+    let offer = routes.webtransport.as_ref().map(|wt| wt.offer(host, folder));
     Json(serde_json::json!({ "webtransport": offer }))
 }
 

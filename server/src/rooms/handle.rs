@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 use skirmish_core::{ErrorCode, Frame, Outbox, PlayerId, ProtocolError, Received};
 use skirmish_core::{RoomEnd, Seating};
 
-use crate::game::{ClientMessage, Room};
+use skirmish_core::{ClientMessage, Networked, Room};
+
+use super::Hosted;
 
 use super::recording::RecordSink;
 use super::ticker::TickHealth;
@@ -29,8 +31,8 @@ struct Client {
 
 /// A room and the outbounds of its clients, behind the room's mutex.
 #[derive(Debug)]
-pub(super) struct Shared {
-    pub(super) room: Room,
+pub(super) struct Shared<G: Hosted> {
+    pub(super) room: Room<G>,
     clients: BTreeMap<PlayerId, Client>,
     out: Outbox,
     /// The address that opened the room holds this until the room closes.
@@ -47,15 +49,23 @@ pub(super) struct Shared {
 }
 
 /// A session's way into its room.
-#[derive(Clone, Debug)]
-pub struct RoomHandle {
-    pub(super) inner: Arc<RoomInner>,
+#[derive(Debug)]
+pub struct RoomHandle<G: Hosted> {
+    pub(super) inner: Arc<RoomInner<G>>,
+}
+
+impl<G: Hosted> Clone for RoomHandle<G> {
+    fn clone(&self) -> Self {
+        RoomHandle {
+            inner: self.inner.clone(),
+        }
+    }
 }
 
 #[derive(Debug)]
-pub(super) struct RoomInner {
+pub(super) struct RoomInner<G: Hosted> {
     name: Arc<str>,
-    shared: Mutex<Shared>,
+    shared: Mutex<Shared<G>>,
     /// Seats taken, read without the room's lock by the registry.
     pub(super) seats: AtomicUsize,
     /// When ticks finish, for the health pings (see [`TickHealth`]).
@@ -67,15 +77,15 @@ pub(super) struct RoomInner {
     metrics: Arc<Metrics>,
 }
 
-impl RoomHandle {
+impl<G: Hosted> RoomHandle<G> {
     /// A handle to a new room called `name`, opened by `opener`'s address.
     pub(super) fn new(
         name: Arc<str>,
-        room: Room,
+        room: Room<G>,
         opener: Option<Permit>,
         health: TickHealth,
         metrics: Arc<Metrics>,
-    ) -> RoomHandle {
+    ) -> RoomHandle<G> {
         RoomHandle {
             inner: Arc::new(RoomInner {
                 name,
@@ -107,7 +117,7 @@ impl RoomHandle {
         self.inner.closed.load(Ordering::Acquire)
     }
 
-    pub(super) fn lock(&self) -> MutexGuard<'_, Shared> {
+    pub(super) fn lock(&self) -> MutexGuard<'_, Shared<G>> {
         // A panic inside a tick closes the room (see `RoomHandle::end`)
         // before anything else reads it; the outbounds and the recording
         // beside it are still whole, so the poison is not passed on.
@@ -132,7 +142,7 @@ impl RoomHandle {
     pub fn receive(
         &self,
         id: PlayerId,
-        message: &ClientMessage,
+        message: &ClientMessage<<G as Networked>::Wire>,
         frame: Option<(bool, &[u8])>,
     ) -> Result<Received, ProtocolError> {
         let mut shared = self.lock();
@@ -197,7 +207,7 @@ impl RoomHandle {
     }
 
     /// Takes `id` out of the room and its clients; the client, if it was one.
-    fn unseat(&self, shared: &mut Shared, id: PlayerId) -> Option<Client> {
+    fn unseat(&self, shared: &mut Shared<G>, id: PlayerId) -> Option<Client> {
         let client = shared.clients.remove(&id);
         if client.is_some() {
             self.inner.metrics.players_changed(false);
@@ -237,7 +247,7 @@ impl RoomHandle {
     /// `--record`: hands what the room recorded since the last tick to its
     /// writer; once that stops (bound, write error, disk behind), the room
     /// stops recording.
-    fn save_recording(&self, shared: &mut Shared) {
+    fn save_recording(&self, shared: &mut Shared<G>) {
         let Shared { room, record, .. } = shared;
         let (Some(sink), Some(recorder)) = (record.as_mut(), room.recorder()) else {
             return;
@@ -305,7 +315,7 @@ impl RoomHandle {
     /// Sends each frame of the outbox to each recipient (and empties the
     /// outbox, keeping its buffers); keeps what goes half a tick later;
     /// drops whoever is not keeping up.
-    fn deliver(&self, shared: &mut Shared) {
+    fn deliver(&self, shared: &mut Shared<G>) {
         if shared.out.is_empty() {
             return;
         }
@@ -378,7 +388,7 @@ impl RoomHandle {
     }
 
     /// Unseats the clients a send failed for, telling the slow ones why.
-    fn drop_gone(&self, shared: &mut Shared, gone: Vec<(PlayerId, SendError)>) {
+    fn drop_gone(&self, shared: &mut Shared<G>, gone: Vec<(PlayerId, SendError)>) {
         for (id, why) in gone {
             let Some(client) = self.unseat(shared, id) else {
                 continue;

@@ -44,7 +44,7 @@ const FREE_SPACE_EVERY: u64 = 256 * 1024;
 /// What every room's recording shares: the settings, the bytes written so
 /// far by all of them and the writer threads running.
 #[derive(Debug)]
-pub(super) struct Recorders {
+pub struct Recorders {
     settings: RecordSettings,
     dir: PathBuf,
     metrics: Arc<Metrics>,

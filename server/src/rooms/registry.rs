@@ -11,21 +11,28 @@ use std::time::Duration;
 use skirmish_core::{check_room_name, Encoding, ErrorCode, PlayerId, ProtocolError};
 use skirmish_core::{place, Placement, RoomEnd, Seating};
 
-use crate::game::Room;
+use skirmish_core::Room;
 use tokio::time::Instant;
 
 use super::handle::RoomHandle;
 use super::recording::{RecordSink, Recorders};
 use super::ticker::{self, TickHealth};
-use super::{Outbound, RoomInfo};
+use super::{Hosted, Outbound, RoomInfo};
 use crate::config::RoomSettings;
 use crate::limits::{AddressBook, Permit};
 use crate::metrics::Metrics;
 
-/// The registry of open rooms.
+/// The registry of open rooms of one game.
 #[derive(Debug)]
-pub struct Rooms {
+pub struct Rooms<G: Hosted> {
     settings: RoomSettings,
+    /// The game's settings every room of it is set up with.
+    game: G::Settings,
+    /// The length of its rooms' tick.
+    cadence: Duration,
+    /// Where its pages connect: `""` (at `/ws`) or a folder (`walkers`, at
+    /// `/walkers/ws`); recordings of a game in a folder start with it.
+    path: &'static str,
     /// The origin of every room's tick times.
     epoch: Instant,
     metrics: Arc<Metrics>,
@@ -34,12 +41,12 @@ pub struct Rooms {
     recorders: Option<Arc<Recorders>>,
     /// The next player id; ids are unique within the process.
     next_player: AtomicU32,
-    inner: Mutex<Registry>,
+    inner: Mutex<Registry<G>>,
 }
 
-#[derive(Debug, Default)]
-struct Registry {
-    rooms: BTreeMap<Arc<str>, RoomHandle>,
+#[derive(Debug)]
+struct Registry<G: Hosted> {
+    rooms: BTreeMap<Arc<str>, RoomHandle<G>>,
     opened: u64,
 }
 
@@ -60,30 +67,49 @@ pub struct Joiner<'a> {
     pub binary_control: bool,
 }
 
-impl Rooms {
-    /// An empty registry.
+impl<G: Hosted> Rooms<G> {
+    /// An empty registry of rooms of `G`, each set up with `game`, whose
+    /// pages connect under `path` (see [`Rooms::path`]).
     pub fn new(
         settings: RoomSettings,
-        metrics: Arc<Metrics>,
-        book: Arc<AddressBook>,
-    ) -> Arc<Rooms> {
-        let recorders = settings
-            .record
-            .dir
-            .clone()
-            .map(|dir| Recorders::new(settings.record.clone(), dir, metrics.clone()));
+        game: G::Settings,
+        path: &'static str,
+        shared: &super::Common,
+    ) -> Arc<Rooms<G>> {
+        let cadence = G::cadence(&G::start(&game).0);
         Arc::new(Rooms {
             settings,
+            game,
+            cadence,
+            path,
             epoch: Instant::now(),
-            metrics,
-            book,
-            recorders,
+            metrics: shared.metrics.clone(),
+            book: shared.book.clone(),
+            recorders: shared.recorders.clone(),
             next_player: AtomicU32::new(1),
-            inner: Mutex::new(Registry::default()),
+            inner: Mutex::new(Registry {
+                rooms: BTreeMap::new(),
+                opened: 0,
+            }),
         })
     }
 
-    fn lock(&self) -> MutexGuard<'_, Registry> {
+    /// Where the game's pages connect: `""` for the server's first game
+    /// (`/ws`, `/wt`), else the folder of its page (`walkers`: `/walkers/ws`).
+    pub fn path(&self) -> &'static str {
+        self.path
+    }
+
+    /// The game's name, as its hello carries it.
+    pub fn game(&self) -> &'static str {
+        G::NAME
+    }
+
+    pub(super) fn cadence(&self) -> Duration {
+        self.cadence
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Registry<G>> {
         // The registry holds no invariant a panicking holder could break.
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -194,7 +220,7 @@ impl Rooms {
         self: &Arc<Self>,
         joiner: &Joiner<'_>,
         out: Arc<dyn Outbound>,
-    ) -> Result<(RoomHandle, PlayerId), ProtocolError> {
+    ) -> Result<(RoomHandle<G>, PlayerId), ProtocolError> {
         let seating = Seating {
             encoding: joiner.encoding,
             protocol: joiner.protocol,
@@ -239,7 +265,7 @@ impl Rooms {
     /// Where core's rule puts a joiner asking for `wanted`.
     fn place<'r>(
         &self,
-        registry: &'r Registry,
+        registry: &'r Registry<G>,
         wanted: Option<&str>,
     ) -> Result<Placement<'r>, ProtocolError> {
         place(
@@ -255,20 +281,24 @@ impl Rooms {
 
     fn open(
         self: &Arc<Self>,
-        registry: &mut Registry,
+        registry: &mut Registry<G>,
         wanted: Option<&str>,
         opener: Option<Permit>,
-    ) -> RoomHandle {
+    ) -> RoomHandle<G> {
         registry.opened += 1;
         let number = registry.opened;
         let name: Arc<str> = match wanted {
             Some(name) => name.into(),
             None => format!("room-{number}").into(),
         };
-        let config = self.settings.room_config(&name, number);
+        let config = self.settings.room_config::<G>(&name, number, &self.game);
         let record = self.recorders.as_ref().and_then(|recorders| {
+            let stem = match self.path {
+                "" => name.to_string(),
+                path => format!("{path}-{name}"),
+            };
             recorders
-                .start(number, &name)
+                .start(number, &stem)
                 .inspect_err(|e| tracing::warn!(room = %name, "not recording: {e}"))
                 .ok()
         });
@@ -287,7 +317,7 @@ impl Rooms {
     }
 
     /// Closes `room` if no seat is taken; `true` if it closed.
-    pub(super) fn close_if_empty(&self, room: &RoomHandle) -> bool {
+    pub(super) fn close_if_empty(&self, room: &RoomHandle<G>) -> bool {
         let mut registry = self.lock();
         if !room.lock().room.is_empty() {
             return false;
@@ -304,7 +334,7 @@ impl Rooms {
     /// (`room_failed`) and their seats given back, its recording ends with
     /// the failure, and it leaves the registry, so that it neither takes
     /// joiners nor holds the health pings back. Every other room goes on.
-    pub(super) fn fail(&self, room: &RoomHandle, why: String) {
+    pub(super) fn fail(&self, room: &RoomHandle<G>, why: String) {
         let mut registry = self.lock();
         if registry
             .rooms
@@ -325,7 +355,7 @@ impl Rooms {
     /// waits (at most `grace`) for every writer to put its file on disk.
     pub async fn close_all(&self, grace: Duration) {
         let rooms = std::mem::take(&mut self.lock().rooms);
-        let mut rooms: Vec<RoomHandle> = rooms.into_values().collect();
+        let mut rooms: Vec<RoomHandle<G>> = rooms.into_values().collect();
         rooms.sort_by_key(|r| r.inner.health.number());
         let writers: Vec<_> = rooms
             .iter()

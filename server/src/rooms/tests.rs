@@ -6,8 +6,9 @@ use std::sync::{Arc, Mutex};
 
 use skirmish_core::{Encoding, ErrorCode, PROTOCOL_VERSION};
 
-use super::{Joiner, Outbound, Rooms, SendError};
+use super::{Common, Joiner, Outbound, Rooms, SendError};
 use crate::config::ServerConfig;
+use crate::game::Tested;
 use crate::limits::AddressBook;
 use crate::metrics::Metrics;
 
@@ -33,12 +34,14 @@ impl Outbound for Fake {
     }
 }
 
-fn registry(change: impl FnOnce(&mut ServerConfig)) -> (Arc<Rooms>, Arc<Metrics>) {
+fn registry(change: impl FnOnce(&mut ServerConfig)) -> (Arc<Rooms<Tested>>, Arc<Metrics>) {
     let mut config = ServerConfig::default();
     change(&mut config);
     let metrics = Arc::new(Metrics::default());
     let book = AddressBook::new(config.limits.clone());
-    (Rooms::new(config.rooms, metrics.clone(), book), metrics)
+    let common = Common::new(&config.rooms, metrics.clone(), book);
+    let game = config.rooms.game.settings();
+    (Rooms::new(config.rooms, game, "", &common), metrics)
 }
 
 fn joiner(room: Option<&str>, address: u8) -> Joiner<'_> {

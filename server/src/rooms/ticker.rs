@@ -15,6 +15,7 @@ use tokio::time::{Instant, MissedTickBehavior};
 
 use super::handle::RoomHandle;
 use super::registry::Rooms;
+use super::Hosted;
 
 /// How many tick phases rooms are spread over.
 const PHASES: u64 = 16;
@@ -118,8 +119,8 @@ impl TickHealth {
 /// Gives a room its time: one step per tick until it closes. A tick that
 /// panics fails the room alone: it is caught here and the registry closes
 /// the room (see [`Rooms::fail`]); every other room goes on.
-pub(super) async fn run(rooms: Arc<Rooms>, handle: RoomHandle, number: u64) {
-    let cadence = rooms.settings().game.cadence();
+pub(super) async fn run<G: Hosted>(rooms: Arc<Rooms<G>>, handle: RoomHandle<G>, number: u64) {
+    let cadence = rooms.cadence();
     // Rooms tick at staggered phases (room n at n/16 of the cadence), so
     // that their sends do not all fall at one instant; each room's clients
     // get their frames at the same point of every period.

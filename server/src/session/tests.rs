@@ -9,12 +9,15 @@ use std::time::Duration;
 
 use skirmish_core::{decode_server, ErrorCode, MAX_FRAME_BYTES};
 // Matched, never built here: only the room builds what clients are told.
-use crate::game::ServerMessage as Told;
+use crate::game::TestedMessage as Told;
 
 use super::{serve, Peer, Raw, Transport};
 use crate::app::AppState;
 use crate::config::ServerConfig;
-use crate::game::ServerMessage;
+use crate::game::{Tested, TestedMessage as ServerMessage};
+use crate::limits::AddressBook;
+use crate::metrics::Metrics;
+use crate::rooms::{Common, Games, Rooms};
 use crate::metrics::DisconnectReason;
 use crate::rooms::{Outbound, SendError};
 
@@ -181,7 +184,12 @@ async fn play(
     slow: bool,
     then: impl FnOnce(Arc<AppState>, Arc<FakePeer>),
 ) -> Outcome {
-    let state = AppState::new(config);
+    let metrics = Arc::new(Metrics::default());
+    let book = AddressBook::new(config.limits.clone());
+    let common = Common::new(&config.rooms, metrics.clone(), book.clone());
+    let game = config.rooms.game.settings();
+    let rooms = Rooms::<Tested>::new(config.rooms.clone(), game, "", &common);
+    let state = AppState::new(config, Games::new(vec![rooms.clone()]), metrics, book);
     let peer = Arc::new(FakePeer::default());
     peer.0.lock().expect("not poisoned").slow = slow;
     let closed_with = Arc::new(Mutex::new(None));
@@ -195,7 +203,7 @@ async fn play(
     let address = IpAddr::V4(Ipv4Addr::LOCALHOST);
     let session = {
         let state = state.clone();
-        tokio::spawn(async move { serve(&state, fake, address).await })
+        tokio::spawn(async move { serve(&state, &rooms, fake, address).await })
     };
     tokio::task::yield_now().await;
     then(state.clone(), peer.clone());

@@ -17,6 +17,7 @@ use tokio::io::Interest;
 use tokio::net::TcpStream;
 
 use crate::app::AppState;
+use crate::rooms::{Hosted, Rooms};
 use crate::limits::Permit;
 use crate::metrics::DisconnectReason;
 use crate::session::{self, Raw, Transport};
@@ -27,7 +28,13 @@ use writer::Writer;
 /// Serves one upgraded connection to its end. The connection's permit is
 /// held until then. `read` holds bytes the client sent right behind its
 /// upgrade request.
-pub async fn serve(tcp: TcpStream, read: Vec<u8>, state: Arc<AppState>, permit: Arc<Permit>) {
+pub async fn serve<G: Hosted>(
+    tcp: TcpStream,
+    read: Vec<u8>,
+    state: Arc<AppState>,
+    rooms: &Arc<Rooms<G>>,
+    permit: Arc<Permit>,
+) {
     let tcp = Arc::new(tcp);
     let writer = Writer::new(tcp.clone(), SlowRule::for_room(&state.config.limits));
     let link = WebSocket {
@@ -36,7 +43,7 @@ pub async fn serve(tcp: TcpStream, read: Vec<u8>, state: Arc<AppState>, permit: 
         reader: FrameReader::new(TRANSPORT_LIMIT, &read),
         closed: false,
     };
-    session::serve(&state, link, permit.address()).await;
+    session::serve(&state, rooms, link, permit.address()).await;
 }
 
 /// One WebSocket, as its session sees it.

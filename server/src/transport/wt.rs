@@ -32,7 +32,8 @@ use wtransport::{Connection, RecvStream};
 
 use crate::app::AppState;
 use crate::metrics::{DisconnectReason, Refusal};
-use crate::session::{self, Raw, Transport};
+use crate::session::{Raw, Transport};
+use crate::transport::Door;
 use crate::transport::{SlowRule, TRANSPORT_LIMIT};
 pub use endpoint::{start, WebTransport};
 use sender::Sender;
@@ -47,7 +48,7 @@ const READ_BYTES: usize = 4096;
 /// a connection permit, so spoofed or abandoned handshakes cannot fill the
 /// server's cap. From the permit on, one upgrade deadline covers the QUIC
 /// handshake, the HTTP/3 request and its answer, as on TCP.
-async fn session(incoming: IncomingSession, state: Arc<AppState>) {
+async fn session(incoming: IncomingSession, state: Arc<AppState>, doors: Arc<[Arc<dyn Door>]>) {
     if !incoming.remote_address_validated() {
         state.metrics.webtransport_retry();
         incoming.retry();
@@ -67,13 +68,13 @@ async fn session(incoming: IncomingSession, state: Arc<AppState>) {
     let Some(request) = step(&state, timeout_at(deadline, incoming).await) else {
         return;
     };
-    if request.path() != "/wt" {
+    let Some(door) = super::door(&doors, request.path(), "wt").cloned() else {
         state.metrics.refused(Refusal::WrongPath);
         // The answer goes out over flow control the client governs: the
         // upgrade deadline bounds it too.
         let _ = timeout_at(deadline, request.not_found()).await;
         return;
-    }
+    };
     let Some(connection) = step(&state, timeout_at(deadline, request.accept()).await) else {
         return;
     };
@@ -82,7 +83,7 @@ async fn session(incoming: IncomingSession, state: Arc<AppState>) {
         SlowRule::for_room(limits),
         limits.send_timeout,
     ));
-    let link = WebTransportLink {
+    let link = Link {
         connection,
         recv: None,
         writer: None,
@@ -93,7 +94,7 @@ async fn session(incoming: IncomingSession, state: Arc<AppState>) {
         datagram: None,
         closing: None,
     };
-    session::serve(&state, link, address).await;
+    door.webtransport(link, state, address).await;
     drop(permit);
 }
 
@@ -114,7 +115,8 @@ fn step<T, E>(state: &AppState, outcome: Result<Result<T, E>, Elapsed>) -> Optio
 }
 
 /// One WebTransport session, as its session sees it.
-struct WebTransportLink {
+/// One client over WebTransport, as its session sees it.
+pub struct Link {
     connection: Connection,
     /// The client's stream, once it opened it.
     recv: Option<RecvStream>,
@@ -131,7 +133,7 @@ struct WebTransportLink {
     closing: Option<ErrorCode>,
 }
 
-impl WebTransportLink {
+impl Link {
     /// Waits for the client's stream and starts writing to it.
     async fn open(&mut self) -> Result<(), DisconnectReason> {
         let Ok((send, recv)) = self.connection.accept_bi().await else {
@@ -144,7 +146,7 @@ impl WebTransportLink {
     }
 }
 
-impl Transport for WebTransportLink {
+impl Transport for Link {
     type Peer = Sender;
 
     fn peer(&self) -> Arc<Sender> {

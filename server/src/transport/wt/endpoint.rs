@@ -13,6 +13,7 @@ use wtransport::tls::Sha256DigestFmt;
 use wtransport::{Endpoint, Identity, ServerConfig};
 
 use crate::app::AppState;
+use crate::transport::Door;
 
 /// Where pages connect, as `GET /transport` says.
 #[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
@@ -38,9 +39,9 @@ pub struct WebTransport {
 }
 
 impl WebTransport {
-    /// What a page reaching us at `host` (its `Host`, port included or not)
-    /// should use.
-    pub fn offer(&self, host: &str) -> Offer {
+    /// What a page of the game in `folder` (`""` at the root) reaching us
+    /// at `host` (its `Host`, port included or not) should use.
+    pub fn offer(&self, host: &str, folder: &str) -> Offer {
         let (name, port) = match host.rsplit_once(':') {
             // Not `[::1]` alone: a port is digits after the last colon.
             Some((name, port)) if !port.is_empty() && port.chars().all(|c| c.is_ascii_digit()) => {
@@ -50,7 +51,10 @@ impl WebTransport {
         };
         let port = port.filter(|_| self.port_from_host).unwrap_or(self.port);
         Offer {
-            url: format!("https://{name}:{port}/wt"),
+            url: match folder {
+                "" => format!("https://{name}:{port}/wt"),
+                folder => format!("https://{name}:{port}/{folder}/wt"),
+            },
             certificate_hashes: self
                 .hashes
                 .lock()
@@ -130,6 +134,7 @@ pub fn start(
     port_from_host: bool,
     files: Option<(&std::path::Path, &std::path::Path)>,
     state: Arc<AppState>,
+    doors: Arc<[Arc<dyn Door>]>,
 ) -> anyhow::Result<Arc<WebTransport>> {
     let identity = match files {
         None => self_signed()?,
@@ -148,7 +153,7 @@ pub fn start(
         hashes: Mutex::new(hashes),
         task: Mutex::new(None),
     });
-    let task = tokio::spawn(serve(endpoint, bound, files.is_none(), wt.clone(), state));
+    let task = tokio::spawn(serve(endpoint, bound, files.is_none(), wt.clone(), state, doors));
     *wt.task.lock().unwrap_or_else(PoisonError::into_inner) = Some(task);
     Ok(wt)
 }
@@ -159,6 +164,7 @@ async fn serve(
     renew: bool,
     wt: Arc<WebTransport>,
     state: Arc<AppState>,
+    doors: Arc<[Arc<dyn Door>]>,
 ) {
     let mut signal = state.shutdown.watch();
     let renewal = state
@@ -170,7 +176,7 @@ async fn serve(
     loop {
         tokio::select! {
             incoming = endpoint.accept() => {
-                tokio::spawn(super::session(incoming, state.clone()));
+                tokio::spawn(super::session(incoming, state.clone(), doors.clone()));
             }
             () = tokio::time::sleep_until(next_renewal), if renew => {
                 next_renewal += renewal;
@@ -221,19 +227,23 @@ mod tests {
         let shared = endpoint(true);
         // Behind a port mapping (Agones: host port 7034 for TCP and UDP).
         assert_eq!(
-            shared.offer("10.0.0.5:7034").url,
+            shared.offer("10.0.0.5:7034", "").url,
             "https://10.0.0.5:7034/wt"
         );
-        assert_eq!(shared.offer("[::1]:7034").url, "https://[::1]:7034/wt");
+        assert_eq!(shared.offer("[::1]:7034", "").url, "https://[::1]:7034/wt");
         // No port in Host: ours.
         assert_eq!(
-            shared.offer("example.com").url,
+            shared.offer("example.com", "").url,
             "https://example.com:8080/wt"
         );
-        assert_eq!(shared.offer("[::1]").url, "https://[::1]:8080/wt");
+        assert_eq!(shared.offer("[::1]", "").url, "https://[::1]:8080/wt");
         // By default (a proxy may stand before TCP alone): always ours.
         let apart = endpoint(false);
-        assert_eq!(apart.offer("10.0.0.5:7034").url, "https://10.0.0.5:8080/wt");
-        assert_eq!(apart.offer("10.0.0.5:7034").certificate_hashes, ["ab"]);
+        assert_eq!(apart.offer("10.0.0.5:7034", "").url, "https://10.0.0.5:8080/wt");
+        assert_eq!(apart.offer("10.0.0.5:7034", "").certificate_hashes, ["ab"]);
+        assert_eq!(
+            apart.offer("10.0.0.5:7034", "walkers").url,
+            "https://10.0.0.5:8080/walkers/wt"
+        );
     }
 }
