@@ -1,11 +1,11 @@
-//! A headless bot: a [`ClientSession`] from core over a real WebSocket,
-//! with the network conditioner, driven by a [`Script`].
+//! A headless bot: a [`ClientSession`] from core over a real WebSocket or
+//! WebTransport, with the network conditioner, driven by a [`Script`] (the
+//! tank game) or by any game's [`Driver`] ([`run_bot_of`]).
 //!
 //! The bot is a shell like the browser client: it owns the clock (Tokio's),
 //! the socket and a 60 Hz frame timer, and measures what a player would
 //! notice: corrections and snaps, RTT, the gaps between snapshots, bytes.
 
-use skirmish_tanks::prelude::*;
 use std::collections::VecDeque;
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
@@ -16,14 +16,14 @@ use futures_util::{SinkExt, StreamExt};
 use serde::Serialize;
 use skirmish_tanks::framing::StreamMessage;
 use skirmish_tanks::LinkConditions;
-use skirmish_tanks::{
-    ClientMessage, ClientSession, Delivery, Incoming, SessionConfig, SessionEvent,
-};
+use skirmish_core::{ClientGame, ClientMessage, ClientSession, SessionEvent};
+use skirmish_tanks::{Delivery, Incoming, SessionConfig, Tanks};
 use skirmish_tanks::{Encoding, Frame, Tick};
 use tokio::time::{Instant, MissedTickBehavior};
 use tokio_tungstenite::tungstenite::Message;
 
 use crate::script::Script;
+use crate::stepper::Driver;
 use crate::wt::WtClient;
 
 /// How one bot plays.
@@ -33,8 +33,11 @@ pub struct BotOptions {
     pub name: String,
     /// Room to join, or the server's choice.
     pub room: Option<String>,
-    /// The brain.
+    /// The brain (of a tank; [`run_bot_of`] takes any game's).
     pub script: Script,
+    /// The folder of the game on the server: `""` for its first game
+    /// (`/ws`), `walkers` for `/walkers/ws`.
+    pub folder: String,
     /// Added conditions, bot to server.
     pub up: LinkConditions,
     /// Added conditions, server to bot.
@@ -167,7 +170,21 @@ pub use skirmish_tanks::percentile;
 ///
 /// # Errors
 /// The connection fails or the server closes it.
-pub async fn run_bot(addr: SocketAddr, mut options: BotOptions) -> Result<BotReport> {
+pub async fn run_bot(addr: SocketAddr, options: BotOptions) -> Result<BotReport> {
+    let mut script = options.script.clone();
+    run_bot_of::<Tanks, Script>(addr, options, &mut script).await
+}
+
+/// Plays one bot of game `G`, driven by `driver`, to the end of its
+/// duration (`options.script` is not used).
+///
+/// # Errors
+/// The connection fails or the server closes it.
+pub async fn run_bot_of<G: ClientGame, D: Driver<G>>(
+    addr: SocketAddr,
+    options: BotOptions,
+    driver: &mut D,
+) -> Result<BotReport> {
     let link = Link::open(addr, &options).await?;
     let config = SessionConfig {
         name: options.name.clone(),
@@ -180,10 +197,10 @@ pub async fn run_bot(addr: SocketAddr, mut options: BotOptions) -> Result<BotRep
         ..SessionConfig::default()
     };
     let mut session = match options.record {
-        Some(_) => ClientSession::recorded(config, skirmish_tanks::DEFAULT_RECORDING_LIMIT),
-        None => ClientSession::new(config),
+        Some(_) => ClientSession::<G>::recorded(config, skirmish_tanks::DEFAULT_RECORDING_LIMIT),
+        None => ClientSession::<G>::new(config),
     };
-    let played = play(link, &mut session, &mut options).await;
+    let played = play(link, &mut session, &options, driver).await;
     if let (Some(path), Some(recording)) = (&options.record, session.recording()) {
         std::fs::write(path, recording.bytes())
             .with_context(|| format!("writing the recording {}", path.display()))?;
@@ -192,10 +209,11 @@ pub async fn run_bot(addr: SocketAddr, mut options: BotOptions) -> Result<BotRep
 }
 
 /// The bot's loop, from `hello` to the end of its time.
-async fn play(
+async fn play<G: ClientGame, D: Driver<G>>(
     mut link: Link,
-    session: &mut ClientSession,
-    options: &mut BotOptions,
+    session: &mut ClientSession<G>,
+    options: &BotOptions,
+    driver: &mut D,
 ) -> Result<BotReport> {
     // The conditioner models what the transport would do with loss.
     session.set_delivery(match options.transport {
@@ -239,8 +257,11 @@ async fn play(
                 if now.duration_since(start) >= options.duration {
                     break;
                 }
-                let arena = session.sim_config().map(|c| c.arena).unwrap_or_default();
-                let controls = options.script.controls(session, arena);
+                let controls = session
+                    .game_config()
+                    .cloned()
+                    .map(|config| driver.controls(session, &config))
+                    .unwrap_or_default();
                 session.set_controls(controls);
                 for message in session.advance(now.duration_since(start)) {
                     let frame = session.encode(&message);
@@ -252,7 +273,7 @@ async fn play(
                 }
             }
         }
-        let events: Vec<SessionEvent> = session.events().collect();
+        let events: Vec<SessionEvent<G::Note>> = session.events().collect();
         for event in events {
             if let SessionEvent::Snapshot { .. } = event {
                 snapshot_arrived(&mut report, &mut last_snapshot, &mut snapshots);
@@ -297,13 +318,18 @@ impl Link {
                         .await
                         .context("connecting")?,
                 };
-                let (sink, stream) = crate::websocket_over(addr, tcp).await?.split();
+                let (sink, stream) = crate::websocket_at(addr, &options.folder, tcp)
+                    .await?
+                    .split();
                 Ok(Link::WebSocket(sink, stream))
             }
             BotTransport::Webtransport => {
-                let mut offer = crate::wt::offer(addr).await?;
+                let mut offer = crate::wt::offer_for(addr, &options.folder).await?;
                 if let Some(via) = options.via {
-                    offer.url = format!("https://{via}/wt");
+                    offer.url = match options.folder.as_str() {
+                        "" => format!("https://{via}/wt"),
+                        folder => format!("https://{via}/{folder}/wt"),
+                    };
                 }
                 // A handshake can fail on a lossy path; try a few times, as
                 // the page's reconnection would.
@@ -322,7 +348,7 @@ impl Link {
 
     /// Sends `message`, encoded as `frame` (inputs and pings as datagrams
     /// over WebTransport).
-    async fn send(&mut self, message: &ClientMessage, frame: Frame) -> Result<()> {
+    async fn send<W>(&mut self, message: &ClientMessage<W>, frame: Frame) -> Result<()> {
         match self {
             Link::WebSocket(sink, _) => {
                 let message = match frame {
@@ -385,9 +411,9 @@ impl Link {
 
 /// Records what an event (other than a snapshot) says about timing: RTT,
 /// slack, late inputs, input-to-acknowledgement.
-fn observe(
-    event: &SessionEvent,
-    session: &ClientSession,
+fn observe<G: ClientGame>(
+    event: &SessionEvent<G::Note>,
+    session: &ClientSession<G>,
     report: &mut BotReport,
     unacked: &mut VecDeque<(u32, Instant)>,
 ) {
@@ -435,9 +461,9 @@ fn snapshot_arrived(report: &mut BotReport, last: &mut Option<Instant>, count: &
 }
 
 /// Fills in the figures of a finished run.
-fn finish(
+fn finish<G: ClientGame>(
     report: &mut BotReport,
-    session: &ClientSession,
+    session: &ClientSession<G>,
     seconds: f64,
     bytes: u64,
     snapshots: u64,

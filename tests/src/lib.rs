@@ -86,10 +86,22 @@ pub async fn tcp_from(addr: SocketAddr, source: IpAddr) -> Result<TcpStream> {
 /// # Errors
 /// The handshake fails.
 pub async fn websocket_over(addr: SocketAddr, tcp: TcpStream) -> Result<Socket> {
-    let (socket, _) =
-        tokio_tungstenite::client_async(format!("ws://{addr}/ws"), MaybeTlsStream::Plain(tcp))
-            .await
-            .context("handshake")?;
+    websocket_at(addr, "", tcp).await
+}
+
+/// A WebSocket to the game in `folder` of `addr` over `tcp`: `/ws` for
+/// `""` (the server's first game), else `/{folder}/ws`.
+///
+/// # Errors
+/// The handshake fails (the server answers 404 for a folder of no game).
+pub async fn websocket_at(addr: SocketAddr, folder: &str, tcp: TcpStream) -> Result<Socket> {
+    let url = match folder {
+        "" => format!("ws://{addr}/ws"),
+        folder => format!("ws://{addr}/{folder}/ws"),
+    };
+    let (socket, _) = tokio_tungstenite::client_async(url, MaybeTlsStream::Plain(tcp))
+        .await
+        .context("handshake")?;
     Ok(socket)
 }
 

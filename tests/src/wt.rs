@@ -36,7 +36,20 @@ pub struct Offer {
 /// # Errors
 /// The request fails, or the server offers no WebTransport.
 pub async fn offer(addr: SocketAddr) -> Result<Offer> {
-    let body = crate::http_get(addr, "/transport").await?;
+    offer_for(addr, "").await
+}
+
+/// Asks the server at `addr` where the game in `folder` (`""` for the
+/// first game) is over WebTransport.
+///
+/// # Errors
+/// The request fails, or the server offers no WebTransport.
+pub async fn offer_for(addr: SocketAddr, folder: &str) -> Result<Offer> {
+    let path = match folder {
+        "" => "/transport".to_string(),
+        folder => format!("/{folder}/transport"),
+    };
+    let body = crate::http_get(addr, &path).await?;
     let json: serde_json::Value = serde_json::from_str(&body).context("/transport is not JSON")?;
     let wt = json
         .get("webtransport")

@@ -28,6 +28,7 @@ async fn good_bots(addr: SocketAddr, conditions: LinkConditions) -> Vec<BotRepor
                 name: format!("good{i}"),
                 room: Some(ROOM.into()),
                 script: Script::Wander(Wander::new(50 + i)),
+                folder: String::new(),
                 up: conditions,
                 down: conditions,
                 seed: 70 + i,

@@ -513,6 +513,7 @@ fn bot(i: u64, room: &str) -> BotOptions {
         name: format!("bot{i}"),
         room: Some(room.into()),
         script: Script::Wander(wander),
+        folder: String::new(),
         up: skirmish_tanks::LinkConditions::default(),
         down: skirmish_tanks::LinkConditions::default(),
         seed: 80 + i,

@@ -108,6 +108,7 @@ async fn a_bot_through_the_relay_and_its_room_record_and_replay() -> Result<()> 
         name: name.to_string(),
         room: Some("fixture".to_string()),
         script,
+        folder: String::new(),
         up: LinkConditions::default(),
         down: LinkConditions::default(),
         seed,

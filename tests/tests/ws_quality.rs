@@ -58,6 +58,7 @@ async fn sixteen_bots(encoding: Encoding) -> anyhow::Result<f64> {
                 name: format!("bot{i}"),
                 room: Some("quality".into()),
                 script: Script::Wander(Wander::new(i)),
+                folder: String::new(),
                 up: link,
                 down: link,
                 seed: 500 + i,

@@ -193,6 +193,7 @@ async fn full(args: Args) -> Result<()> {
             name: format!("bot{i}"),
             room: Some(format!("bots-{}", i % args.rooms.max(1))),
             script: Script::Wander(wander),
+            folder: String::new(),
             up: link,
             down: link,
             seed,

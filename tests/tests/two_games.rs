@@ -1,0 +1,134 @@
+//! One server process hosts rooms of two games: the tank game at `/ws`
+//! and `/wt`, walkers (the guide's game) at `/walkers/ws` and
+//! `/walkers/wt`. Real sockets on 127.0.0.1, real bots of each game (the
+//! library's client session, each game's own driver), each from its own
+//! loopback address.
+
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use skirmish_core::{control, ClientMessage, Encoding, ErrorCode, GameId, ServerMessage};
+use skirmish_core::{Networked, PROTOCOL_VERSION};
+use skirmish_tests::bot::{run_bot, run_bot_of, BotOptions, BotReport, BotTransport};
+use skirmish_tests::script::{Script, Wander};
+use skirmish_tests::walkers::Pace;
+use skirmish_tests::{http_get, next_source, server, tcp_from, test_config, websocket_at};
+use skirmish_walkers::Walkers;
+use tokio_tungstenite::tungstenite::Message;
+
+type Result = anyhow::Result<()>;
+
+fn options(name: &str, folder: &str, transport: BotTransport) -> BotOptions {
+    BotOptions {
+        name: name.into(),
+        room: None,
+        script: Script::Wander(Wander::new(7)),
+        folder: folder.into(),
+        up: Default::default(),
+        down: Default::default(),
+        seed: 5,
+        duration: Duration::from_secs(3),
+        frame: Duration::from_millis(16),
+        encoding: Encoding::Compact,
+        source: Some(next_source()),
+        transport,
+        via: None,
+        resends: 0,
+        record: None,
+    }
+}
+
+/// A bot played its game: joined, had its inputs acknowledged, got
+/// snapshots, and was told no error.
+fn played(report: &BotReport) {
+    assert!(report.id > 0, "{report:?}");
+    assert!(report.inputs_acked > 20, "{report:?}");
+    assert!(report.snapshots_per_sec > 10.0, "{report:?}");
+    assert_eq!((report.errors, report.decode_errors), (0, 0), "{report:?}");
+}
+
+#[tokio::test]
+async fn one_process_hosts_rooms_of_both_games_over_both_transports() -> Result {
+    let srv = server(test_config())?;
+    let addr = srv.addr;
+    let mut pace = Pace::new(100.0, 300.0);
+    let mut pace_wt = Pace::new(300.0, 500.0);
+    let (tank, walker, walker_wt) = tokio::join!(
+        run_bot(addr, options("tank", "", BotTransport::Websocket)),
+        run_bot_of::<Walkers, _>(
+            addr,
+            options("walker", "walkers", BotTransport::Websocket),
+            &mut pace
+        ),
+        run_bot_of::<Walkers, _>(
+            addr,
+            options("walker-wt", "walkers", BotTransport::Webtransport),
+            &mut pace_wt
+        ),
+    );
+    let (tank, walker, walker_wt) = (tank?, walker?, walker_wt?);
+    for report in [&tank, &walker, &walker_wt] {
+        played(report);
+    }
+    // The two walkers share a room of walkers; the tank is alone in its own.
+    assert_eq!(walker.room, walker_wt.room);
+    assert_eq!(walker.mispredictions, 0, "{walker:?}");
+    let rooms: serde_json::Value = serde_json::from_str(&http_get(addr, "/rooms").await?)?;
+    let names: Vec<&str> = rooms
+        .as_array()
+        .map(|a| a.iter().filter_map(|r| r["name"].as_str()).collect())
+        .unwrap_or_default();
+    assert!(names.contains(&"room-1"), "{names:?}");
+    assert!(names.contains(&"walkers/room-1"), "{names:?}");
+    srv.shutdown().await
+}
+
+/// The first frame the server sends after a binary `hello` of `game` at
+/// the game folder `folder`.
+async fn answer_to_hello(
+    addr: std::net::SocketAddr,
+    folder: &str,
+    game: GameId,
+) -> anyhow::Result<ServerMessage<Walkers>> {
+    let tcp = tcp_from(addr, next_source()).await?;
+    let mut socket = websocket_at(addr, folder, tcp).await?;
+    let hello: ClientMessage<<Walkers as Networked>::Wire> = ClientMessage::Hello {
+        name: "who".into(),
+        protocol: PROTOCOL_VERSION,
+        room: None,
+        encoding: Encoding::Compact,
+        game: Some(game),
+    };
+    let bytes = control::encode_client(&hello).ok_or_else(|| anyhow::anyhow!("no binary"))?;
+    socket.send(Message::binary(bytes)).await?;
+    loop {
+        match socket.next().await {
+            Some(Ok(Message::Binary(bytes))) => return Ok(control::decode_server(&bytes)?),
+            Some(Ok(_)) => {}
+            other => anyhow::bail!("no answer: {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn each_game_path_refuses_the_other_games_hello_and_no_other_path_upgrades() -> Result {
+    let srv = server(test_config())?;
+    let addr = srv.addr;
+    let tanks = GameId::of::<skirmish_tanks::Tanks>();
+    let walkers = GameId::of::<Walkers>();
+    for (folder, game) in [("walkers", tanks.clone()), ("", walkers.clone())] {
+        let answer = answer_to_hello(addr, folder, game).await?;
+        assert!(
+            matches!(&answer, ServerMessage::Error { code: ErrorCode::WrongGame, .. }),
+            "{folder:?}: {answer:?}"
+        );
+    }
+    let answer = answer_to_hello(addr, "walkers", walkers).await?;
+    assert!(
+        matches!(&answer, ServerMessage::Welcome { .. }),
+        "{answer:?}"
+    );
+    let tcp = tcp_from(addr, next_source()).await?;
+    assert!(websocket_at(addr, "nothing", tcp).await.is_err());
+    srv.shutdown().await
+}
