@@ -1,9 +1,10 @@
 //! The authoritative Skirmish server: the imperative shell around
-//! `skirmish-core`'s [`Room`](skirmish_core::Room), of the game named in
-//! [`game`] (the one module that names it).
+//! `skirmish-core`'s [`Room`](skirmish_core::Room), of every game named in
+//! [`game`] (the one module that names them).
 //!
 //! - `GET /` serves the `web/` folder (the page and the built wasm client).
-//! - `GET /ws` upgrades to the game (`docs/PROTOCOL.md`).
+//! - `GET /ws` upgrades to the first game (`docs/PROTOCOL.md`), `GET
+//!   /walkers/ws` to the game in the folder `walkers`.
 //! - `GET /healthz` answers `ok`; `GET /rooms` lists rooms as JSON;
 //!   `GET /metrics` is Prometheus text; `GET /transport` says where to
 //!   connect over WebTransport (served on UDP beside).

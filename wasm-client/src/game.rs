@@ -19,6 +19,10 @@ pub trait PageGame: ClientGame {
     /// the game does not use it (the browser then handles it).
     fn key(keys: &mut Self::Keys, code: &str, down: bool) -> bool;
 
+    /// The controls a script asks for with `skirmish.setControls(turn,
+    /// throttle, fire)`, in the game's terms.
+    fn scripted(turn: f32, throttle: f32, fire: bool) -> Self::Controls;
+
     /// Releases every key (the window lost the focus).
     fn release(keys: &mut Self::Keys);
 

@@ -1,5 +1,5 @@
 //! The browser client: a thin WebAssembly shell that drives
-//! `skirmish-core`'s [`ClientSession`](skirmish_tanks::ClientSession) from
+//! `skirmish-core`'s [`ClientSession`](skirmish_core::ClientSession) from
 //! the page.
 //!
 //! The shell owns what core may not touch: the clock
@@ -11,11 +11,15 @@
 //! controls and the panel, lets the session run its fixed steps, sends what
 //! the session returns, and draws the session's view.
 //!
-//! The modules: `page` (the DOM, the keys, the frame loop), `app` (one
-//! frame: network, step, draw), [`net`] (the connection: a plan that picks
-//! the transport, a link per transport behind one trait), [`input`] (keys
-//! to controls), [`render`] (the canvas), [`hud`] (the panel) and `fields`
-//! (the debug state as a JavaScript object). This file
+//! One bundle per game: `played` picks the game (the tank game; walkers,
+//! the guide's game, with `--features walkers`), which the shell takes
+//! through [`game::PageGame`]; the tank's side is `tank`, [`input`] (keys
+//! to controls) and [`render`] (the canvas), walkers' is `walkers`. The
+//! shell: `page` (the DOM, the keys, the frame loop; the socket beside the
+//! page: `/ws` for `/`, `/walkers/ws` for `/walkers/`), `app` (one frame:
+//! network, step, draw), [`net`] (the connection: a plan that picks the
+//! transport, a link per transport behind one trait), [`hud`] (the panel)
+//! and `fields` (the debug state as a JavaScript object). This file
 //! holds what the page calls: `web/index.html` calls [`run`], and
 //! `window.skirmish` wraps [`debug_state`], [`set_controls`],
 //! [`clear_controls`], [`recording`] and [`recording_size`] (the flight
@@ -30,13 +34,17 @@ pub mod input;
 pub mod net;
 mod num;
 mod page;
+mod played;
 pub mod render;
 mod tank;
+#[cfg(feature = "walkers")]
+mod walkers;
 
-use skirmish_tanks::Controls;
 use wasm_bindgen::prelude::{wasm_bindgen, JsValue};
 
+use crate::game::PageGame;
 use crate::page::with_app;
+use crate::played::Played;
 
 /// Starts the game on the page: connects, listens to the keyboard and runs
 /// the frame loop.
@@ -55,16 +63,14 @@ pub fn debug_state() -> String {
     with_app(|app| app.debug()).unwrap_or_else(|| "null".to_string())
 }
 
-/// Overrides the keyboard's turn and throttle (fire is held if either
-/// holds it), for scripted play and end-to-end tests that must aim exactly.
+/// Overrides the keyboard's controls, for scripted play and end-to-end
+/// tests that must aim exactly: a tank's turn and throttle (fire is held
+/// if either holds it); a walker's steps along x and y (the signs of
+/// `turn` and `throttle`).
 #[wasm_bindgen(js_name = setControls)]
 pub fn set_controls(turn: f32, throttle: f32, fire: bool) {
     with_app(|app| {
-        app.override_controls(Some(Controls {
-            turn,
-            throttle,
-            fire,
-        }));
+        app.override_controls(Some(Played::scripted(turn, throttle, fire)));
     });
 }
 
@@ -92,22 +98,12 @@ pub fn clear_controls() {
     with_app(|app| app.override_controls(None));
 }
 
-/// The golden trajectory hash as computed in this build, as a hex string
-/// (JavaScript numbers cannot hold 64 bits).
-#[wasm_bindgen(js_name = goldenTrajectoryHash)]
-pub fn golden_trajectory_hash() -> String {
-    format!(
-        "{:#018x}",
-        skirmish_tanks::determinism::golden_trajectory_hash()
-    )
-}
-
 /// The determinism check's trace of this build's game: the running hash
 /// after each of `steps` (at most a million) seeded steps from `seed`, as
-/// `skirmish_tanks::trace` computes it natively (`skirmish.determinism()`
+/// `skirmish_core::trace` computes it natively (`skirmish.determinism()`
 /// on the page; a browser test compares the two and names the first
 /// step where they differ).
 #[wasm_bindgen(js_name = determinismTrace)]
 pub fn determinism_trace(seed: u32, steps: u32) -> Vec<u64> {
-    skirmish_tanks::trace::<skirmish_tanks::Tanks>(u64::from(seed), steps.min(1_000_000))
+    skirmish_core::trace::<Played>(u64::from(seed), steps.min(1_000_000))
 }

@@ -228,12 +228,13 @@ enum Current {
     Link(Box<dyn Link>),
 }
 
-/// Asks `/transport`; answers `Some(None)` when WebTransport is not offered
+/// Asks `transport` beside the page (`/transport`, or `/walkers/transport`
+/// for the page at `/walkers/`); answers `Some(None)` when WebTransport is not offered
 /// (or the question fails).
 async fn ask_transport(answer: Rc<RefCell<Option<Offer>>>) {
     let offer = async {
         let window = web_sys::window()?;
-        let response: Response = JsFuture::from(window.fetch_with_str("/transport"))
+        let response: Response = JsFuture::from(window.fetch_with_str("transport"))
             .await
             .ok()?
             .dyn_into()

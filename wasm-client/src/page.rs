@@ -9,7 +9,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use skirmish_tanks::{Encoding, SessionConfig};
+use skirmish_core::{Encoding, SessionConfig};
 use wasm_bindgen::prelude::{Closure, JsValue};
 use wasm_bindgen::JsCast;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, KeyboardEvent, Window};
@@ -17,7 +17,7 @@ use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, KeyboardEvent, Window
 use crate::app::App;
 use crate::hud::Panel;
 use crate::net::{now_ms, Connection, Preference};
-use skirmish_tanks::Tanks;
+use crate::played::Played;
 
 /// Starts the game on the page: connects, listens to the keyboard and runs
 /// the frame loop.
@@ -41,7 +41,11 @@ pub fn start() -> Result<(), JsValue> {
     } else {
         "ws"
     };
-    let url = format!("{scheme}://{}/ws", location.host()?);
+    // The game's socket is beside its page: `/ws` for the page at `/`,
+    // `/walkers/ws` for the page at `/walkers/`.
+    let path = location.pathname()?;
+    let folder = path.rsplit_once('/').map_or("", |(folder, _)| folder);
+    let url = format!("{scheme}://{}{folder}/ws", location.host()?);
     let connection = Connection::new(
         url,
         query(&window, "wt-port").and_then(|p| p.parse().ok()),
@@ -62,12 +66,12 @@ pub fn start() -> Result<(), JsValue> {
 }
 
 /// Runs `f` on the app, if the page has started it.
-pub fn with_app<R>(f: impl FnOnce(&mut App<Tanks>) -> R) -> Option<R> {
+pub fn with_app<R>(f: impl FnOnce(&mut App<Played>) -> R) -> Option<R> {
     APP.with(|slot| slot.borrow_mut().as_mut().map(f))
 }
 
 thread_local! {
-    static APP: RefCell<Option<App<Tanks>>> = const { RefCell::new(None) };
+    static APP: RefCell<Option<App<Played>>> = const { RefCell::new(None) };
 }
 
 fn js_error(message: &str) -> JsValue {
@@ -80,7 +84,7 @@ fn session_config(window: &Window) -> SessionConfig {
     let name = query(window, "name")
         .unwrap_or_else(|| format!("player-{}", (js_sys::Math::random() * 9000.0) as u32 + 1000));
     SessionConfig {
-        name: name.chars().take(skirmish_tanks::MAX_NAME_CHARS).collect(),
+        name: name.chars().take(skirmish_core::MAX_NAME_CHARS).collect(),
         room: query(window, "room"),
         // Binary all the way: the page is built without JSON (readable
         // JSON is for tools: the bots without `--compact`, or any
@@ -98,7 +102,7 @@ fn record_limit(window: &Window) -> Option<usize> {
         return None;
     }
     let mb = query(window, "record-mb").and_then(|v| v.parse::<usize>().ok());
-    Some(mb.map_or(skirmish_tanks::DEFAULT_RECORDING_LIMIT, |mb| {
+    Some(mb.map_or(skirmish_core::DEFAULT_RECORDING_LIMIT, |mb| {
         mb.saturating_mul(1 << 20)
     }))
 }

@@ -18,6 +18,14 @@ impl PageGame for Tanks {
         keys.set(code, down)
     }
 
+    fn scripted(turn: f32, throttle: f32, fire: bool) -> Controls {
+        Controls {
+            turn,
+            throttle,
+            fire,
+        }
+    }
+
     fn release(keys: &mut Keys) {
         keys.clear();
     }

@@ -328,7 +328,7 @@ fn test() -> Result {
         step("format", &cargo, &["fmt", "--all", "--check"]),
         clippy("clippy (native)", &cargo, &["--workspace", "--all-targets"]),
         clippy(
-            "clippy (wasm32: core, the tank game and client)",
+            "clippy (wasm32: core, the tank game and client, both games' pages)",
             &cargo,
             &[
                 "-p",
@@ -337,6 +337,8 @@ fn test() -> Result {
                 "skirmish-tanks",
                 "-p",
                 "skirmish-client",
+                "--features",
+                "skirmish-client/walkers",
                 "--lib",
                 "--tests",
                 "--target",
@@ -370,6 +372,11 @@ fn test() -> Result {
         ),
         // The end-to-end tests serve web/ and need the built client there.
         step("wasm client into web/pkg", "wasm-pack", CLIENT_BUILD),
+        step(
+            "walkers' wasm client into web/walkers/pkg",
+            "wasm-pack",
+            WALKERS_BUILD,
+        ),
         step("tests", &cargo, &["test", "--workspace"]),
         step(
             "Agones contract (server with the agones feature, fake SDK sidecar)",
@@ -427,9 +434,29 @@ const CLIENT_BUILD: &[&str] = &[
     "../web/pkg",
 ];
 
+/// The same for walkers, the guide's game: its own bundle, into
+/// `web/walkers/pkg` (its page is `/walkers/`).
+const WALKERS_BUILD: &[&str] = &[
+    "build",
+    "wasm-client",
+    "--profile",
+    "wasm-release",
+    "--target",
+    "web",
+    "--no-typescript",
+    "--no-pack",
+    "--out-dir",
+    "../web/walkers/pkg",
+    "--",
+    "--features",
+    "walkers",
+];
+
 fn build_client() -> Result {
     println!("==> building the wasm client (wasm-release profile, wasm-opt -Oz) into web/pkg");
-    sh("wasm-pack", CLIENT_BUILD, &[])
+    sh("wasm-pack", CLIENT_BUILD, &[])?;
+    println!("==> building walkers' wasm client into web/walkers/pkg");
+    sh("wasm-pack", WALKERS_BUILD, &[])
 }
 
 /// `replay` and `replay-room`: the release `replay` binary (built on first

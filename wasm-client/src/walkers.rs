@@ -1,0 +1,172 @@
+//! Walkers (the guide's game, `docs/GUIDE.md`) on the page: WASD or the
+//! arrows walk, the field is drawn as a square with a point for each
+//! walker and its name, the HUD's first line says where the own walker
+//! is. Built into its own bundle (`--features walkers`, `web/walkers/`).
+
+use skirmish_core::{ClientSession, PlayerId, RemoteView, ServerGame, Vec2};
+use skirmish_walkers::Walkers;
+use web_sys::CanvasRenderingContext2d;
+
+use crate::fields::Fields;
+use crate::game::PageGame;
+use crate::render::{Fit, Overlays};
+
+/// The arrow keys or WASD held: up, down, left, right.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Held([bool; 4]);
+
+impl Held {
+    /// Which of the four a key is, by `KeyboardEvent.code`.
+    fn index(code: &str) -> Option<usize> {
+        match code {
+            "KeyW" | "ArrowUp" => Some(0),
+            "KeyS" | "ArrowDown" => Some(1),
+            "KeyA" | "ArrowLeft" => Some(2),
+            "KeyD" | "ArrowRight" => Some(3),
+            _ => None,
+        }
+    }
+
+    /// The walk the held keys make: opposite keys cancel.
+    fn walk(self) -> (i8, i8) {
+        let [up, down, left, right] = self.0.map(i8::from);
+        (right - left, down - up)
+    }
+}
+
+/// The sign of a script's number, as a step.
+fn step(value: f32) -> i8 {
+    if value > 0.0 {
+        1
+    } else if value < 0.0 {
+        -1
+    } else {
+        0
+    }
+}
+
+const OWN: &str = "#4fc3f7";
+const REMOTE: &str = "#ffb74d";
+
+impl PageGame for Walkers {
+    type Keys = Held;
+
+    fn key(keys: &mut Held, code: &str, down: bool) -> bool {
+        let Some(i) = Held::index(code) else {
+            return false;
+        };
+        keys.0[i] = down;
+        true
+    }
+
+    /// `turn` walks along x, `throttle` along y (by their signs).
+    fn scripted(turn: f32, throttle: f32, _fire: bool) -> (i8, i8) {
+        (step(turn), step(throttle))
+    }
+
+    fn release(keys: &mut Held) {
+        *keys = Held::default();
+    }
+
+    fn controls(keys: &mut Held, scripted: Option<(i8, i8)>) -> (i8, i8) {
+        scripted.unwrap_or_else(|| keys.walk())
+    }
+
+    fn draw(
+        ctx: &CanvasRenderingContext2d,
+        width: f64,
+        height: f64,
+        session: &ClientSession<Walkers>,
+        overlays: Overlays,
+    ) {
+        let field = Walkers::extent(&());
+        let fit = Fit::new(field, width, height);
+        ctx.set_fill_style_str("#101418");
+        ctx.fill_rect(0.0, 0.0, width, height);
+        let (x0, y0) = fit.point(Vec2::ZERO);
+        let (x1, y1) = fit.point(field);
+        ctx.set_fill_style_str("#1b2128");
+        ctx.fill_rect(x0, y0, x1 - x0, y1 - y0);
+        ctx.set_stroke_style_str("#3a4450");
+        ctx.set_line_width(2.0);
+        ctx.stroke_rect(x0, y0, x1 - x0, y1 - y0);
+        let name_of = |id: PlayerId| {
+            session
+                .name_of(id)
+                .map_or_else(|| format!("#{id}"), str::to_string)
+        };
+        let view = session.view();
+        for remote in &view.remotes {
+            dot(ctx, &fit, remote.visual, REMOTE, &name_of(remote.id));
+        }
+        if let Some(own) = &view.own {
+            if overlays.ghosts {
+                if let Some(authoritative) = own.authoritative {
+                    ring(ctx, &fit, authoritative, "rgba(239, 83, 80, 0.9)");
+                }
+                ring(ctx, &fit, own.predicted, "rgba(129, 199, 132, 0.9)");
+            }
+            dot(ctx, &fit, own.visible, OWN, &name_of(own.id));
+        }
+    }
+
+    fn hud_line(session: &ClientSession<Walkers>) -> String {
+        match session.view().own {
+            Some(own) => format!("at {:.0}, {:.0}", own.visible.x, own.visible.y),
+            None => "at -".to_string(),
+        }
+    }
+
+    fn numbers(at: &Vec2) -> Vec<f32> {
+        vec![at.x, at.y]
+    }
+
+    fn debug(_session: &ClientSession<Walkers>, fields: Fields) -> Fields {
+        fields
+    }
+
+    fn debug_remote(_remote: &RemoteView<Walkers>, fields: Fields) -> Fields {
+        fields
+    }
+}
+
+/// A walker: a filled point with its name above.
+fn dot(ctx: &CanvasRenderingContext2d, fit: &Fit, at: Vec2, colour: &str, name: &str) {
+    let (x, y) = fit.point(at);
+    ctx.set_fill_style_str(colour);
+    ctx.begin_path();
+    let _ = ctx.arc(x, y, 6.0, 0.0, std::f64::consts::TAU);
+    ctx.fill();
+    ctx.set_font("12px system-ui, sans-serif");
+    ctx.set_text_align("center");
+    let _ = ctx.fill_text(name, x, y - 10.0);
+}
+
+/// An outline where the server or the prediction has the own walker.
+fn ring(ctx: &CanvasRenderingContext2d, fit: &Fit, at: Vec2, colour: &str) {
+    let (x, y) = fit.point(at);
+    ctx.set_stroke_style_str(colour);
+    ctx.set_line_width(1.5);
+    ctx.begin_path();
+    let _ = ctx.arc(x, y, 9.0, 0.0, std::f64::consts::TAU);
+    ctx.stroke();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_walk_and_opposite_keys_cancel() {
+        let mut held = Held::default();
+        assert!(Walkers::key(&mut held, "KeyD", true));
+        assert!(Walkers::key(&mut held, "ArrowUp", true));
+        assert_eq!(Walkers::controls(&mut held, None), (1, -1));
+        assert!(Walkers::key(&mut held, "KeyA", true));
+        assert_eq!(Walkers::controls(&mut held, None), (0, -1));
+        assert!(!Walkers::key(&mut held, "Space", true), "not a walker's key");
+        Walkers::release(&mut held);
+        assert_eq!(Walkers::controls(&mut held, None), (0, 0));
+        assert_eq!(Walkers::scripted(-0.5, 1.0, true), (-1, 1));
+    }
+}
