@@ -225,7 +225,11 @@ impl Games {
     #[cfg(feature = "test-hooks")]
     fn of<'a>(&self, listed: &'a str) -> Option<(&Arc<dyn AnyRooms>, &'a str)> {
         match listed.split_once('/') {
-            Some((path, room)) => self.games.iter().find(|g| g.path() == path).map(|g| (g, room)),
+            Some((path, room)) => self
+                .games
+                .iter()
+                .find(|g| g.path() == path)
+                .map(|g| (g, room)),
             None => self.games.first().map(|g| (g, listed)),
         }
     }

@@ -99,8 +99,14 @@ pub fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
             .tls_cert
             .as_deref()
             .zip(settings.tls_key.as_deref());
-        let endpoint = wt::start(udp, settings.port_from_host, files, state.clone(), doors.clone())
-            .map_err(|e| anyhow::anyhow!("WebTransport on UDP {udp}: {e}"))?;
+        let endpoint = wt::start(
+            udp,
+            settings.port_from_host,
+            files,
+            state.clone(),
+            doors.clone(),
+        )
+        .map_err(|e| anyhow::anyhow!("WebTransport on UDP {udp}: {e}"))?;
         Some(endpoint)
     };
     let routes = Routes {

@@ -41,8 +41,12 @@ pub trait Door: Send + Sync + std::fmt::Debug {
     ) -> Running;
 
     /// Serves an accepted WebTransport session (see [`wt::Link`]).
-    fn webtransport(self: Arc<Self>, link: wt::Link, state: Arc<AppState>, address: IpAddr)
-        -> Running;
+    fn webtransport(
+        self: Arc<Self>,
+        link: wt::Link,
+        state: Arc<AppState>,
+        address: IpAddr,
+    ) -> Running;
 }
 
 impl<G: Hosted> Door for Rooms<G> {

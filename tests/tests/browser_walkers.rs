@@ -56,7 +56,10 @@ async fn two_walker_pages_share_a_room_and_one_sees_the_other_walk() -> Result<(
     let id = start["player_id"].clone();
     // Walk right (away from the middle, where a walker starts) for a while.
     walker
-        .execute("window.skirmish.setControls(1, 0, false); return true;", vec![])
+        .execute(
+            "window.skirmish.setControls(1, 0, false); return true;",
+            vec![],
+        )
         .await?;
     let walked = wait_for(&walker, "walked 150 units", Duration::from_secs(10), |s| {
         x_of(s, "visible").is_some_and(|x| x >= from + 150.0) && num(s, "ack") > 40.0
@@ -68,16 +71,19 @@ async fn two_walker_pages_share_a_room_and_one_sees_the_other_walk() -> Result<(
         Duration::from_secs(10),
         |s| {
             s["remotes"].as_array().is_some_and(|remotes| {
-                remotes.iter().any(|r| {
-                    r["id"] == id && x_of(r, "pose").is_some_and(|x| x >= from + 100.0)
-                })
+                remotes
+                    .iter()
+                    .any(|r| r["id"] == id && x_of(r, "pose").is_some_and(|x| x >= from + 100.0))
             })
         },
     )
     .await?;
     println!("walker: {walked}\nwatcher: {seen}");
     assert_eq!(walked["room"], "park", "{walked}");
-    assert_eq!(walked["corrections"], 0, "predicted and never corrected: {walked}");
+    assert_eq!(
+        walked["corrections"], 0,
+        "predicted and never corrected: {walked}"
+    );
     let hud = walked["hud_text"].as_str().unwrap_or_default();
     assert!(hud.starts_with("at "), "the game's own line first: {hud}");
     assert!(hud.contains("RTT"), "the netcode's numbers: {hud}");

@@ -119,7 +119,13 @@ async fn each_game_path_refuses_the_other_games_hello_and_no_other_path_upgrades
     for (folder, game) in [("walkers", tanks.clone()), ("", walkers.clone())] {
         let answer = answer_to_hello(addr, folder, game).await?;
         assert!(
-            matches!(&answer, ServerMessage::Error { code: ErrorCode::WrongGame, .. }),
+            matches!(
+                &answer,
+                ServerMessage::Error {
+                    code: ErrorCode::WrongGame,
+                    ..
+                }
+            ),
             "{folder:?}: {answer:?}"
         );
     }
@@ -131,4 +137,52 @@ async fn each_game_path_refuses_the_other_games_hello_and_no_other_path_upgrades
     let tcp = tcp_from(addr, next_source()).await?;
     assert!(websocket_at(addr, "nothing", tcp).await.is_err());
     srv.shutdown().await
+}
+
+/// `cargo xtask replay`'s binary reads the game from the recording: a
+/// walker bot's recording replays frame for frame and its room's (the
+/// server's `--record`, named after the game's folder) tick for tick.
+#[tokio::test]
+async fn the_replay_binary_replays_a_walkers_page_and_room() -> Result {
+    let dir = std::env::temp_dir().join(format!("skirmish-two-games-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir)?;
+    let srv = server(skirmish_tests::config_with(|c| {
+        c.rooms.record.dir = Some(dir.join("rooms"));
+    }))?;
+    let page = dir.join("walker.skrec");
+    let mut pace = Pace::new(200.0, 400.0);
+    let options = BotOptions {
+        record: Some(page.clone()),
+        room: Some("recorded".into()),
+        ..options("walker", "walkers", BotTransport::Websocket)
+    };
+    played(&run_bot_of::<Walkers, _>(srv.addr, options, &mut pace).await?);
+    srv.shutdown().await?;
+    let room = std::fs::read_dir(dir.join("rooms"))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("1-walkers-recorded"))
+        })
+        .ok_or_else(|| anyhow::anyhow!("no recording of the walkers room"))?;
+    for (file, room_flag, says) in [(&page, false, "frames match"), (&room, true, "ticks match")] {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_replay"));
+        command.arg(file);
+        if room_flag {
+            command.arg("--room");
+        }
+        command.arg("--svg").arg(dir.join("timeline.svg"));
+        let out = command.output()?;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains(says),
+            "{}: {stdout}{}",
+            file.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
 }

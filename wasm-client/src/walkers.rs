@@ -164,7 +164,10 @@ mod tests {
         assert_eq!(Walkers::controls(&mut held, None), (1, -1));
         assert!(Walkers::key(&mut held, "KeyA", true));
         assert_eq!(Walkers::controls(&mut held, None), (0, -1));
-        assert!(!Walkers::key(&mut held, "Space", true), "not a walker's key");
+        assert!(
+            !Walkers::key(&mut held, "Space", true),
+            "not a walker's key"
+        );
         Walkers::release(&mut held);
         assert_eq!(Walkers::controls(&mut held, None), (0, 0));
         assert_eq!(Walkers::scripted(-0.5, 1.0, true), (-1, 1));

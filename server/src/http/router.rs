@@ -84,7 +84,8 @@ async fn upgrade(
         // The accept loop serves every connection as `TokioIo<TcpStream>`.
         if let Ok(parts) = upgraded.downcast::<TokioIo<TcpStream>>() {
             let read = parts.read_buf.to_vec();
-            door.websocket(parts.io.into_inner(), read, routes.app, permit).await;
+            door.websocket(parts.io.into_inner(), read, routes.app, permit)
+                .await;
         } else {
             tracing::error!("an upgraded connection is not a TCP stream");
         }
@@ -116,7 +117,10 @@ async fn transport(
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
         .unwrap_or("127.0.0.1");
-    let offer = routes.webtransport.as_ref().map(|wt| wt.offer(host, folder));
+    let offer = routes
+        .webtransport
+        .as_ref()
+        .map(|wt| wt.offer(host, folder));
     Json(serde_json::json!({ "webtransport": offer }))
 }
 

@@ -16,9 +16,9 @@ use crate::app::AppState;
 use crate::config::ServerConfig;
 use crate::game::{Tested, TestedMessage as ServerMessage};
 use crate::limits::AddressBook;
+use crate::metrics::DisconnectReason;
 use crate::metrics::Metrics;
 use crate::rooms::{Common, Games, Rooms};
-use crate::metrics::DisconnectReason;
 use crate::rooms::{Outbound, SendError};
 
 /// One step of what the fake client does.

@@ -17,9 +17,9 @@ use tokio::io::Interest;
 use tokio::net::TcpStream;
 
 use crate::app::AppState;
-use crate::rooms::{Hosted, Rooms};
 use crate::limits::Permit;
 use crate::metrics::DisconnectReason;
+use crate::rooms::{Hosted, Rooms};
 use crate::session::{self, Raw, Transport};
 use crate::transport::{SlowRule, TRANSPORT_LIMIT};
 use frames::{Broken, Found, FrameReader, Opcode};

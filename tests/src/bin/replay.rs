@@ -6,6 +6,9 @@
 //! also checks that every frame the client received was sent to it by that
 //! room.
 //!
+//! A recording names its game: this build replays the tank game's and
+//! walkers' (the guide's game); `--with-room` is the tank game's only.
+//!
 //! Exit status: 0 when every frame matches, 1 at the first difference (the
 //! frame, the calls that led to it and both states are printed), 2 when a
 //! file cannot be read as a recording of this build (the reason is printed).
@@ -20,11 +23,12 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use skirmish_tanks::{
-    replay_client, replay_room, Pose, ReplayError, ReplayOptions, RoomEnd, RoomReplayError,
-};
+use skirmish_core::ServerGame;
+use skirmish_core::{replay_client_of, replay_room_of, ClientGame, FormatError, Game as _, GameId};
+use skirmish_tanks::{replay_room, ReplayError, ReplayOptions, RoomEnd, RoomReplayError, Tanks};
 use skirmish_tests::plot::timeline;
 use skirmish_tests::recordings::{read_parts, side_by_side};
+use skirmish_walkers::Walkers;
 
 /// Replays a Skirmish recording natively, bit for bit.
 #[derive(Debug, Parser)]
@@ -56,11 +60,8 @@ macro_rules! say {
     }};
 }
 
-fn pose(p: Option<Pose>) -> String {
-    p.map_or_else(
-        || "none".to_string(),
-        |p| format!("({}, {}, {} rad)", p.position.x, p.position.y, p.rotation),
-    )
+fn visual<V: std::fmt::Debug>(v: Option<V>) -> String {
+    v.map_or_else(|| "none".to_string(), |v| format!("{v:?}"))
 }
 
 fn rate(span: Duration, took: Duration) -> String {
@@ -72,13 +73,13 @@ fn rate(span: Duration, took: Duration) -> String {
     )
 }
 
-fn client(args: &Args, bytes: &[u8]) -> ExitCode {
+fn client<G: ClientGame>(args: &Args, bytes: &[u8]) -> ExitCode {
     let options = ReplayOptions {
         until: args.until,
         ..ReplayOptions::default()
     };
     let started = Instant::now();
-    match replay_client(bytes, options) {
+    match replay_client_of::<G>(bytes, options) {
         Ok(replay) => {
             let took = started.elapsed();
             let s = &replay.summary;
@@ -123,7 +124,11 @@ fn client(args: &Args, bytes: &[u8]) -> ExitCode {
                 Err(e) => eprintln!("cannot write the timeline {}: {e}", svg.display()),
             }
             match &args.with_room {
-                Some(room) => beside(bytes, room),
+                Some(room) if G::NAME == Tanks::NAME => beside(bytes, room),
+                Some(_) => {
+                    eprintln!("--with-room: this build sets only the tank game's recordings beside their room");
+                    ExitCode::from(2)
+                }
                 None => ExitCode::SUCCESS,
             }
         }
@@ -138,14 +143,14 @@ fn client(args: &Args, bytes: &[u8]) -> ExitCode {
                 say!("  {call}");
             }
             say!(
-                "recorded: hash {:016x}, own predicted pose {}",
+                "recorded: hash {:016x}, own predicted visual {}",
                 d.recorded.0,
-                pose(d.recorded.1)
+                visual(d.recorded.1)
             );
             say!(
-                "replayed: hash {:016x}, own predicted pose {}",
+                "replayed: hash {:016x}, own predicted visual {}",
                 d.replayed.0,
-                pose(d.replayed.1)
+                visual(d.replayed.1)
             );
             say!("the replayed client's whole state:\n{}", d.state);
             ExitCode::from(1)
@@ -206,9 +211,9 @@ fn beside(client: &[u8], room: &Path) -> ExitCode {
     }
 }
 
-fn room(args: &Args, bytes: &[u8]) -> ExitCode {
+fn room<G: ServerGame>(args: &Args, bytes: &[u8]) -> ExitCode {
     let started = Instant::now();
-    match replay_room(bytes) {
+    match replay_room_of::<G>(bytes, |_, _| {}) {
         Ok(s) => {
             let took = started.elapsed();
             let span = Duration::from_millis(50 * s.ticks);
@@ -273,9 +278,26 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if args.room {
-        room(&args, &bytes)
-    } else {
-        client(&args, &bytes)
+    // The tank game's reader names the game of a recording of another.
+    let found = match skirmish_tanks::open_client(&bytes) {
+        Err(FormatError::Game { found, .. }) => Some(found),
+        _ => None,
+    };
+    let found = found.or_else(|| match skirmish_tanks::open_room(&bytes) {
+        Err(FormatError::Game { found, .. }) => Some(found),
+        _ => None,
+    });
+    match (found, args.room) {
+        (Some(game), room) if game == GameId::of::<Walkers>() => {
+            if room {
+                self::room::<Walkers>(&args, &bytes)
+            } else {
+                client::<Walkers>(&args, &bytes)
+            }
+        }
+        // The tank game's, or not a readable recording: the tank game's
+        // reader says why.
+        (_, true) => room::<Tanks>(&args, &bytes),
+        (_, false) => client::<Tanks>(&args, &bytes),
     }
 }

@@ -153,7 +153,14 @@ pub fn start(
         hashes: Mutex::new(hashes),
         task: Mutex::new(None),
     });
-    let task = tokio::spawn(serve(endpoint, bound, files.is_none(), wt.clone(), state, doors));
+    let task = tokio::spawn(serve(
+        endpoint,
+        bound,
+        files.is_none(),
+        wt.clone(),
+        state,
+        doors,
+    ));
     *wt.task.lock().unwrap_or_else(PoisonError::into_inner) = Some(task);
     Ok(wt)
 }
@@ -239,7 +246,10 @@ mod tests {
         assert_eq!(shared.offer("[::1]", "").url, "https://[::1]:8080/wt");
         // By default (a proxy may stand before TCP alone): always ours.
         let apart = endpoint(false);
-        assert_eq!(apart.offer("10.0.0.5:7034", "").url, "https://10.0.0.5:8080/wt");
+        assert_eq!(
+            apart.offer("10.0.0.5:7034", "").url,
+            "https://10.0.0.5:8080/wt"
+        );
         assert_eq!(apart.offer("10.0.0.5:7034", "").certificate_hashes, ["ab"]);
         assert_eq!(
             apart.offer("10.0.0.5:7034", "walkers").url,
