@@ -29,7 +29,7 @@ commands:
           a game's quality table and plots (docs/QUALITY.md, docs/quality/):
           the stepper's scenario matrix, then the main cells over real UDP
           through the relay (the same as `bench --quality`); this build's
-          games: tanks
+          games: tanks, walkers (docs/quality/walkers.md)
   relay [--addr HOST:PORT] [--relay-latency-ms MS] [--relay-jitter-ms MS]
         [--relay-loss P] [--seconds S]
           a UDP impairment relay in front of a running server's WebTransport
@@ -103,7 +103,7 @@ fn quality(args: &[String]) -> Result {
         ));
     }
     if game == "walkers" {
-        return bench::quality::run_walkers();
+        return bench::quality::run_walkers(quick);
     }
     bench::quality::run(quick)
 }

@@ -15,10 +15,12 @@ use anyhow::Result;
 use clap::Parser;
 use skirmish_tanks::Encoding;
 use skirmish_tanks::LinkConditions;
-use skirmish_tests::bot::{percentile, run_bot, BotOptions, BotReport, BotTransport};
+use skirmish_tests::bot::{percentile, run_bot, run_bot_of, BotOptions, BotReport, BotTransport};
 use skirmish_tests::light::LightOptions;
 use skirmish_tests::relay::{Impairment, TcpRelay, UdpRelay};
 use skirmish_tests::script::{Script, Wander};
+use skirmish_tests::walkers::Pace;
+use skirmish_walkers::Walkers;
 
 /// Headless bots for load and netcode-quality runs.
 // Each bool is an independent command-line switch, not a state machine.
@@ -119,11 +121,28 @@ struct Args {
     /// Where to write the JSON report.
     #[arg(long, default_value = "artifacts/bots.json")]
     json: PathBuf,
+    /// The game the full bots play: the tank game (wandering, `--bump`
+    /// and `--fire` apply) or walkers, the guide's game (pacing back and
+    /// forth, at `/walkers/ws`).
+    #[arg(long, value_enum, default_value = "tanks")]
+    game: BotGame,
+}
+
+/// A game the full bots can play.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum BotGame {
+    /// The tank game.
+    Tanks,
+    /// Walkers, the guide's game.
+    Walkers,
 }
 
 fn main() -> Result<()> {
     let args = Args::parse();
     if args.light {
+        if args.game != BotGame::Tanks {
+            anyhow::bail!("--light bots play the tank game only; full bots play --game walkers");
+        }
         return light(&args);
     }
     tokio::runtime::Builder::new_multi_thread()
@@ -193,7 +212,10 @@ async fn full(args: Args) -> Result<()> {
             name: format!("bot{i}"),
             room: Some(format!("bots-{}", i % args.rooms.max(1))),
             script: Script::Wander(wander),
-            folder: String::new(),
+            folder: match args.game {
+                BotGame::Tanks => String::new(),
+                BotGame::Walkers => "walkers".to_string(),
+            },
             up: link,
             down: link,
             seed,
@@ -215,7 +237,17 @@ async fn full(args: Args) -> Result<()> {
             record: (i == 0).then(|| args.record.clone()).flatten(),
         };
         let addr = args.addr;
-        tasks.push(tokio::spawn(run_bot(addr, options)));
+        tasks.push(match args.game {
+            BotGame::Tanks => tokio::spawn(run_bot(addr, options)),
+            BotGame::Walkers => {
+                // Pacers spread over the field, each along its own stretch.
+                let from = 100.0 + 50.0 * (i % 16) as f32;
+                let mut pace = Pace::new(from, from + 200.0);
+                tokio::spawn(
+                    async move { run_bot_of::<Walkers, _>(addr, options, &mut pace).await },
+                )
+            }
+        });
     }
     let mut reports = Vec::new();
     let mut failures = 0;

@@ -145,8 +145,8 @@ fn main() -> anyhow::Result<()> {
 }
 
 /// The guide's game (`skirmish-walkers`): its main cell in the stepper,
-/// into `DIR/quality/walkers.md`. It has no bots of its own yet, so no
-/// relay runs.
+/// into `DIR/quality/walkers.md`, keeping the relay run that `cargo xtask
+/// quality --game walkers` appends.
 fn walkers_page(dir: &std::path::Path) -> anyhow::Result<()> {
     eprintln!("quality: walkers, main cell");
     let s = skirmish_tests::walkers::main_cell();
@@ -178,7 +178,11 @@ main-cell targets on the same run. A walker turns back at once, so a repeated ti
     table(&mut page, &rows);
     let path = dir.join("quality").join("walkers.md");
     std::fs::create_dir_all(dir.join("quality"))?;
-    std::fs::write(&path, page)?;
+    let kept = std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|old| old.find(RELAY_SECTION).map(|at| old[at..].to_string()))
+        .unwrap_or_default();
+    std::fs::write(&path, page + &kept)?;
     eprintln!("quality: wrote {}", path.display());
     Ok(())
 }

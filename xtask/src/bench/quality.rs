@@ -15,10 +15,15 @@ use std::process::{Command, Stdio};
 use super::{http_get, release_bin, spawn_server};
 use crate::{cargo, root, sh, Result};
 
+/// Where the section of the relay runs starts on a quality page.
+const RELAY_SECTION: &str = "\n## Over real UDP through the relay";
+
 /// The guide's game's quality page (`docs/quality/walkers.md`): its main
-/// cell in the stepper (it has no bots for the relay yet).
-pub fn run_walkers() -> Result {
+/// cell in the stepper, then the main cell again over real UDP (walker
+/// bots through the relay).
+pub fn run_walkers(quick: bool) -> Result {
     let cargo = cargo();
+    build_release()?;
     sh(
         &cargo,
         &[
@@ -33,17 +38,106 @@ pub fn run_walkers() -> Result {
             "walkers",
         ],
         &[],
+    )?;
+    let seconds = if quick { 20 } else { 60 };
+    let section = walkers_relay(seconds)
+        .unwrap_or_else(|e| format!("{RELAY_SECTION}\n\nThe run failed: {e}\n"));
+    append_relay(
+        &root().join("docs").join("quality").join("walkers.md"),
+        &section,
+    )
+}
+
+/// The walkers' main cell over WebTransport through the UDP relay; the
+/// page's section with the figures.
+fn walkers_relay(seconds: u32) -> Result<String> {
+    let (_server, addr) = spawn_server(&[
+        "--max-connections-per-address",
+        "1000",
+        "--max-seats-per-address",
+        "1000",
+    ])?;
+    let main = format!(
+        "--addr {addr} --game walkers --transport webtransport --compact --bots 16 \
+         --seconds {seconds} --relay-latency-ms 75 --relay-jitter-ms 30 --relay-loss 0.05 --seed 7"
+    );
+    let m = bots(&main, "walkers-relay-main-cell")?;
+    Ok(format!(
+        "{RELAY_SECTION}\n\n\
+`cargo xtask quality --game walkers` ran the release server and `target/release/bots {main}`\n\
+on {date}: 16 walker bots (the pacing driver of the stepper's cell, the library's client\n\
+session), protocol 2 over WebTransport through the UDP impairment relay on 127.0.0.1, the\n\
+shipped defaults; wall-clock time on a shared 2-core machine, so the figures move from run to\n\
+run. \"Settled\" leaves out each bot's first five seconds. Walkers never push each other.\n\n\
+| run | RTT p50 | input-to-ack p50 / p99 | settled (from 5 s) | slack p50 | late | repeated | mispredictions | pushes | snaps | hard resyncs | input resends | bytes/s per bot, up / down |\n\
+|---|---|---|---|---|---|---|---|---|---|---|---|---|\n\
+| main cell, 16 bots (as shipped) | {} |\n",
+        row(&m, 0.0),
+        date = today(),
+    ))
+}
+
+/// Replaces the relay section of the page at `path` with `section`.
+fn append_relay(path: &std::path::Path, section: &str) -> Result {
+    let mut text =
+        fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    // bin/quality keeps the previous relay section; this run replaces it.
+    if let Some(at) = text.find(RELAY_SECTION) {
+        text.truncate(at);
+    }
+    text.push_str(section);
+    fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    println!("==> wrote {}", path.display());
+    Ok(())
+}
+
+/// The release server and bots, built from this tree: never a stale pair
+/// from another build.
+fn build_release() -> Result {
+    let build =
+        "build --release -p skirmish-server -p skirmish-tests --bin skirmish-server --bin bots";
+    sh(&cargo(), &build.split(' ').collect::<Vec<_>>(), &[])
+}
+
+/// Today, as `YYYY-MM-DD`.
+fn today() -> String {
+    Command::new("date")
+        .arg("+%Y-%m-%d")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
+/// One row of a relay table from the bots' summary `f`, with `pushed`
+/// pairs of players pushed apart.
+fn row(f: &dyn Fn(&str) -> f64, pushed: f64) -> String {
+    let pct = |name: &str| 100.0 * f(name) / f("inputs_sent").max(1.0);
+    format!(
+        "{:.0} ms | {:.0} / {:.0} ms | {:.0} / {:.0} ms | {:.0} ms | {:.2} % | {:.2} % | {} | {pushed} | {} | {} | {} | {:.0} / {:.0} B/s",
+        f("rtt_p50_ms"),
+        f("input_to_ack_p50_ms"),
+        f("input_to_ack_p99_ms"),
+        f("input_to_ack_p50_ms_settled"),
+        f("input_to_ack_p99_ms_settled"),
+        f("slack_p50_ms"),
+        pct("late_inputs"),
+        pct("repeated_inputs"),
+        f("mispredictions"),
+        f("snaps"),
+        f("hard_resyncs"),
+        f("input_resends"),
+        f("up_bytes_per_client_per_sec"),
+        f("bytes_per_client_per_sec"),
     )
 }
 
 /// Writes `docs/QUALITY.md` and its plots, then appends the relay run.
 pub fn run(quick: bool) -> Result {
     let cargo = cargo();
-    // The relay runs use the release server and bots: built from this tree
-    // first, never a stale pair from another build.
-    let build =
-        "build --release -p skirmish-server -p skirmish-tests --bin skirmish-server --bin bots";
-    sh(&cargo, &build.split(' ').collect::<Vec<_>>(), &[])?;
+    build_release()?;
     sh(
         &cargo,
         &[
@@ -57,21 +151,9 @@ pub fn run(quick: bool) -> Result {
         &[],
     )?;
     let seconds = if quick { 20 } else { 60 };
-    let section = match relay_runs(seconds) {
-        Ok(section) => section,
-        Err(e) => format!("\n## Over real UDP through the relay\n\nThe run failed: {e}\n"),
-    };
-    let page = root().join("docs").join("QUALITY.md");
-    let mut text =
-        fs::read_to_string(&page).map_err(|e| format!("cannot read {}: {e}", page.display()))?;
-    // bin/quality keeps the previous relay section; this run replaces it.
-    if let Some(at) = text.find("\n## Over real UDP through the relay") {
-        text.truncate(at);
-    }
-    text.push_str(&section);
-    fs::write(&page, text).map_err(|e| format!("cannot write {}: {e}", page.display()))?;
-    println!("==> wrote {}", page.display());
-    Ok(())
+    let section =
+        relay_runs(seconds).unwrap_or_else(|e| format!("{RELAY_SECTION}\n\nThe run failed: {e}\n"));
+    append_relay(&root().join("docs").join("QUALITY.md"), &section)
 }
 
 /// The main cell and the RTT step over WebTransport through the UDP relay;
@@ -111,34 +193,8 @@ fn relay_runs(seconds: u32) -> Result<String> {
     let before = pushes();
     let rs = bots(&bare, "relay-main-cell-no-resends")?;
     let pushed_rs = pushes() - before;
-    let date = Command::new("date")
-        .arg("+%Y-%m-%d")
-        .output()
-        .ok()
-        .and_then(|o| String::from_utf8(o.stdout).ok())
-        .unwrap_or_default();
-    let pct = |f: &dyn Fn(&str) -> f64, name: &str| 100.0 * f(name) / f("inputs_sent").max(1.0);
-    let row = |f: &dyn Fn(&str) -> f64, pushed: f64| {
-        format!(
-            "{:.0} ms | {:.0} / {:.0} ms | {:.0} / {:.0} ms | {:.0} ms | {:.2} % | {:.2} % | {} | {pushed} | {} | {} | {} | {:.0} / {:.0} B/s",
-            f("rtt_p50_ms"),
-            f("input_to_ack_p50_ms"),
-            f("input_to_ack_p99_ms"),
-            f("input_to_ack_p50_ms_settled"),
-            f("input_to_ack_p99_ms_settled"),
-            f("slack_p50_ms"),
-            pct(f, "late_inputs"),
-            pct(f, "repeated_inputs"),
-            f("mispredictions"),
-            f("snaps"),
-            f("hard_resyncs"),
-            f("input_resends"),
-            f("up_bytes_per_client_per_sec"),
-            f("bytes_per_client_per_sec"),
-        )
-    };
     Ok(format!(
-        "\n## Over real UDP through the relay\n\n\
+        "{RELAY_SECTION}\n\n\
 `cargo xtask bench` ran the release server and `target/release/bots` on {date} with, for the\n\
 main cell, `{main}` and, for the RTT step (50 ms to 250 ms RTT from 10 s to 30 s), `{step}`\n\
 (full bots, protocol 2, over WebTransport through the UDP impairment relay on 127.0.0.1;\n\
@@ -163,7 +219,7 @@ most 0.5 %); from 5 s after the step down input-to-ack p50 was {:.0} ms (target 
         row(&rs, pushed_rs),
         st("step_worst_late_pct_per_s"),
         st("step_input_to_ack_p50_ms_5s_after_down"),
-        date = date.trim(),
+        date = today(),
     ))
 }
 
