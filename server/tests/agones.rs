@@ -47,7 +47,7 @@ fn config(fake: &Fake) -> ServerConfig {
 /// reporting until `stop` fires.
 struct Running {
     addr: SocketAddr,
-    rooms: std::sync::Arc<skirmish_server::Rooms>,
+    state: std::sync::Arc<skirmish_server::AppState>,
     stop: Option<oneshot::Sender<()>>,
     agones: JoinHandle<Result<()>>,
 }
@@ -56,14 +56,14 @@ async fn run(fake: &Fake, config: ServerConfig) -> Result<Running> {
     let agones = Agones::connect(&config.agones).await?;
     let server = start(config)?;
     fake.server_is_at(server.addr);
-    let (addr, rooms) = (server.addr, server.state.rooms.clone());
+    let (addr, state) = (server.addr, server.state.clone());
     let (stop, stopped) = oneshot::channel::<()>();
     let agones = tokio::spawn(agones.run(server, async move {
         let _ = stopped.await;
     }));
     Ok(Running {
         addr,
-        rooms,
+        state,
         stop: Some(stop),
         agones,
     })
@@ -193,7 +193,7 @@ async fn ready_once_after_the_listener_then_health_and_counters_follow_players()
         f.counter("players").map(|c| c.0) == Some(0) && f.counter("rooms").map(|c| c.0) == Some(1)
     })
     .await?;
-    assert!(server.rooms.list().iter().any(|r| r.name == room));
+    assert!(server.state.rooms.list().iter().any(|r| r.name == room));
 
     // Health: at least four pings, the first right after Ready, every gap
     // within the 2 s period (with half a second for a loaded machine).
@@ -268,7 +268,7 @@ async fn pings_stop_during_a_stall(
     .await?;
 
     let held = Instant::now();
-    assert!(server.rooms.hold_ticks(&room, pause, blocks));
+    assert!(server.state.rooms.hold_ticks(&room, pause, blocks));
     let calls = fake
         .wait_until(PATIENCE, "health pings after the stall", |_, c| {
             health_times(c).iter().any(|at| *at > held + quiet.1)
@@ -331,7 +331,7 @@ async fn the_rooms_counter_comes_back_when_an_allocation_opens_no_room() -> Resu
                 .any(|r| r.at > allocated && is_rooms_count(&r.call, 1))
     })
     .await?;
-    assert_eq!(server.rooms.list().len(), 1);
+    assert_eq!(server.state.rooms.list().len(), 1);
     server.terminate().await
 }
 
@@ -345,7 +345,7 @@ async fn an_allocation_opens_its_room_and_the_empty_server_drains_and_shuts_down
         ready_at(c).is_some() && count(c, &Call::Watch) >= 1
     })
     .await?;
-    assert!(server.rooms.list().is_empty());
+    assert!(server.state.rooms.list().is_empty());
 
     // Never drains before an allocation, however long it is empty.
     fake.wait_until(PATIENCE, "two health pings", |_, c| {
@@ -368,7 +368,7 @@ async fn an_allocation_opens_its_room_and_the_empty_server_drains_and_shuts_down
         },
     )
     .await?;
-    let listed = server.rooms.list();
+    let listed = server.state.rooms.list();
     assert_eq!(listed.len(), 1);
     assert_eq!((listed[0].name.as_str(), listed[0].players), ("final-7", 0));
 

@@ -61,7 +61,7 @@ async fn two_walker_pages_share_a_room_and_one_sees_the_other_walk() -> Result<(
             vec![],
         )
         .await?;
-    let walked = wait_for(&walker, "walked 150 units", Duration::from_secs(10), |s| {
+    let after = wait_for(&walker, "walked 150 units", Duration::from_secs(10), |s| {
         x_of(s, "visible").is_some_and(|x| x >= from + 150.0) && num(s, "ack") > 40.0
     })
     .await?;
@@ -78,13 +78,13 @@ async fn two_walker_pages_share_a_room_and_one_sees_the_other_walk() -> Result<(
         },
     )
     .await?;
-    println!("walker: {walked}\nwatcher: {seen}");
-    assert_eq!(walked["room"], "park", "{walked}");
+    println!("walker: {after}\nwatcher: {seen}");
+    assert_eq!(after["room"], "park", "{after}");
     assert_eq!(
-        walked["corrections"], 0,
-        "predicted and never corrected: {walked}"
+        after["corrections"], 0,
+        "predicted and never corrected: {after}"
     );
-    let hud = walked["hud_text"].as_str().unwrap_or_default();
+    let hud = after["hud_text"].as_str().unwrap_or_default();
     assert!(hud.starts_with("at "), "the game's own line first: {hud}");
     assert!(hud.contains("RTT"), "the netcode's numbers: {hud}");
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use skirmish_core::{control, ClientMessage, Encoding, ErrorCode, GameId, ServerMessage};
-use skirmish_core::{Networked, PROTOCOL_VERSION};
+use skirmish_core::{LinkConditions, Networked, PROTOCOL_VERSION};
 use skirmish_tests::bot::{run_bot, run_bot_of, BotOptions, BotReport, BotTransport};
 use skirmish_tests::script::{Script, Wander};
 use skirmish_tests::walkers::Pace;
@@ -24,8 +24,8 @@ fn options(name: &str, folder: &str, transport: BotTransport) -> BotOptions {
         room: None,
         script: Script::Wander(Wander::new(7)),
         folder: folder.into(),
-        up: Default::default(),
-        down: Default::default(),
+        up: LinkConditions::default(),
+        down: LinkConditions::default(),
         seed: 5,
         duration: Duration::from_secs(3),
         frame: Duration::from_millis(16),
@@ -150,10 +150,10 @@ async fn the_replay_binary_replays_a_walkers_page_and_room() -> Result {
     let srv = server(skirmish_tests::config_with(|c| {
         c.rooms.record.dir = Some(dir.join("rooms"));
     }))?;
-    let page = dir.join("walker.skrec");
+    let recorded = dir.join("walker.skrec");
     let mut pace = Pace::new(200.0, 400.0);
     let options = BotOptions {
-        record: Some(page.clone()),
+        record: Some(recorded.clone()),
         room: Some("recorded".into()),
         ..options("walker", "walkers", BotTransport::Websocket)
     };
@@ -167,7 +167,10 @@ async fn the_replay_binary_replays_a_walkers_page_and_room() -> Result {
                 .is_some_and(|n| n.starts_with("1-walkers-recorded"))
         })
         .ok_or_else(|| anyhow::anyhow!("no recording of the walkers room"))?;
-    for (file, room_flag, says) in [(&page, false, "frames match"), (&room, true, "ticks match")] {
+    for (file, room_flag, says) in [
+        (&recorded, false, "frames match"),
+        (&room, true, "ticks match"),
+    ] {
         let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_replay"));
         command.arg(file);
         if room_flag {

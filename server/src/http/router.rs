@@ -38,18 +38,17 @@ pub struct Routes {
 /// [`Permit`] as an extension, as the accept loop adds.
 pub fn router(routes: Routes) -> Router {
     let web = ServeDir::new(&routes.app.config.web_dir).append_index_html_on_directories(true);
-    let mut router = Router::new();
+    let mut app = Router::new();
     for door in routes.doors.iter() {
         let folder = match door.path() {
             "" => String::new(),
             path => format!("/{path}"),
         };
-        router = router
+        app = app
             .route(&format!("{folder}/ws"), get(upgrade))
             .route(&format!("{folder}/transport"), get(transport));
     }
-    router
-        .route("/healthz", get(|| async { "ok" }))
+    app.route("/healthz", get(|| async { "ok" }))
         .route("/rooms", get(rooms))
         .route("/metrics", get(metrics))
         .fallback_service(web)

@@ -128,6 +128,24 @@ struct Args {
     game: BotGame,
 }
 
+/// Plays bot number `i` of `game` in a task of its own.
+fn spawn_bot(
+    game: BotGame,
+    addr: SocketAddr,
+    options: BotOptions,
+    i: usize,
+) -> tokio::task::JoinHandle<Result<BotReport>> {
+    match game {
+        BotGame::Tanks => tokio::spawn(run_bot(addr, options)),
+        BotGame::Walkers => {
+            // Pacers spread over the field, each along its own stretch.
+            let from = 100.0 + 50.0 * (i % 16) as f32;
+            let mut pace = Pace::new(from, from + 200.0);
+            tokio::spawn(async move { run_bot_of::<Walkers, _>(addr, options, &mut pace).await })
+        }
+    }
+}
+
 /// A game the full bots can play.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 enum BotGame {
@@ -237,17 +255,7 @@ async fn full(args: Args) -> Result<()> {
             record: (i == 0).then(|| args.record.clone()).flatten(),
         };
         let addr = args.addr;
-        tasks.push(match args.game {
-            BotGame::Tanks => tokio::spawn(run_bot(addr, options)),
-            BotGame::Walkers => {
-                // Pacers spread over the field, each along its own stretch.
-                let from = 100.0 + 50.0 * (i % 16) as f32;
-                let mut pace = Pace::new(from, from + 200.0);
-                tokio::spawn(
-                    async move { run_bot_of::<Walkers, _>(addr, options, &mut pace).await },
-                )
-            }
-        });
+        tasks.push(spawn_bot(args.game, addr, options, i));
     }
     let mut reports = Vec::new();
     let mut failures = 0;
