@@ -449,15 +449,9 @@ const TANK_VOCABULARY: &[&str] = &[
     "arena",
 ];
 
-/// The library's files that must name the tank game, each with why.
-const NAMES_THE_FIRST_GAME: &[(&str, &str)] = &[(
-    "core/src/shared/record.rs",
-    "recordings made before the header named the game are the tank game's",
-)];
-
 /// The library crate names none of the tank game's words, in code,
-/// comments or tests (whole words, any case), but for the files above;
-/// it depends on no game crate and names none.
+/// comments or tests (whole words, any case); it depends on no game crate
+/// and names none.
 #[test]
 fn the_library_names_no_tank_vocabulary_and_no_game_crate() {
     let mut found = Vec::new();
@@ -470,9 +464,6 @@ fn the_library_names_no_tank_vocabulary_and_no_game_crate() {
     for (path, text) in library {
         if text.contains("skirmish_tanks") {
             found.push(format!("{path}: names the tank game's crate"));
-        }
-        if NAMES_THE_FIRST_GAME.iter().any(|(p, _)| p == path) {
-            continue;
         }
         for (n, line) in text.lines().enumerate() {
             let words = line

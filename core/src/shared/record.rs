@@ -26,13 +26,12 @@ pub const MAGIC: &[u8; 5] = b"SKREC";
 /// The version of the record layout; bumped by any change to it.
 pub const FORMAT_VERSION: u16 = 5;
 
-/// The oldest layout this build still reads (its header, at least: every
-/// recording before format 5 is of the tank game, version 1, which this
-/// build refuses by name): format 1 is format 2 without a room's end
-/// record; format 2 is format 3 without a joiner's datagram bit (its own
-/// echoes); format 3 is format 4 without the game in the header; format 4
-/// is format 5 with a room's decoded inputs in the tank's own layout.
-pub const OLDEST_FORMAT: u16 = 1;
+/// The oldest layout whose header this build reads: format 4, the first
+/// whose header names its game (a format-4 recording is refused by its
+/// game's name and version: its inputs are in its game's old layout).
+/// Formats 1 to 3 named no game and are refused by their format: replay
+/// them with the build that made them.
+pub const OLDEST_FORMAT: u16 = 4;
 
 /// The build that wrote a recording: the crate's version.
 pub const BUILD: &str = concat!("skirmish-core ", env!("CARGO_PKG_VERSION"));
@@ -197,16 +196,9 @@ impl<'a> Reader<'a> {
             });
         }
         // Read only once the format is known to be one this build reads.
-        let game = if format >= 4 {
-            let name = r.text()?.to_string();
-            let version = r.varint32()?;
-            GameId { name, version }
-        } else {
-            GameId {
-                name: "tanks".to_string(),
-                version: 1,
-            }
-        };
+        let name = r.text()?.to_string();
+        let version = r.varint32()?;
+        let game = GameId { name, version };
         if game != *expected {
             return Err(FormatError::Game {
                 found: game,
@@ -345,17 +337,17 @@ impl StateHash {
 mod tests {
     use super::*;
 
-    /// The first game's identity, as its recordings carry it.
-    fn tanks_2() -> GameId {
+    /// A game's identity, as its recordings carry it.
+    fn ships_2() -> GameId {
         GameId {
-            name: "tanks".to_string(),
+            name: "ships".to_string(),
             version: 2,
         }
     }
 
     #[test]
     fn fields_round_trip() {
-        let mut w = Writer::with_header(Kind::Client, &tanks_2(), b"{}");
+        let mut w = Writer::with_header(Kind::Client, &ships_2(), b"{}");
         w.varint(u64::MAX);
         w.signed(-5);
         w.f32(-0.0);
@@ -364,7 +356,7 @@ mod tests {
         let mut times = TimeCoder::default();
         times.write(&mut w, Duration::from_millis(20));
         times.write(&mut w, Duration::from_millis(10));
-        let (header, mut r) = Reader::open(&w.bytes, Kind::Client, &tanks_2()).expect("header");
+        let (header, mut r) = Reader::open(&w.bytes, Kind::Client, &ships_2()).expect("header");
         assert_eq!(header.config, b"{}");
         assert_eq!(header.build, BUILD);
         assert_eq!(r.varint(), Ok(u64::MAX));
@@ -382,8 +374,8 @@ mod tests {
 
     #[test]
     fn another_kind_or_version_is_refused_by_name() {
-        let w = Writer::with_header(Kind::Room, &tanks_2(), b"{}");
-        let err = Reader::open(&w.bytes, Kind::Client, &tanks_2())
+        let w = Writer::with_header(Kind::Room, &ships_2(), b"{}");
+        let err = Reader::open(&w.bytes, Kind::Client, &ships_2())
             .map(|_| ())
             .unwrap_err();
         assert_eq!(
@@ -393,16 +385,25 @@ mod tests {
         let mut old = w.bytes.clone();
         old[6] = 0;
         old[7] = 0;
-        let err = Reader::open(&old, Kind::Room, &tanks_2())
+        let err = Reader::open(&old, Kind::Room, &ships_2())
             .map(|_| ())
             .unwrap_err();
         assert!(err.to_string().contains("format 0"), "{err}");
+        // Format 3 named no game: refused by its format, never guessed.
+        old[6] = 3;
+        let err = Reader::open(&old, Kind::Room, &ships_2())
+            .map(|_| ())
+            .unwrap_err();
+        assert!(
+            matches!(err, FormatError::Version { format: 3, .. }),
+            "{err}"
+        );
         assert_eq!(
-            Reader::open(b"PK\x03\x04", Kind::Room, &tanks_2()).map(|_| ()),
+            Reader::open(b"PK\x03\x04", Kind::Room, &ships_2()).map(|_| ()),
             Err(FormatError::NotARecording)
         );
-        let (header, _) = Reader::open(&w.bytes, Kind::Room, &tanks_2()).expect("ours");
-        assert_eq!(header.game, tanks_2());
+        let (header, _) = Reader::open(&w.bytes, Kind::Room, &ships_2()).expect("ours");
+        assert_eq!(header.game, ships_2());
         let mut other = Writer::default();
         other.bytes.extend_from_slice(&w.bytes[..8]);
         other.varint(u64::from(PROTOCOL_VERSION));
@@ -410,12 +411,12 @@ mod tests {
         other.text("blobs");
         other.varint(1);
         other.blob(b"{}");
-        let err = Reader::open(&other.bytes, Kind::Room, &tanks_2())
+        let err = Reader::open(&other.bytes, Kind::Room, &ships_2())
             .map(|_| ())
             .unwrap_err();
         assert_eq!(
             err.to_string(),
-            "this is a recording of blobs 1; this build plays tanks 2 only"
+            "this is a recording of blobs 1; this build plays ships 2 only"
         );
     }
 
@@ -439,9 +440,9 @@ mod tests {
 
     #[test]
     fn an_overlong_integer_is_damage() {
-        let mut w = Writer::with_header(Kind::Client, &tanks_2(), b"");
+        let mut w = Writer::with_header(Kind::Client, &ships_2(), b"");
         w.bytes.extend_from_slice(&[0xff; 11]);
-        let (_, mut r) = Reader::open(&w.bytes, Kind::Client, &tanks_2()).expect("header");
+        let (_, mut r) = Reader::open(&w.bytes, Kind::Client, &ships_2()).expect("header");
         let err = FormatError::from(r.varint().unwrap_err());
         assert!(
             matches!(&err, FormatError::Damaged { what, .. } if what.contains("64 bits")),
