@@ -8,7 +8,9 @@ mod browser_support;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
-use browser_support::{browser, joined, page_url, root, start_driver, state, wait_for, web_server};
+use browser_support::{
+    browser, joined, page_url, recording, root, start_driver, state, wait_for, web_server,
+};
 use skirmish_tanks::{open_client, replay_client, Call, ReplayError, ReplayOptions};
 use skirmish_tests::config_with;
 use skirmish_tests::recordings::{first_parts, read_parts, side_by_side};
@@ -85,15 +87,7 @@ async fn a_page_recorded_under_the_conditioner_replays_natively_frame_for_frame(
     let saved = client
         .execute("return window.skirmish.saveRecording();", vec![])
         .await?;
-    let bytes: Vec<u8> = client
-        .execute("return Array.from(window.skirmish.recording());", vec![])
-        .await?
-        .as_array()
-        .ok_or_else(|| anyhow!("the recording is not an array"))?
-        .iter()
-        .map(|v| v.as_u64().and_then(|b| u8::try_from(b).ok()))
-        .collect::<Option<_>>()
-        .ok_or_else(|| anyhow!("the recording holds something other than bytes"))?;
+    let bytes = recording(&client).await?;
     client.close().await?;
     let dir = root().join("artifacts");
     std::fs::create_dir_all(&dir)?;

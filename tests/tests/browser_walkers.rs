@@ -11,7 +11,7 @@ mod browser_support;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Result};
-use browser_support::{browser, num, root, start_driver, state, wait_for, web_server};
+use browser_support::{browser, num, recording, root, start_driver, state, wait_for, web_server};
 use serde_json::{json, Value};
 use skirmish_core::{first_divergence, replay_client_of, trace, ReplayOptions};
 use skirmish_tests::test_config;
@@ -84,20 +84,21 @@ async fn two_walker_pages_share_a_room_and_one_sees_the_other_walk() -> Result<(
         after["corrections"], 0,
         "predicted and never corrected: {after}"
     );
+    // One page for every game: walkers' bundle names the page and its keys.
+    assert_eq!(walker.title().await?, "Skirmish: walkers");
+    let keys = walker
+        .execute(
+            "return document.getElementById('keys').textContent;",
+            vec![],
+        )
+        .await?;
+    assert_eq!(keys, "WASD or the arrows walk");
     let hud = after["hud_text"].as_str().unwrap_or_default();
     assert!(hud.starts_with("at "), "the game's own line first: {hud}");
     assert!(hud.contains("RTT"), "the netcode's numbers: {hud}");
 
     // The recording replays natively, frame for frame.
-    let bytes: Vec<u8> = walker
-        .execute("return Array.from(window.skirmish.recording());", vec![])
-        .await?
-        .as_array()
-        .ok_or_else(|| anyhow!("the recording is not an array"))?
-        .iter()
-        .map(|v| v.as_u64().and_then(|b| u8::try_from(b).ok()))
-        .collect::<Option<_>>()
-        .ok_or_else(|| anyhow!("the recording holds something other than bytes"))?;
+    let bytes = recording(&walker).await?;
     let replay = replay_client_of::<Walkers>(&bytes, ReplayOptions::default())
         .map_err(|e| anyhow!("the native replay of the walker's recording: {e:#?}"))?;
     let s = &replay.summary;

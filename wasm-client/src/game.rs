@@ -12,6 +12,12 @@ use crate::render::Overlays;
 
 /// A game the page plays.
 pub trait PageGame: ClientGame {
+    /// The page's title.
+    const TITLE: &'static str;
+
+    /// The keys, as the panel tells them.
+    const KEYS: &'static str;
+
     /// Which of the game's keys are held.
     type Keys: Default;
 

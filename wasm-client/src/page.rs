@@ -15,6 +15,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, KeyboardEvent, Window};
 
 use crate::app::App;
+use crate::game::PageGame;
 use crate::hud::Panel;
 use crate::net::{now_ms, Connection, Preference};
 use crate::played::Played;
@@ -35,6 +36,11 @@ pub fn start() -> Result<(), JsValue> {
         .get_context("2d")?
         .ok_or_else(|| js_error("no 2D canvas context"))?
         .dyn_into()?;
+    // One page for every game: the bundle names its own.
+    document.set_title(Played::TITLE);
+    if let Some(keys) = document.get_element_by_id("keys") {
+        keys.set_text_content(Some(Played::KEYS));
+    }
     let location = window.location();
     let scheme = if location.protocol()? == "https:" {
         "wss"

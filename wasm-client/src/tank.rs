@@ -12,6 +12,8 @@ use crate::input::Keys;
 use crate::render::{self, Overlays};
 
 impl PageGame for Tanks {
+    const TITLE: &'static str = "Skirmish";
+    const KEYS: &'static str = "W/S or ↑/↓ drive · A/D or ←/→ turn · Space fires";
     type Keys = Keys;
 
     fn key(keys: &mut Keys, code: &str, down: bool) -> bool {

@@ -1,7 +1,8 @@
 //! Walkers (the guide's game, `docs/GUIDE.md`) on the page: WASD or the
 //! arrows walk, the field is drawn as a square with a point for each
 //! walker and its name, the HUD's first line says where the own walker
-//! is. Built into its own bundle (`--features walkers`, `web/walkers/`).
+//! is. Built into its own bundle (`--features walkers`, `web/walkers/pkg`,
+//! loaded by the one page, `web/index.html`, served at `/walkers/`).
 
 use skirmish_core::{ClientSession, PlayerId, RemoteView, ServerGame, Vec2};
 use skirmish_walkers::Walkers;
@@ -49,6 +50,8 @@ const OWN: &str = "#4fc3f7";
 const REMOTE: &str = "#ffb74d";
 
 impl PageGame for Walkers {
+    const TITLE: &'static str = "Skirmish: walkers";
+    const KEYS: &'static str = "WASD or the arrows walk";
     type Keys = Held;
 
     fn key(keys: &mut Held, code: &str, down: bool) -> bool {

@@ -375,7 +375,7 @@ fn test() -> Result {
         step(
             "walkers' wasm client into web/walkers/pkg",
             "wasm-pack",
-            WALKERS_BUILD,
+            &walkers_build(),
         ),
         step("tests", &cargo, &["test", "--workspace"]),
         step(
@@ -436,27 +436,20 @@ const CLIENT_BUILD: &[&str] = &[
 
 /// The same for walkers, the guide's game: its own bundle, into
 /// `web/walkers/pkg` (its page is `/walkers/`).
-const WALKERS_BUILD: &[&str] = &[
-    "build",
-    "wasm-client",
-    "--profile",
-    "wasm-release",
-    "--target",
-    "web",
-    "--no-typescript",
-    "--no-pack",
-    "--out-dir",
-    "../web/walkers/pkg",
-    "--",
-    "--features",
-    "walkers",
-];
+fn walkers_build() -> Vec<&'static str> {
+    let mut args = CLIENT_BUILD.to_vec();
+    if let Some(out) = args.last_mut() {
+        *out = "../web/walkers/pkg";
+    }
+    args.extend(["--", "--features", "walkers"]);
+    args
+}
 
 fn build_client() -> Result {
     println!("==> building the wasm client (wasm-release profile, wasm-opt -Oz) into web/pkg");
     sh("wasm-pack", CLIENT_BUILD, &[])?;
     println!("==> building walkers' wasm client into web/walkers/pkg");
-    sh("wasm-pack", WALKERS_BUILD, &[])
+    sh("wasm-pack", &walkers_build(), &[])
 }
 
 /// `replay` and `replay-room`: the release `replay` binary (built on first

@@ -8,13 +8,14 @@ use std::sync::Arc;
 
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::Redirect;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Extension, Json, Router};
 use hyper::upgrade::OnUpgrade;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
-use tower_http::services::ServeDir;
+use tower_http::services::{ServeDir, ServeFile};
 
 use crate::app::AppState;
 use crate::limits::Permit;
@@ -47,6 +48,19 @@ pub fn router(routes: Routes) -> Router {
         app = app
             .route(&format!("{folder}/ws"), get(upgrade))
             .route(&format!("{folder}/transport"), get(transport));
+        if !folder.is_empty() {
+            // One page for every game: `web/index.html` loads the bundle
+            // beside its URL (`/walkers/pkg`).
+            let page = ServeFile::new(routes.app.config.web_dir.join("index.html"));
+            let slash = format!("{folder}/");
+            app = app
+                .route_service(&slash, page.clone())
+                .route_service(&format!("{folder}/index.html"), page)
+                .route(
+                    &folder,
+                    get(move || async move { Redirect::permanent(&slash) }),
+                );
+        }
     }
     app.route("/healthz", get(|| async { "ok" }))
         .route("/rooms", get(rooms))

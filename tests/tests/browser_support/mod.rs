@@ -156,3 +156,16 @@ pub async fn screenshot(client: &Client, name: &str) -> Result<()> {
     std::fs::write(dir.join(format!("{name}.png")), client.screenshot().await?)?;
     Ok(())
 }
+
+/// The page's flight recording (`window.skirmish.recording()`), as bytes.
+pub async fn recording(client: &Client) -> Result<Vec<u8>> {
+    client
+        .execute("return Array.from(window.skirmish.recording());", vec![])
+        .await?
+        .as_array()
+        .context("the recording is not an array")?
+        .iter()
+        .map(|v| v.as_u64().and_then(|b| u8::try_from(b).ok()))
+        .collect::<Option<_>>()
+        .context("the recording holds something other than bytes")
+}

@@ -15,6 +15,15 @@ use std::process::{Command, Stdio};
 use super::{http_get, release_bin, spawn_server};
 use crate::{cargo, root, sh, Result};
 
+/// The server's flags for bots that all come through the relay, from one
+/// address.
+const THROUGH_ONE_ADDRESS: &[&str] = &[
+    "--max-connections-per-address",
+    "1000",
+    "--max-seats-per-address",
+    "1000",
+];
+
 /// Where the section of the relay runs starts on a quality page.
 const RELAY_SECTION: &str = "\n## Over real UDP through the relay";
 
@@ -51,12 +60,7 @@ pub fn run_walkers(quick: bool) -> Result {
 /// The walkers' main cell over WebTransport through the UDP relay; the
 /// page's section with the figures.
 fn walkers_relay(seconds: u32) -> Result<String> {
-    let (_server, addr) = spawn_server(&[
-        "--max-connections-per-address",
-        "1000",
-        "--max-seats-per-address",
-        "1000",
-    ])?;
+    let (_server, addr) = spawn_server(THROUGH_ONE_ADDRESS)?;
     let main = format!(
         "--addr {addr} --game walkers --transport webtransport --compact --bots 16 \
          --seconds {seconds} --relay-latency-ms 75 --relay-jitter-ms 30 --relay-loss 0.05 --seed 7"
@@ -160,12 +164,7 @@ pub fn run(quick: bool) -> Result {
 /// the page's section with the figures.
 fn relay_runs(seconds: u32) -> Result<String> {
     // Every bot comes through the relay, from one address.
-    let (_server, addr) = spawn_server(&[
-        "--max-connections-per-address",
-        "1000",
-        "--max-seats-per-address",
-        "1000",
-    ])?;
+    let (_server, addr) = spawn_server(THROUGH_ONE_ADDRESS)?;
     let main = format!(
         "--addr {addr} --transport webtransport --compact --bots 16 --seconds {seconds} \
          --relay-latency-ms 75 --relay-jitter-ms 30 --relay-loss 0.05 --seed 7"
