@@ -114,7 +114,8 @@ pub struct RoomSettings {
     /// Players per room.
     #[arg(long = "room-capacity", default_value_t = 64)]
     pub capacity: usize,
-    /// Rooms per process; past both limits a joiner gets `server_full`.
+    /// Rooms per process, of every game together; past both limits a
+    /// joiner gets `server_full`.
     #[arg(long, default_value_t = 64)]
     pub max_rooms: usize,
     /// Seed of the rooms' randomness (spawn points); room `n` uses `seed + n`.

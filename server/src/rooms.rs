@@ -27,8 +27,6 @@ mod registry;
 mod tests;
 mod ticker;
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -37,7 +35,7 @@ use skirmish_core::{ErrorCode, ProtocolError};
 
 pub use handle::RoomHandle;
 pub use recording::Recorders;
-pub use registry::{Joiner, Rooms};
+pub use registry::{wait_for_writers, Joiner, Rooms, Slots};
 
 use crate::config::RoomSettings;
 pub use crate::game::Hosted;
@@ -54,6 +52,8 @@ pub struct Common {
     pub book: Arc<AddressBook>,
     /// `--record`: the budgets every room's recording shares.
     pub recorders: Option<Arc<Recorders>>,
+    /// Room numbers, player ids and the process's `--max-rooms`.
+    pub slots: Arc<Slots>,
 }
 
 impl Common {
@@ -68,6 +68,7 @@ impl Common {
             metrics,
             book,
             recorders,
+            slots: Arc::new(Slots::new(settings.max_rooms)),
         }
     }
 }
@@ -105,7 +106,9 @@ pub trait Outbound: Send + Sync + std::fmt::Debug {
 /// One row of `GET /rooms`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct RoomInfo {
-    /// The room's name.
+    /// The room's game (its name as a `hello` carries it).
+    pub game: String,
+    /// The room's name (unique within its game).
     pub name: String,
     /// Seats taken.
     pub players: usize,
@@ -133,8 +136,8 @@ pub trait AnyRooms: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// As [`Rooms::open_named`].
     fn open_named(self: Arc<Self>, name: &str) -> Result<bool, ProtocolError>;
-    /// See [`Rooms::close_all`].
-    fn close_all(&self, grace: Duration) -> Pin<Box<dyn Future<Output = ()> + Send + '_>>;
+    /// See [`Rooms::end_all`].
+    fn end_all(&self) -> Vec<std::thread::JoinHandle<()>>;
     /// See [`Rooms::hold_ticks`].
     #[cfg(feature = "test-hooks")]
     fn hold_ticks(&self, room: &str, pause: Duration, blocks: bool) -> bool;
@@ -156,8 +159,8 @@ impl<G: Hosted> AnyRooms for Rooms<G> {
     fn open_named(self: Arc<Self>, name: &str) -> Result<bool, ProtocolError> {
         Rooms::open_named(&self, name)
     }
-    fn close_all(&self, grace: Duration) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
-        Box::pin(Rooms::close_all(self, grace))
+    fn end_all(&self) -> Vec<std::thread::JoinHandle<()>> {
+        Rooms::end_all(self)
     }
     #[cfg(feature = "test-hooks")]
     fn hold_ticks(&self, room: &str, pause: Duration, blocks: bool) -> bool {
@@ -195,20 +198,9 @@ impl Games {
         self.games.iter()
     }
 
-    /// Every open room of every game; rooms of a game in a folder are
-    /// listed as `folder/name`.
+    /// Every open room of every game, the first game's first.
     pub fn list(&self) -> Vec<RoomInfo> {
-        let mut all = Vec::new();
-        for game in &self.games {
-            let path = game.path();
-            all.extend(game.list().into_iter().map(|mut room| {
-                if !path.is_empty() {
-                    room.name = format!("{path}/{}", room.name);
-                }
-                room
-            }));
-        }
-        all
+        self.games.iter().flat_map(|g| g.list()).collect()
     }
 
     /// The room of any game that has gone longest without finishing a
@@ -220,8 +212,8 @@ impl Games {
             .max_by_key(|(_, late)| *late)
     }
 
-    /// The registry of the room listed as `listed` (see [`Games::list`]),
-    /// and the room's name within it.
+    /// The registry of the room named `listed`: `name` for the first
+    /// game's, `folder/name` for another's; and the room's name within it.
     #[cfg(feature = "test-hooks")]
     fn of<'a>(&self, listed: &'a str) -> Option<(&Arc<dyn AnyRooms>, &'a str)> {
         match listed.split_once('/') {
@@ -234,25 +226,27 @@ impl Games {
         }
     }
 
-    /// See [`Rooms::hold_ticks`]; rooms named as [`Games::list`] names them.
+    /// See [`Rooms::hold_ticks`]; `folder/name` for a room of the game in
+    /// `folder`.
     #[cfg(feature = "test-hooks")]
     pub fn hold_ticks(&self, room: &str, pause: Duration, blocks: bool) -> bool {
         self.of(room)
             .is_some_and(|(game, room)| game.hold_ticks(room, pause, blocks))
     }
 
-    /// See [`Rooms::fail_next_tick`]; rooms named as [`Games::list`] names
-    /// them.
+    /// See [`Rooms::fail_next_tick`]; `folder/name` for a room of the game
+    /// in `folder`.
     #[cfg(feature = "test-hooks")]
     pub fn fail_next_tick(&self, room: &str) -> bool {
         self.of(room)
             .is_some_and(|(game, room)| game.fail_next_tick(room))
     }
 
-    /// Closes every room of every game (see [`Rooms::close_all`]).
+    /// Closes every room of every game, then waits (at most `grace`, all
+    /// games together) for their recordings to reach the disk (see
+    /// [`Rooms::close_all`]).
     pub async fn close_all(&self, grace: Duration) {
-        for game in &self.games {
-            game.close_all(grace).await;
-        }
+        let writers = self.games.iter().flat_map(|g| g.end_all()).collect();
+        wait_for_writers(writers, grace).await;
     }
 }

@@ -190,11 +190,11 @@ async fn two_rooms_never_see_each_other() -> Result {
     }
     let rooms = http_get(srv.addr, "/rooms").await?;
     assert!(
-        rooms.contains(r#"{"name":"north","players":1,"capacity":64,"late_inputs":0,"repeated_inputs":0,"rewind_clamped":0}"#),
+        rooms.contains(r#"{"game":"tanks","name":"north","players":1,"capacity":64,"late_inputs":0,"repeated_inputs":0,"rewind_clamped":0}"#),
         "{rooms}"
     );
     assert!(
-        rooms.contains(r#"{"name":"south","players":1,"capacity":64,"late_inputs":0,"repeated_inputs":0,"rewind_clamped":0}"#),
+        rooms.contains(r#"{"game":"tanks","name":"south","players":1,"capacity":64,"late_inputs":0,"repeated_inputs":0,"rewind_clamped":0}"#),
         "{rooms}"
     );
     srv.shutdown().await

@@ -74,12 +74,20 @@ async fn one_process_hosts_rooms_of_both_games_over_both_transports() -> Result 
     assert_eq!(walker.room, walker_wt.room);
     assert_eq!(walker.mispredictions, 0, "{walker:?}");
     let rooms: serde_json::Value = serde_json::from_str(&http_get(addr, "/rooms").await?)?;
-    let names: Vec<&str> = rooms
+    let games: Vec<(&str, &str)> = rooms
         .as_array()
-        .map(|a| a.iter().filter_map(|r| r["name"].as_str()).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|r| Some((r["game"].as_str()?, r["name"].as_str()?)))
+                .collect()
+        })
         .unwrap_or_default();
-    assert!(names.contains(&"room-1"), "{names:?}");
-    assert!(names.contains(&"walkers/room-1"), "{names:?}");
+    assert!(games.contains(&("tanks", tank.room.as_str())), "{games:?}");
+    assert!(
+        games.contains(&("walkers", walker.room.as_str())),
+        "{games:?}"
+    );
+    assert_ne!(tank.id, walker.id, "player ids are the process's");
     srv.shutdown().await
 }
 
@@ -136,6 +144,15 @@ async fn each_game_path_refuses_the_other_games_hello_and_no_other_path_upgrades
     );
     let tcp = tcp_from(addr, next_source()).await?;
     assert!(websocket_at(addr, "nothing", tcp).await.is_err());
+    // The game's page is a folder: a link without the slash keeps its query.
+    let err = http_get(addr, "/walkers?room=duel&name=ana")
+        .await
+        .expect_err("a redirect, not the page");
+    let head = err.to_string();
+    assert!(
+        head.contains("308") && head.contains("location: /walkers/?room=duel&name=ana"),
+        "{head}"
+    );
     srv.shutdown().await
 }
 

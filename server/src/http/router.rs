@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{header, HeaderMap, StatusCode, Uri};
 use axum::response::Redirect;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -58,7 +58,7 @@ pub fn router(routes: Routes) -> Router {
                 .route_service(&format!("{folder}/index.html"), page)
                 .route(
                     &folder,
-                    get(move || async move { Redirect::permanent(&slash) }),
+                    get(move |uri: Uri| std::future::ready(redirect(&slash, &uri))),
                 );
         }
     }
@@ -114,11 +114,20 @@ async fn upgrade(
         .into_response()
 }
 
+/// `/walkers` to `/walkers/`, the query kept (a shared link's room and
+/// name).
+fn redirect(slash: &str, uri: &Uri) -> Redirect {
+    match uri.query() {
+        Some(query) => Redirect::permanent(&format!("{slash}?{query}")),
+        None => Redirect::permanent(slash),
+    }
+}
+
 /// `GET /transport`: where a page may connect over WebTransport and which
 /// certificate hashes to pin; `{"webtransport":null}` when it is off.
 async fn transport(
     State(routes): State<Routes>,
-    uri: axum::http::Uri,
+    uri: Uri,
     headers: HeaderMap,
 ) -> Json<serde_json::Value> {
     let folder = uri

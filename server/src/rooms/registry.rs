@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -39,15 +39,67 @@ pub struct Rooms<G: Hosted> {
     book: Arc<AddressBook>,
     /// `--record`: the budgets every room's recording shares.
     recorders: Option<Arc<Recorders>>,
-    /// The next player id; ids are unique within the process.
-    next_player: AtomicU32,
+    /// What every game's registry shares: room numbers, player ids and
+    /// the process's room slots.
+    slots: Arc<Slots>,
     inner: Mutex<Registry<G>>,
 }
 
 #[derive(Debug)]
 struct Registry<G: Hosted> {
     rooms: BTreeMap<Arc<str>, RoomHandle<G>>,
-    opened: u64,
+}
+
+/// What the registries of every game share: the numbers of rooms and the
+/// ids of players (unique within the process, so that logs and recordings
+/// never mix two games' rooms or players up) and the process's room slots
+/// (`--max-rooms` is rooms of any game).
+#[derive(Debug)]
+pub struct Slots {
+    max: usize,
+    open: AtomicUsize,
+    numbers: AtomicU64,
+    players: AtomicU32,
+}
+
+impl Slots {
+    /// At most `max` rooms open at once.
+    pub fn new(max: usize) -> Slots {
+        Slots {
+            max,
+            open: AtomicUsize::new(0),
+            numbers: AtomicU64::new(0),
+            players: AtomicU32::new(1),
+        }
+    }
+
+    /// Takes a slot for a new room.
+    ///
+    /// # Errors
+    /// `server_full` when the process holds its maximum of rooms.
+    fn reserve(&self) -> Result<(), ProtocolError> {
+        self.open
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < self.max).then_some(n + 1)
+            })
+            .map(|_| ())
+            .map_err(|_| {
+                ProtocolError::new(
+                    ErrorCode::ServerFull,
+                    format!(
+                        "every room is full and the server holds at most {} rooms",
+                        self.max
+                    ),
+                )
+            })
+    }
+
+    /// Gives a closed room's slot back.
+    fn release(&self) {
+        let _ = self
+            .open
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+    }
 }
 
 /// Who is joining, as its `hello` and its connection tell.
@@ -86,10 +138,9 @@ impl<G: Hosted> Rooms<G> {
             metrics: shared.metrics.clone(),
             book: shared.book.clone(),
             recorders: shared.recorders.clone(),
-            next_player: AtomicU32::new(1),
+            slots: shared.slots.clone(),
             inner: Mutex::new(Registry {
                 rooms: BTreeMap::new(),
-                opened: 0,
             }),
         })
     }
@@ -98,11 +149,6 @@ impl<G: Hosted> Rooms<G> {
     /// (`/ws`, `/wt`), else the folder of its page (`walkers`: `/walkers/ws`).
     pub fn path(&self) -> &'static str {
         self.path
-    }
-
-    /// The game's name, as its hello carries it.
-    pub fn game(&self) -> &'static str {
-        G::NAME
     }
 
     pub(super) fn cadence(&self) -> Duration {
@@ -136,11 +182,6 @@ impl<G: Hosted> Rooms<G> {
             .map(|(since, r)| (r.name().to_string(), Duration::from_millis(since)))
     }
 
-    /// Most rooms this server opens, and seats in each.
-    pub fn limits(&self) -> (usize, usize) {
-        (self.settings.max_rooms, self.settings.capacity)
-    }
-
     /// Opens an empty room called `name` for players who are on their way
     /// (an orchestrator allocated it); `false` if it is already open. Like
     /// any room it closes after `empty_timeout` without players.
@@ -154,8 +195,9 @@ impl<G: Hosted> Rooms<G> {
         if registry.rooms.contains_key(name) {
             return Ok(false);
         }
-        // The room is not open, so the rule can only answer New or full.
+        // The room is not open, so the rule can only answer New.
         self.place(&registry, Some(name))?;
+        self.slots.reserve()?;
         self.open(&mut registry, Some(name), None);
         Ok(true)
     }
@@ -197,6 +239,7 @@ impl<G: Hosted> Rooms<G> {
                 // Lock order: the registry, then one room.
                 let stats = *r.lock().room.world().stats();
                 RoomInfo {
+                    game: G::NAME.to_string(),
                     name: r.name().to_string(),
                     players: r.inner.seats.load(Ordering::Relaxed),
                     capacity: self.settings.capacity,
@@ -247,16 +290,21 @@ impl<G: Hosted> Rooms<G> {
                 .cloned()
                 .ok_or_else(|| ProtocolError::new(ErrorCode::ServerFull, "the room closed"))?,
             Placement::New => {
+                self.slots.reserve()?;
                 // Only a room opened by name counts against the address: the
                 // server opens an unnamed one only when every room is full.
-                let opener = match joiner.room {
-                    Some(_) => Some(self.book.room(joiner.address)?),
+                let opener = match joiner.room.map(|_| self.book.room(joiner.address)) {
+                    Some(Ok(permit)) => Some(permit),
+                    Some(Err(e)) => {
+                        self.slots.release();
+                        return Err(e);
+                    }
                     None => None,
                 };
                 self.open(&mut registry, joiner.room, opener)
             }
         };
-        let id = PlayerId(self.next_player.fetch_add(1, Ordering::Relaxed));
+        let id = PlayerId(self.slots.players.fetch_add(1, Ordering::Relaxed));
         handle.seat(id, joiner.name, seating, out, seat)?;
         tracing::debug!(room = %handle.name(), %id, name = joiner.name, "player joined");
         Ok((handle, id))
@@ -275,7 +323,8 @@ impl<G: Hosted> Rooms<G> {
                 .map(|(name, r)| (&**name, r.inner.seats.load(Ordering::Relaxed))),
             wanted,
             self.settings.capacity,
-            self.settings.max_rooms,
+            // The process's slots decide whether a room may open.
+            usize::MAX,
         )
     }
 
@@ -285,14 +334,14 @@ impl<G: Hosted> Rooms<G> {
         wanted: Option<&str>,
         opener: Option<Permit>,
     ) -> RoomHandle<G> {
-        registry.opened += 1;
-        let number = registry.opened;
+        let number = self.slots.numbers.fetch_add(1, Ordering::Relaxed) + 1;
         let name: Arc<str> = match wanted {
             Some(name) => name.into(),
             None => format!("room-{number}").into(),
         };
         let config = self.settings.room_config::<G>(&name, number, &self.game);
         let record = self.recorders.as_ref().and_then(|recorders| {
+            // Room numbers are the process's: no two recordings share one.
             let stem = match self.path {
                 "" => name.to_string(),
                 path => format!("{path}-{name}"),
@@ -323,6 +372,7 @@ impl<G: Hosted> Rooms<G> {
             return false;
         }
         registry.rooms.remove(room.name());
+        self.slots.release();
         // The writer syncs and ends on its own.
         drop(room.end(&RoomEnd::Emptied));
         self.metrics.rooms_changed(false);
@@ -342,6 +392,7 @@ impl<G: Hosted> Rooms<G> {
             .is_some_and(|r| Arc::ptr_eq(&r.inner, &room.inner))
         {
             registry.rooms.remove(room.name());
+            self.slots.release();
             self.metrics.rooms_changed(false);
         }
         drop(registry);
@@ -354,26 +405,38 @@ impl<G: Hosted> Rooms<G> {
     /// the order it opened, each recording ending with an end record, and
     /// waits (at most `grace`) for every writer to put its file on disk.
     pub async fn close_all(&self, grace: Duration) {
+        wait_for_writers(self.end_all(), grace).await;
+    }
+
+    /// Closes every room in the order it opened, each recording ending
+    /// with an end record; the writers still putting them on disk.
+    pub fn end_all(&self) -> Vec<std::thread::JoinHandle<()>> {
         let rooms = std::mem::take(&mut self.lock().rooms);
         let mut rooms: Vec<RoomHandle<G>> = rooms.into_values().collect();
         rooms.sort_by_key(|r| r.inner.health.number());
-        let writers: Vec<_> = rooms
+        rooms
             .iter()
             .filter_map(|room| {
+                self.slots.release();
                 self.metrics.rooms_changed(false);
                 room.end(&RoomEnd::ShutDown).map(RecordSink::finish)
             })
-            .collect();
-        if writers.is_empty() {
-            return;
+            .collect()
+    }
+}
+
+/// Waits (at most `grace`, all together) for `writers` to put their
+/// recordings on disk.
+pub async fn wait_for_writers(writers: Vec<std::thread::JoinHandle<()>>, grace: Duration) {
+    if writers.is_empty() {
+        return;
+    }
+    let joined = tokio::task::spawn_blocking(move || {
+        for writer in writers {
+            let _ = writer.join();
         }
-        let joined = tokio::task::spawn_blocking(move || {
-            for writer in writers {
-                let _ = writer.join();
-            }
-        });
-        if tokio::time::timeout(grace, joined).await.is_err() {
-            tracing::warn!("recordings still being written at exit after {grace:?}");
-        }
+    });
+    if tokio::time::timeout(grace, joined).await.is_err() {
+        tracing::warn!("recordings still being written at exit after {grace:?}");
     }
 }

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use skirmish_core::{Encoding, ErrorCode, PROTOCOL_VERSION};
 
-use super::{Common, Joiner, Outbound, Rooms, SendError};
+use super::{Common, Games, Joiner, Outbound, Rooms, SendError};
 use crate::config::ServerConfig;
 use crate::game::Tested;
 use crate::limits::AddressBook;
@@ -145,4 +145,42 @@ async fn a_client_that_takes_nothing_is_dropped_as_slow_and_told() {
     assert_eq!(room.name(), "r");
     assert_eq!(rooms.list()[0].players, 0, "its seat is free again");
     assert_eq!(metrics.players(), 0);
+}
+
+/// Two games' registries share the process's slots: `--max-rooms` counts
+/// rooms of any game, player ids and room numbers never repeat across
+/// games, and a closed room's slot comes back; together they end every
+/// room at once.
+#[tokio::test]
+async fn every_games_registry_shares_the_room_slots_and_the_player_ids() {
+    let mut config = ServerConfig::default();
+    config.rooms.max_rooms = 2;
+    config.rooms.capacity = 4;
+    let metrics = Arc::new(Metrics::default());
+    let book = AddressBook::new(config.limits.clone());
+    let common = Common::new(&config.rooms, metrics.clone(), book);
+    let game = config.rooms.game.settings();
+    let first = Rooms::<Tested>::new(config.rooms.clone(), game.clone(), "", &common);
+    let second = Rooms::<Tested>::new(config.rooms.clone(), game, "second", &common);
+    let out: Arc<dyn Outbound> = Arc::new(Fake::default());
+    let (_, a) = first.join(&joiner(None, 1), out.clone()).expect("a seat");
+    let (room, b) = second.join(&joiner(None, 2), out.clone()).expect("a seat");
+    assert_ne!(a, b, "player ids are the process's");
+    assert_eq!(room.name(), "room-2", "room numbers are the process's");
+    assert_eq!(
+        second.open_named("third").map_err(|e| e.code),
+        Err(ErrorCode::ServerFull),
+        "two rooms of any game fill the process"
+    );
+    assert_eq!(
+        first.open_named("third").map_err(|e| e.code),
+        Err(ErrorCode::ServerFull)
+    );
+    room.leave(b);
+    assert!(second.close_if_empty(&room), "emptied");
+    assert_eq!(first.open_named("third"), Ok(true), "its slot came back");
+    let games = Games::new(vec![first.clone(), second.clone()]);
+    games.close_all(std::time::Duration::from_secs(1)).await;
+    assert_eq!(metrics.rooms(), 0);
+    assert!(first.list().is_empty() && second.list().is_empty());
 }

@@ -114,7 +114,6 @@ fn step<T, E>(state: &AppState, outcome: Result<Result<T, E>, Elapsed>) -> Optio
     }
 }
 
-/// One WebTransport session, as its session sees it.
 /// One client over WebTransport, as its session sees it.
 pub struct Link {
     connection: Connection,

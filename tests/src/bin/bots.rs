@@ -157,6 +157,9 @@ enum BotGame {
 
 fn main() -> Result<()> {
     let args = Args::parse();
+    if args.game != BotGame::Tanks && (args.bump || args.fire) {
+        anyhow::bail!("--bump and --fire are the tank game's; walkers neither push nor fire");
+    }
     if args.light {
         if args.game != BotGame::Tanks {
             anyhow::bail!("--light bots play the tank game only; full bots play --game walkers");

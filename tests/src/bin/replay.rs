@@ -240,8 +240,8 @@ fn room<G: ServerGame>(args: &Args, bytes: &[u8]) -> ExitCode {
                     s.ticks
                 ),
                 (None, None) => say!(
-                    "no end record: the room was still open, its recording stopped early \
-                     (a budget), or the file is of format 1"
+                    "no end record: the room was still open or its recording stopped early \
+                     (a budget)"
                 ),
             }
             ExitCode::SUCCESS
