@@ -72,6 +72,7 @@ pub use server::interest::{InterestConfig, KEPT_FRAMES};
 pub use server::record::{open_room_of, RoomCalls, RoomConfigError, RoomEnd, RoomRecorder};
 pub use server::replay::{replay_room_of, RoomDivergence, RoomReplayError, RoomSummary};
 pub use server::room::{place, Outbox, Placement, RoomStats, Seating};
+pub use server::things::{Thing, Things, FIRST_THING};
 pub use server::world::{
     Command, InputMode, JoinError, Received, ServerGame, Step, Wired, WorldStats, CATCH_UP_ABOVE,
     GAP_WAIT_TICKS, MAX_AHEAD_TICKS, MAX_INPUTS_PER_TICK, MAX_QUEUED_INPUTS, REWIND_MARGIN_TICKS,

@@ -5,4 +5,5 @@ pub mod interest;
 pub mod record;
 pub mod replay;
 pub mod room;
+pub mod things;
 pub mod world;

@@ -14,7 +14,7 @@ use dots::*;
 #[test]
 fn a_dot_world_takes_its_inputs_at_the_ticks_they_name_like_the_tanks() {
     use skirmish_core::{InputMode, World};
-    let mut w: World<Dots> = World::of((), (), 1);
+    let mut w: World<Dots> = World::of((), skirmish_core::Things::new(), 1);
     let (a, b) = (PlayerId(1), PlayerId(2));
     let x = |joined: Result<DotState, _>| joined.map(|d| d.x);
     assert_eq!(x(w.join_with(a, "a", InputMode::Scheduled)), Ok(0.0));

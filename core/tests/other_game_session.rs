@@ -10,98 +10,14 @@ mod dots;
 
 use std::time::Duration;
 
-use skirmish_core::generic::{ClientSession, SessionEvent};
-use skirmish_core::{
-    decode_client_frame, replay_client_of, Encoding, Frame, Incoming, Outbox, Phase, ReplayOptions,
-    Room, SessionConfig,
-};
+use skirmish_core::generic::SessionEvent;
+use skirmish_core::{replay_client_of, Phase, ReplayOptions};
 
 use dots::*;
 
-/// A room of dots and the two sessions in it, moved by one clock.
-struct Line {
-    room: Room<Dots>,
-    out: Outbox,
-    text: ClientSession<Dots>,
-    binary: ClientSession<Dots>,
-    now: Duration,
-    last_tick: Duration,
-}
-
-impl Line {
-    fn new() -> Line {
-        let (room, out) = dot_room(false);
-        let config = |encoding| SessionConfig {
-            encoding,
-            ..SessionConfig::default()
-        };
-        let mut line = Line {
-            room,
-            out,
-            text: ClientSession::new(config(Encoding::Json)),
-            binary: ClientSession::recorded(config(Encoding::Compact), usize::MAX),
-            now: Duration::ZERO,
-            last_tick: Duration::ZERO,
-        };
-        line.deliver();
-        line
-    }
-
-    /// What the room sent, to its sessions, at once.
-    fn deliver(&mut self) {
-        for &(to, i) in self.out.deliveries() {
-            let session = if to == TEXT {
-                &mut self.text
-            } else {
-                &mut self.binary
-            };
-            match &self.out.frames()[i] {
-                Frame::Text(text) => session.receive(Incoming::Text(text), self.now),
-                Frame::Binary(bytes) => session.receive(Incoming::Binary(bytes), self.now),
-            }
-        }
-        self.out.clear();
-    }
-
-    /// One 10 ms frame of both pages, and the room's tick when due.
-    fn frame(&mut self) {
-        self.now += Duration::from_millis(10);
-        for id in [TEXT, BINARY] {
-            let session = if id == TEXT {
-                &mut self.text
-            } else {
-                &mut self.binary
-            };
-            for message in session.advance(self.now) {
-                let (text, bytes) = match session.encode(&message) {
-                    Frame::Text(text) => (true, text.into_bytes()),
-                    Frame::Binary(bytes) => (false, bytes),
-                };
-                let message = decode_client_frame::<Nudge>(text, &bytes)
-                    .expect("the session sends what the server reads");
-                let since = self.now.saturating_sub(self.last_tick);
-                let _ = self.room.receive_at(id, &message, since, &mut self.out);
-            }
-        }
-        self.deliver();
-        if self.now.saturating_sub(self.last_tick) >= Duration::from_millis(50) {
-            self.last_tick = self.now;
-            self.room.tick(&mut self.out);
-            self.deliver();
-        }
-    }
-
-    fn run(&mut self, span: Duration) {
-        let end = self.now + span;
-        while self.now < end {
-            self.frame();
-        }
-    }
-}
-
 #[test]
 fn two_dot_pages_play_in_a_room_of_dots_and_the_binary_one_replays() {
-    let mut line = Line::new();
+    let mut line = Pages::new(false);
     line.run(Duration::from_secs(2));
     for session in [&line.text, &line.binary] {
         assert_eq!(session.phase(), Phase::Playing);

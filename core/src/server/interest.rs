@@ -253,13 +253,19 @@ pub(crate) struct Scene<'a, F: Fields> {
 }
 
 impl<F> Viewer<F> {
-    /// Who `me` (at index `at` of the scene's states) sees this tick, in id
-    /// order, updating the hysteresis; `None` when it sees everyone.
-    pub(crate) fn view(&mut self, me: usize, scene: &Scene<'_, F>) -> Option<Vec<usize>>
+    /// Who `me` (at index `at` of the scene's states) sees this tick within
+    /// `radius` (its own: see `ServerGame::view_radius`), in id order,
+    /// updating the hysteresis; `None` when it sees everyone.
+    pub(crate) fn view(
+        &mut self,
+        me: usize,
+        radius: Option<f32>,
+        scene: &Scene<'_, F>,
+    ) -> Option<Vec<usize>>
     where
         F: Fields,
     {
-        let (Some(radius), Some(grid)) = (scene.config.radius, scene.grid) else {
+        let (Some(radius), Some(grid)) = (radius, scene.grid) else {
             return None;
         };
         let here = scene.positions[me];

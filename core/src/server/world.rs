@@ -134,6 +134,21 @@ pub trait ServerGame: Networked {
     /// Where a player is, for interest management.
     fn position(own: &Self::Own) -> Vec2;
 
+    /// The things of the world (not players: pellets, pickups), replicated
+    /// to binary clients in the snapshot sets beside the players, in id
+    /// order (a [`Things`](crate::Things) keeps them so). None by default.
+    fn things(world: &Self::World) -> &[crate::Thing<Self::Entity>] {
+        let _ = world;
+        &[]
+    }
+
+    /// How far a player sees, from the room's interest radius: a larger
+    /// player of an .io game sees further. The radius itself by default.
+    fn view_radius(own: &Self::Own, radius: f32) -> f32 {
+        let _ = own;
+        radius
+    }
+
     /// How fast a player moves, from 0 to 1 of the fastest: a faster one is
     /// refreshed sooner when a frame's byte budget cannot take everyone.
     fn speed(own: &Self::Own, config: &Self::Config) -> f32 {
@@ -310,6 +325,14 @@ impl<G: ServerGame> World<G> {
     /// The game's world.
     pub fn game(&self) -> &G::World {
         &self.game
+    }
+
+    /// The game's world, to change between ticks (an operator's tool, a
+    /// test); a game changes it in its step. A room's recording keeps only
+    /// what happens in steps: a change made here makes its replay differ
+    /// (and say at which tick).
+    pub fn game_mut(&mut self) -> &mut G::World {
+        &mut self.game
     }
 
     /// A tick of the game's cadence, in whole milliseconds.

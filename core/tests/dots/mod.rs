@@ -316,11 +316,20 @@ impl skirmish_core::Networked for Dots {
 
 impl skirmish_core::ServerGame for Dots {
     type Player = Dot;
-    type World = ();
+    /// Pellets the server owns (none unless a test spawns them).
+    type World = skirmish_core::Things<Pellet>;
     type Settings = Line;
 
-    fn start(_: &Line) -> ((), ()) {
-        ((), ())
+    fn start(_: &Line) -> ((), skirmish_core::Things<Pellet>) {
+        ((), skirmish_core::Things::new())
+    }
+    fn things(world: &skirmish_core::Things<Pellet>) -> &[skirmish_core::Thing<Pellet>] {
+        world.as_slice()
+    }
+    /// A dot further along the line sees further: the radius grows by
+    /// one unit in ten of its x.
+    fn view_radius(own: &DotState, radius: f32) -> f32 {
+        radius + own.x / 10.0
     }
     fn check(line: &Line) -> Result<(), String> {
         if line.length.is_finite() {
@@ -329,7 +338,7 @@ impl skirmish_core::ServerGame for Dots {
             Err("a line of no length".into())
         }
     }
-    fn setup((): &(), (): &()) -> Line {
+    fn setup(_: &skirmish_core::Things<Pellet>, (): &()) -> Line {
         Line { length: 1000.0 }
     }
     fn position(own: &DotState) -> skirmish_core::Vec2 {
@@ -340,7 +349,7 @@ impl skirmish_core::ServerGame for Dots {
     }
 
     fn spawn(
-        (): &(),
+        _: &skirmish_core::Things<Pellet>,
         (): &(),
         players: &std::collections::BTreeMap<PlayerId, skirmish_core::ServerPlayer<Dots>>,
         _: Tick,
@@ -369,7 +378,7 @@ impl skirmish_core::ServerGame for Dots {
     }
 
     fn own(
-        (): &(),
+        _: &skirmish_core::Things<Pellet>,
         player: &skirmish_core::ServerPlayer<Dots>,
         id: PlayerId,
         tick: Tick,
@@ -504,9 +513,21 @@ pub const BINARY: PlayerId = PlayerId(2);
 /// A room of dots with a JSON seat ([`TEXT`]) and a binary one
 /// ([`BINARY`]), recorded if `recorded`, and what it sent them.
 pub fn dot_room(recorded: bool) -> (skirmish_core::Room<Dots>, skirmish_core::Outbox) {
-    use skirmish_core::{Encoding, Outbox, Room, RoomConfig, Seating};
+    dot_room_with(recorded, None)
+}
+
+/// [`dot_room`] with an interest radius.
+pub fn dot_room_with(
+    recorded: bool,
+    radius: Option<f32>,
+) -> (skirmish_core::Room<Dots>, skirmish_core::Outbox) {
+    use skirmish_core::{Encoding, InterestConfig, Outbox, Room, RoomConfig, Seating};
     let config = RoomConfig {
         name: "line".into(),
+        interest: InterestConfig {
+            radius,
+            ..InterestConfig::default()
+        },
         ..RoomConfig::default()
     };
     let mut room: Room<Dots> = if recorded {
@@ -526,4 +547,94 @@ pub fn dot_room(recorded: bool) -> (skirmish_core::Room<Dots>, skirmish_core::Ou
     room.join(BINARY, "binary", seat(Encoding::Compact, true), &mut out)
         .expect("a seat");
     (room, out)
+}
+
+/// A room of dots and the two sessions in it, moved by one clock.
+pub struct Pages {
+    pub room: skirmish_core::Room<Dots>,
+    pub out: skirmish_core::Outbox,
+    pub text: skirmish_core::generic::ClientSession<Dots>,
+    pub binary: skirmish_core::generic::ClientSession<Dots>,
+    pub now: Duration,
+    pub last_tick: Duration,
+}
+
+impl Pages {
+    /// The room (its interest radius `radius`, if any) with both pages
+    /// welcomed.
+    pub fn new(radius: bool) -> Pages {
+        let (room, out) = dot_room_with(false, radius.then_some(100.0));
+        let config = |encoding| skirmish_core::SessionConfig {
+            encoding,
+            ..skirmish_core::SessionConfig::default()
+        };
+        let mut line = Pages {
+            room,
+            out,
+            text: skirmish_core::generic::ClientSession::new(config(skirmish_core::Encoding::Json)),
+            binary: skirmish_core::generic::ClientSession::recorded(
+                config(skirmish_core::Encoding::Compact),
+                usize::MAX,
+            ),
+            now: Duration::ZERO,
+            last_tick: Duration::ZERO,
+        };
+        line.deliver();
+        line
+    }
+
+    /// What the room sent, to its sessions, at once.
+    pub fn deliver(&mut self) {
+        for &(to, i) in self.out.deliveries() {
+            let session = if to == TEXT {
+                &mut self.text
+            } else {
+                &mut self.binary
+            };
+            match &self.out.frames()[i] {
+                skirmish_core::Frame::Text(text) => {
+                    session.receive(skirmish_core::Incoming::Text(text), self.now);
+                }
+                skirmish_core::Frame::Binary(bytes) => {
+                    session.receive(skirmish_core::Incoming::Binary(bytes), self.now);
+                }
+            }
+        }
+        self.out.clear();
+    }
+
+    /// One 10 ms frame of both pages, and the room's tick when due.
+    pub fn frame(&mut self) {
+        self.now += Duration::from_millis(10);
+        for id in [TEXT, BINARY] {
+            let session = if id == TEXT {
+                &mut self.text
+            } else {
+                &mut self.binary
+            };
+            for message in session.advance(self.now) {
+                let (text, bytes) = match session.encode(&message) {
+                    skirmish_core::Frame::Text(text) => (true, text.into_bytes()),
+                    skirmish_core::Frame::Binary(bytes) => (false, bytes),
+                };
+                let message = skirmish_core::decode_client_frame::<Nudge>(text, &bytes)
+                    .expect("the session sends what the server reads");
+                let since = self.now.saturating_sub(self.last_tick);
+                let _ = self.room.receive_at(id, &message, since, &mut self.out);
+            }
+        }
+        self.deliver();
+        if self.now.saturating_sub(self.last_tick) >= Duration::from_millis(50) {
+            self.last_tick = self.now;
+            self.room.tick(&mut self.out);
+            self.deliver();
+        }
+    }
+
+    pub fn run(&mut self, span: Duration) {
+        let end = self.now + span;
+        while self.now < end {
+            self.frame();
+        }
+    }
 }

@@ -308,12 +308,13 @@ impl<G: ClientGame> ClientSession<G> {
             // Only the newest snapshot so far says anything about the clock.
             self.clock.on_snapshot(server_tick, at);
             self.last_snapshot = Some(server_tick);
-            let ids: Vec<PlayerId> = present.map_or_else(
+            let mut ids: Vec<PlayerId> = present.map_or_else(
                 || players.iter().map(OwnState::id).collect(),
                 <[PlayerId]>::to_vec,
             );
             self.authority.retain_present(&ids);
-            self.remotes.retain(|id, _| ids.contains(&id));
+            ids.sort_unstable();
+            self.remotes.retain(|id, _| ids.binary_search(&id).is_ok());
         }
         let interpolation = self.config.interpolation;
         for state in players {

@@ -63,10 +63,14 @@ impl<G: ServerGame> Room<G> {
     fn share_binary(&mut self, tick: Tick, out: &mut Outbox) {
         let config = self.world.config().clone();
         let config = &config;
+        // Players, then the world's things (ids of their own range, so the
+        // set stays in id order).
+        let things = G::things(self.world.game());
         let truth: Vec<Entity<G::Entity>> = self
             .states
             .iter()
             .map(|s| (s.id(), G::quantise(s, config)))
+            .chain(things.iter().map(|t| (t.id, t.entity)))
             .collect();
         self.tail.clear();
         compact::encode_tail_quantised(&truth, &mut self.tail);
@@ -80,6 +84,7 @@ impl<G: ServerGame> Room<G> {
         self.positions.clear();
         if viewing {
             self.positions.extend(self.states.iter().map(G::position));
+            self.positions.extend(things.iter().map(|t| t.at));
         }
         let extent = G::extent(config);
         let grid = self
@@ -99,8 +104,9 @@ impl<G: ServerGame> Room<G> {
                 speed: self
                     .states
                     .iter()
-                    .filter(|_| viewing)
                     .map(|s| G::speed(s, config))
+                    .chain(things.iter().map(|_| 0.0))
+                    .filter(|_| viewing)
                     .collect(),
             },
             truths: &self.truths,
@@ -174,7 +180,8 @@ impl<G: ServerGame> Frames<'_, G> {
         let scene = &self.scene;
         let tick = scene.tick;
         let mut frame = Vec::with_capacity(compact::head_bytes::<G::Own>() + self.tail.len());
-        let seen = viewer.view(at, scene);
+        let radius = scene.config.radius.map(|r| G::view_radius(own, r));
+        let seen = viewer.view(at, radius, scene);
         // A baseline whose set is no longer known (older than the room's
         // ring) is as good as none.
         let truths = self.truths;

@@ -1,0 +1,181 @@
+//! Things: what a world holds that is not a player (pellets, pickups,
+//! projectiles the server owns), replicated to every binary client in the
+//! same snapshot sets as players, so that interest, the byte budget,
+//! deltas and compact removals serve them as they serve players.
+//!
+//! A thing has an id of its own range (from [`FIRST_THING`], so a snapshot
+//! set in id order lists players first), where it is (for interest) and
+//! what travels (the game's [`Networked::Entity`]). A game keeps its
+//! things in a [`Things`] in its world, spawns and despawns them in bulk
+//! in its step, and hands them to the room through
+//! [`ServerGame::things`](crate::ServerGame::things).
+//!
+//! [`Networked::Entity`]: crate::Networked::Entity
+
+use glam::Vec2;
+
+use crate::shared::state::PlayerId;
+
+/// The first id of a thing: ids below are players'.
+pub const FIRST_THING: u32 = 1 << 31;
+
+impl PlayerId {
+    /// Whether the id is a thing's, not a player's.
+    pub fn is_thing(self) -> bool {
+        self.0 >= FIRST_THING
+    }
+}
+
+/// One thing: its id, where it is and what travels of it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Thing<E> {
+    /// Its id (at least [`FIRST_THING`]).
+    pub id: PlayerId,
+    /// Where it is, for interest.
+    pub at: Vec2,
+    /// What a snapshot carries of it.
+    pub entity: E,
+}
+
+/// A world's things, in id order: spawned with increasing ids, despawned
+/// one by one or in bulk, each in time proportional to the things held.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Things<E> {
+    items: Vec<Thing<E>>,
+    next: u32,
+}
+
+impl<E> Default for Things<E> {
+    fn default() -> Self {
+        Things {
+            items: Vec::new(),
+            next: FIRST_THING,
+        }
+    }
+}
+
+impl<E> Things<E> {
+    /// No things.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Spawns a thing at `at`; its id.
+    ///
+    /// Ids only grow; when the range runs out (after 2^31 spawns) every
+    /// thing held is numbered again from [`FIRST_THING`], which clients
+    /// see as every thing despawned and spawned anew, once.
+    pub fn spawn(&mut self, at: Vec2, entity: E) -> PlayerId {
+        if self.next == u32::MAX {
+            self.renumber();
+        }
+        let id = PlayerId(self.next);
+        self.next += 1;
+        self.items.push(Thing { id, at, entity });
+        id
+    }
+
+    /// Spawns every `(at, entity)` of `many`, in order.
+    pub fn spawn_many(&mut self, many: impl IntoIterator<Item = (Vec2, E)>) {
+        for (at, entity) in many {
+            self.spawn(at, entity);
+        }
+    }
+
+    /// Despawns thing `id`; what it was, if held.
+    pub fn despawn(&mut self, id: PlayerId) -> Option<Thing<E>> {
+        let at = self.items.binary_search_by_key(&id, |t| t.id).ok()?;
+        Some(self.items.remove(at))
+    }
+
+    /// Despawns every thing `gone` says goes, in one pass; how many went.
+    pub fn despawn_where(&mut self, mut gone: impl FnMut(&Thing<E>) -> bool) -> usize {
+        let before = self.items.len();
+        self.items.retain(|t| !gone(t));
+        before - self.items.len()
+    }
+
+    /// Thing `id`, if held.
+    pub fn get(&self, id: PlayerId) -> Option<&Thing<E>> {
+        let at = self.items.binary_search_by_key(&id, |t| t.id).ok()?;
+        self.items.get(at)
+    }
+
+    /// Thing `id` to change in place (its id stays), if held.
+    pub fn get_mut(&mut self, id: PlayerId) -> Option<&mut Thing<E>> {
+        let at = self.items.binary_search_by_key(&id, |t| t.id).ok()?;
+        self.items.get_mut(at)
+    }
+
+    /// Every thing, in id order.
+    pub fn as_slice(&self) -> &[Thing<E>] {
+        &self.items
+    }
+
+    /// How many things are held.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Whether no thing is held.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    fn renumber(&mut self) {
+        self.next = FIRST_THING;
+        for thing in &mut self.items {
+            thing.id = PlayerId(self.next);
+            self.next += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn things_keep_id_order_through_spawns_and_bulk_despawns() {
+        let mut things = Things::new();
+        things.spawn_many((0..10).map(|i| (Vec2::new(i as f32, 0.0), i)));
+        assert_eq!(things.len(), 10);
+        assert!(things.as_slice().iter().all(|t| t.id.is_thing()));
+        assert_eq!(things.despawn_where(|t| t.entity % 2 == 0), 5);
+        let first = things.as_slice()[0].id;
+        assert_eq!(things.despawn(first).map(|t| t.entity), Some(1));
+        assert_eq!(things.despawn(first), None, "once");
+        let late = things.spawn(Vec2::ZERO, 99);
+        let ids: Vec<PlayerId> = things.as_slice().iter().map(|t| t.id).collect();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+        assert_eq!(things.get(late).map(|t| t.entity), Some(99));
+        if let Some(t) = things.get_mut(late) {
+            t.at = Vec2::ONE;
+        }
+        assert_eq!(things.get(late).map(|t| t.at), Some(Vec2::ONE));
+        assert!(!PlayerId(7).is_thing());
+    }
+
+    #[test]
+    fn an_exhausted_range_numbers_the_things_again_in_order() {
+        let mut things = Things::new();
+        things.spawn(Vec2::ZERO, 'a');
+        things.spawn(Vec2::ZERO, 'b');
+        things.next = u32::MAX;
+        let c = things.spawn(Vec2::ZERO, 'c');
+        let ids: Vec<(u32, char)> = things
+            .as_slice()
+            .iter()
+            .map(|t| (t.id.0, t.entity))
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                (FIRST_THING, 'a'),
+                (FIRST_THING + 1, 'b'),
+                (FIRST_THING + 2, 'c')
+            ]
+        );
+        assert_eq!(c, PlayerId(FIRST_THING + 2));
+    }
+}

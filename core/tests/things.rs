@@ -1,0 +1,107 @@
+//! Things the server owns (not players) travel in the snapshot sets beside
+//! the players: a room of dots with a thousand pellets spawned at once
+//! sends them to its binary page, which draws them; despawned in bulk,
+//! they leave in a delta that spends about a byte each; with an interest
+//! radius a page gets only the pellets near it, further the further
+//! along its dot is (`ServerGame::view_radius`).
+
+mod dots;
+
+use std::time::Duration;
+
+use skirmish_core::{Frame, PlayerId, Things, Vec2, FIRST_THING};
+
+use dots::*;
+
+/// The binary page's frames of the last tick, in bytes.
+fn last_binary_frames(pages: &mut Pages) -> Vec<Vec<u8>> {
+    pages.out.clear();
+    pages.room.tick(&mut pages.out);
+    let frames = pages
+        .out
+        .deliveries()
+        .iter()
+        .filter(|(to, _)| *to == BINARY)
+        .filter_map(|&(_, i)| match &pages.out.frames()[i] {
+            Frame::Binary(bytes) => Some(bytes.clone()),
+            Frame::Text(_) => None,
+        })
+        .collect();
+    pages.deliver();
+    frames
+}
+
+/// A pellet at `x` on the line.
+fn pellet(x: u16) -> (Vec2, Pellet) {
+    (Vec2::new(f32::from(x), 0.0), Pellet { x, y: 0, size: 1 })
+}
+
+fn things(pages: &mut Pages) -> &mut Things<Pellet> {
+    pages.room.world_mut().game_mut()
+}
+
+/// The things the binary page draws.
+fn drawn(pages: &Pages) -> Vec<PlayerId> {
+    pages
+        .binary
+        .view()
+        .remotes
+        .iter()
+        .map(|r| r.id)
+        .filter(|id| id.is_thing())
+        .collect()
+}
+
+#[test]
+fn a_thousand_pellets_arrive_and_leave_in_bulk() {
+    let mut pages = Pages::new(false);
+    pages.run(Duration::from_secs(1));
+    things(&mut pages).spawn_many((0..1000).map(pellet));
+    pages.run(Duration::from_secs(1));
+    let seen = drawn(&pages);
+    assert_eq!(seen.len(), 1000, "every pellet drawn by the binary page");
+    assert!(seen.iter().all(|id| id.0 >= FIRST_THING));
+    // The JSON page is told of players only.
+    assert!(pages.text.view().remotes.iter().all(|r| !r.id.is_thing()));
+
+    // Still pellets cost nothing once acknowledged.
+    let still = last_binary_frames(&mut pages);
+    let still_bytes = still.iter().map(Vec::len).sum::<usize>();
+    println!("still: {still_bytes} bytes");
+    assert!(still_bytes < 80, "{still_bytes} bytes for nothing new");
+
+    // 900 eaten at once: about a byte each.
+    let gone = things(&mut pages).despawn_where(|t| t.entity.x >= 100);
+    assert_eq!(gone, 900);
+    let removal = last_binary_frames(&mut pages);
+    let removal_bytes = removal.iter().map(Vec::len).sum::<usize>() - still_bytes;
+    println!("900 removals: {removal_bytes} bytes more");
+    assert!(
+        removal_bytes <= 1000,
+        "900 removals in {removal_bytes} bytes"
+    );
+    pages.run(Duration::from_millis(200));
+    assert_eq!(drawn(&pages).len(), 100, "the page drew them gone");
+}
+
+#[test]
+fn a_page_sees_the_pellets_within_its_own_radius() {
+    // Interest radius 100; a dot at x sees 100 + x / 10 units away. The
+    // binary dot stands at 100 (the room places the second dot there).
+    let mut pages = Pages::new(true);
+    pages.run(Duration::from_secs(1));
+    things(&mut pages).spawn_many((0..=100).map(|i| pellet(i * 5)));
+    pages.run(Duration::from_secs(1));
+    let xs: Vec<u16> = {
+        let things = pages.room.world().game();
+        drawn(&pages)
+            .iter()
+            .filter_map(|id| things.get(*id).map(|t| t.entity.x))
+            .collect()
+    };
+    // 100 ± 110: from 0 to 210 (the room's radius alone would stop at
+    // 200), and none beyond.
+    println!("{xs:?}");
+    assert!(xs.contains(&0) && xs.contains(&210), "{xs:?}");
+    assert!(xs.iter().all(|&x| x <= 210), "{xs:?}");
+}
