@@ -1,7 +1,8 @@
 //! Things the server owns (not players) travel in the snapshot sets beside
 //! the players: a room of dots with a thousand pellets spawned at once
 //! sends them to its binary page, which draws them; despawned in bulk,
-//! they leave in a delta that spends about a byte each; with an interest
+//! they leave in a delta that spends about a byte each; a JSON page is
+//! told of them as the binary page reads them; with an interest
 //! radius a page gets only the pellets near it, further the further
 //! along its dot is (`ServerGame::view_radius`).
 
@@ -61,8 +62,24 @@ fn a_thousand_pellets_arrive_and_leave_in_bulk() {
     let seen = drawn(&pages);
     assert_eq!(seen.len(), 1000, "every pellet drawn by the binary page");
     assert!(seen.iter().all(|id| id.0 >= FIRST_THING));
-    // The JSON page is told of players only.
-    assert!(pages.text.view().remotes.iter().all(|r| !r.id.is_thing()));
+    // The JSON page is told of them too, as a binary page reads them.
+    let json: Vec<_> = pages
+        .text
+        .view()
+        .remotes
+        .iter()
+        .filter(|r| r.id.is_thing())
+        .map(|r| (r.id, r.visual))
+        .collect();
+    let binary: Vec<_> = pages
+        .binary
+        .view()
+        .remotes
+        .iter()
+        .filter(|r| r.id.is_thing())
+        .map(|r| (r.id, r.visual))
+        .collect();
+    assert_eq!(json, binary);
 
     // Still pellets cost nothing once acknowledged.
     let still = last_binary_frames(&mut pages);

@@ -28,12 +28,24 @@ impl<G: ServerGame> Room<G> {
     /// This tick's snapshot to every seat, each shared frame encoded once.
     pub(super) fn share_snapshot(&mut self, tick: Tick, out: &mut Outbox) {
         if self.seats.values().any(|s| s.encoding == Encoding::Json) {
+            // The world's things follow the players, as a binary client
+            // reads them: quantised, then dequantised.
+            let states = std::mem::take(&mut self.states);
+            let count = states.len();
+            let mut players = states;
+            let config = self.world.config();
+            players.extend(
+                G::things(self.world.game())
+                    .iter()
+                    .map(|t| G::dequantise(&t.entity, t.id, tick, config)),
+            );
             let message = ServerMessage::<G>::Snapshot {
                 server_tick: tick,
-                players: std::mem::take(&mut self.states),
+                players,
             };
             let text = encode(&message);
-            if let ServerMessage::Snapshot { players, .. } = message {
+            if let ServerMessage::Snapshot { mut players, .. } = message {
+                players.truncate(count);
                 self.states = players;
             }
             // Protocol-2 JSON clients get their input timing first.
