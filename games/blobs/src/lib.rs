@@ -1,0 +1,274 @@
+//! Blobs, an .io arena on `skirmish-core`: each player steers a blob
+//! toward a point (an angle and a boost, not key bits); thousands of
+//! pellets the server owns are spawned and eaten; eating grows a blob, a
+//! blob much larger than another eats it, a blob slows as it grows, and an
+//! eaten player comes back a second later, small, somewhere else.
+//!
+//! What the page predicts is its own movement (`Body`: where it is, and
+//! the mass its speed follows). Growth arrives in the authoritative state
+//! and never counts as a misprediction: a correction measures where, not
+//! how large. Pellets are the world's `Things`, sent in the snapshot sets
+//! beside the blobs as a `Bit` each (`bit.rs`); the server's rules are in
+//! `server.rs`.
+
+mod bit;
+mod server;
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use skirmish_core::determinism::Fnv64;
+use skirmish_core::{
+    ClientGame, Codec, Game, Harness, Networked, NoEvent, OwnState, PlayerId, ReadError, Reader,
+    Replicated, SeededRng, Stamp, Tick, Ticked, Vec2, Visual, Writer,
+};
+
+pub use bit::{Bit, BLOB, DEAD, PELLET};
+pub use server::{BlobSettings, BlobWorld, Body};
+
+/// The game.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Blobs;
+
+/// The arena: a square of `side` units (what `welcome` carries).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Arena {
+    /// The square's side, in units.
+    pub side: f32,
+}
+
+impl Default for Arena {
+    fn default() -> Self {
+        Arena { side: 5000.0 }
+    }
+}
+
+impl Codec for Arena {
+    fn write(&self, w: &mut Writer) {
+        w.f32(self.side);
+    }
+    fn read(r: &mut Reader<'_>) -> Result<Arena, ReadError> {
+        Ok(Arena { side: r.f32()? })
+    }
+}
+
+/// One tick's steering: the direction to go (an angle, 65,536 to a turn)
+/// and flags: [`MOVE`] to go at all, [`BOOST`] to go faster.
+pub type Steer = (u16, u8);
+
+/// Steering flag: go toward the angle.
+pub const MOVE: u8 = 1;
+/// Steering flag: go faster.
+pub const BOOST: u8 = 2;
+
+/// The mass a blob starts with.
+pub const START_MASS: f32 = 10.0;
+/// The mass a pellet gives.
+pub const PELLET_MASS: f32 = 1.0;
+
+/// A blob's radius at `mass`, in units.
+pub fn radius(mass: f32) -> f32 {
+    4.0 * libm::sqrtf(mass.max(1.0))
+}
+
+/// A blob's speed at `mass`, units per second: 300 at the start, falling
+/// with the square root of the mass.
+pub fn speed(mass: f32) -> f32 {
+    300.0 * libm::sqrtf(START_MASS / mass.max(START_MASS))
+}
+
+/// A blob as the server sends it to its own page, exactly; a pellet or
+/// another blob as a page reads it from a snapshot.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Blob {
+    /// Who (a pellet's id is a thing's).
+    pub id: PlayerId,
+    /// The server tick it is true at.
+    pub tick: Tick,
+    /// The newest input it includes.
+    pub ack: Option<Tick>,
+    /// Where, in units.
+    pub at: Vec2,
+    /// How heavy.
+    pub mass: f32,
+    /// What it is: [`BLOB`], [`DEAD`] (eaten, coming back) or [`PELLET`].
+    pub kind: u8,
+}
+
+impl Game for Blobs {
+    const NAME: &'static str = "blobs";
+    const VERSION: u32 = 1;
+    type Config = Arena;
+    type Input = Steer;
+    type Own = Blob;
+    type Local = Body;
+
+    fn cadence(_: &Arena) -> Duration {
+        Duration::from_millis(50)
+    }
+    fn sanitize((angle, flags): Steer) -> Steer {
+        (angle, flags & (MOVE | BOOST))
+    }
+    /// The one step the page predicts with and the server runs.
+    fn predict(body: Body, &(angle, flags): &Steer, dt: Duration, arena: &Arena) -> Body {
+        if flags & MOVE == 0 {
+            return body;
+        }
+        let turn = f32::from(angle) / 65_536.0 * std::f32::consts::TAU;
+        let boost = if flags & BOOST != 0 { 1.5 } else { 1.0 };
+        let step = speed(body.mass) * boost * dt.as_secs_f32();
+        let way = Vec2::new(libm::cosf(turn), libm::sinf(turn));
+        let at = (body.at + way * step)
+            .max(Vec2::ZERO)
+            .min(Vec2::splat(arena.side));
+        Body { at, ..body }
+    }
+    fn local(own: &Blob) -> Body {
+        Body {
+            at: own.at,
+            mass: own.mass,
+        }
+    }
+    fn is_valid(own: &Blob) -> bool {
+        Replicated::is_valid(own)
+    }
+}
+
+/// A body is drawn where it is; a correction moves where, never how large.
+impl Visual for Body {
+    type Offset = Vec2;
+    fn lerp(&self, to: &Body, t: f32) -> Body {
+        Body {
+            at: self.at.lerp(to.at, t),
+            mass: self.mass + (to.mass - self.mass) * t,
+        }
+    }
+    fn offset_to(&self, to: &Body) -> Vec2 {
+        to.at - self.at
+    }
+    fn shifted(&self, by: &Vec2) -> Body {
+        Body {
+            at: self.at + *by,
+            ..*self
+        }
+    }
+    fn is_finite(&self) -> bool {
+        self.at.is_finite() && self.mass.is_finite()
+    }
+}
+
+/// What a page keeps of every blob and pellet: its state, replaced by the
+/// next; nothing happens to one between snapshots.
+impl Replicated for Blob {
+    type Event = NoEvent;
+    fn is_valid(&self) -> bool {
+        self.at.is_finite() && self.mass.is_finite() && self.mass > 0.0 && self.kind <= PELLET
+    }
+    fn alive(&self) -> bool {
+        self.kind != DEAD
+    }
+    fn apply(&mut self, event: &NoEvent) {
+        match *event {}
+    }
+}
+
+/// The own blob in binary: where, how heavy, what (the library adds who
+/// and when).
+impl OwnState for Blob {
+    const BYTES: usize = 13;
+    fn id(&self) -> PlayerId {
+        self.id
+    }
+    fn stamp(&self) -> Stamp {
+        Stamp {
+            tick: self.tick,
+            ack: self.ack,
+        }
+    }
+    fn write(&self, w: &mut Writer) {
+        self.at.write(w);
+        w.f32(self.mass);
+        w.u8(self.kind);
+    }
+    fn read(id: PlayerId, stamp: Stamp, r: &mut Reader<'_>) -> Result<Blob, ReadError> {
+        Ok(Blob {
+            id,
+            tick: stamp.tick,
+            ack: stamp.ack,
+            at: Vec2::read(r)?,
+            mass: r.f32()?,
+            kind: r.u8()?,
+        })
+    }
+}
+
+/// How it travels: the arena in `welcome`, the steering with its tick,
+/// every other blob and every pellet as a [`Bit`].
+impl Networked for Blobs {
+    type Setup = Arena;
+    type Wire = Ticked<Steer>;
+    type Entity = Bit;
+    const EVENTS: &'static str = "events";
+
+    fn config(arena: &Arena) -> &Arena {
+        arena
+    }
+    fn wire(tick: Tick, steer: Steer, view_tick: Option<f64>) -> Ticked<Steer> {
+        Ticked::new(tick, steer, view_tick)
+    }
+    fn quantise(own: &Blob, _: &Arena) -> Bit {
+        Bit::of(own.at, own.mass, own.kind)
+    }
+    fn dequantise(bit: &Bit, id: PlayerId, tick: Tick, _: &Arena) -> Blob {
+        Blob {
+            id,
+            tick,
+            ack: None,
+            at: bit.point(),
+            mass: f32::from(bit.mass),
+            kind: bit.kind,
+        }
+    }
+}
+
+/// The page holds a steering; a dead blob steers nowhere.
+impl ClientGame for Blobs {
+    type Controls = Steer;
+    type Client = ();
+    type Note = ();
+    type Effects = ();
+    fn input((): &mut (), steer: &Steer, alive: bool, _tick: Tick) -> Steer {
+        if alive {
+            *steer
+        } else {
+            (steer.0, 0)
+        }
+    }
+}
+
+/// The determinism check: a seeded steering from the middle, boosting now
+/// and then.
+impl Harness for Blobs {
+    fn config() -> Arena {
+        Arena::default()
+    }
+    fn start(arena: &Arena) -> Body {
+        Body {
+            at: Vec2::splat(arena.side / 2.0),
+            mass: START_MASS,
+        }
+    }
+    fn seeded_input(rng: &mut SeededRng, step: u32, previous: Steer) -> Steer {
+        if step % 20 != 0 {
+            return previous;
+        }
+        let angle = rng.below(65_536) as u16;
+        let flags = MOVE | if rng.chance(0.2) { BOOST } else { 0 };
+        (angle, flags)
+    }
+    fn hash(body: &Body, hash: &mut Fnv64) {
+        hash.f32(body.at.x);
+        hash.f32(body.at.y);
+        hash.f32(body.mass);
+    }
+}

@@ -1,0 +1,85 @@
+//! The blob game's rules in its world, without a room: pellets come in
+//! bulk up to the room's count, a blob steered over them eats them and
+//! grows (and slows), a much larger blob eats a smaller one, which comes
+//! back a second later, small, elsewhere.
+
+use skirmish_blobs::{speed, BlobSettings, Blobs, BLOB, DEAD, MOVE, PELLET, START_MASS};
+use skirmish_core::{InputMode, PlayerId, ServerGame, Tick, Ticked, Vec2, World};
+
+fn world(pellets: u32) -> World<Blobs> {
+    let (arena, world) = Blobs::start(&BlobSettings {
+        side: 1000.0,
+        pellets,
+    });
+    World::of(arena, world, 7)
+}
+
+/// Steering toward +x (angle 0) at `tick`.
+fn east(tick: u32) -> Ticked<(u16, u8)> {
+    Ticked::new(Tick(tick), (0, MOVE), None)
+}
+
+#[test]
+fn pellets_come_in_bulk_up_to_the_rooms_count() {
+    let mut w = world(1200);
+    w.step();
+    assert_eq!(w.game().pellets.len(), 500, "at most 500 a tick");
+    w.step();
+    w.step();
+    w.step();
+    assert_eq!(w.game().pellets.len(), 1200);
+    assert!(w
+        .game()
+        .pellets
+        .as_slice()
+        .iter()
+        .all(|t| t.id.is_thing() && t.entity.kind == PELLET));
+}
+
+#[test]
+fn a_blob_eats_what_it_covers_grows_and_slows() {
+    let mut w = world(0);
+    let a = PlayerId(1);
+    w.join_with(a, "a", InputMode::Scheduled).expect("joins");
+    let start = w.state_of(a).expect("placed").at;
+    // A line of pellets right ahead of it.
+    w.game_mut().pellets.spawn_many((1..=20).map(|i| {
+        let at = start + Vec2::new(5.0 * i as f32, 0.0);
+        (at, skirmish_blobs::Bit::of(at, 1.0, PELLET))
+    }));
+    for t in 1..=20 {
+        w.receive(a, &[east(t)]);
+        w.step();
+    }
+    let me = w.state_of(a).expect("still here");
+    assert!(me.mass > START_MASS + 10.0, "grew: {}", me.mass);
+    assert!(speed(me.mass) < speed(START_MASS), "slower as it grows");
+}
+
+#[test]
+fn a_much_larger_blob_eats_a_smaller_one_which_comes_back() {
+    let mut w = world(0);
+    let (big, small) = (PlayerId(1), PlayerId(2));
+    w.join_with(big, "big", InputMode::Scheduled)
+        .expect("joins");
+    w.join_with(small, "small", InputMode::Scheduled)
+        .expect("joins");
+    // Put them on top of each other, one much heavier.
+    let here = Vec2::new(500.0, 500.0);
+    for (id, mass) in [(big, 100.0), (small, 10.0)] {
+        let p = w.player_mut(id).expect("joined");
+        p.state.body.at = here;
+        p.state.body.mass = mass;
+    }
+    w.step();
+    assert_eq!(w.state_of(small).map(|s| s.kind), Some(DEAD));
+    assert!(w
+        .state_of(big)
+        .is_some_and(|s| s.mass >= 108.0 && s.kind == BLOB));
+    for _ in 0..20 {
+        w.step();
+    }
+    let back = w.state_of(small).expect("back");
+    assert_eq!((back.kind, back.mass), (BLOB, START_MASS));
+    assert_ne!(back.at, here, "somewhere else");
+}
