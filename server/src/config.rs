@@ -189,7 +189,10 @@ impl RoomSettings {
             capacity: self.capacity,
             game: game.clone(),
             seed: self.seed.wrapping_add(number),
-            interest: self.interest(),
+            interest: InterestConfig {
+                radius: self.interest().radius.or_else(|| G::interest_radius(game)),
+                ..self.interest()
+            },
         }
     }
 

@@ -4,13 +4,15 @@
 //! is a line in [`each`] and its settings here.
 //!
 //! Today: the tank game (its pages connect at `/ws`; its settings on the
-//! command line are the movement constants and `--arena`) and walkers, the
+//! command line are the movement constants and `--arena`), walkers, the
 //! guide's game (`docs/GUIDE.md`; its page is `/walkers/`, connecting at
-//! `/walkers/ws`).
+//! `/walkers/ws`), and blobs, the .io arena (`/blobs/`: 5,000 pellets on a
+//! square of 5,000 units).
 
 use std::time::Duration;
 
 use clap::Args;
+use skirmish_blobs::{BlobSettings, Blobs};
 use skirmish_core::{Game as _, ServerGame};
 use skirmish_tanks::{SimConfig, TankSettings, Tanks, Vec2};
 use skirmish_walkers::Walkers;
@@ -42,6 +44,7 @@ pub trait EachGame {
 pub fn each(settings: &GameSettings, each: &mut impl EachGame) {
     each.host::<Tanks>("", settings.settings());
     each.host::<Walkers>("walkers", ());
+    each.host::<Blobs>("blobs", BlobSettings::default());
 }
 
 /// The games' settings on the command line.

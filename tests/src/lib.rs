@@ -5,6 +5,7 @@
 //! generous deadline only so that a broken server fails a test instead of
 //! hanging it.
 
+pub mod blobs;
 pub mod bot;
 pub mod chart;
 pub mod light;

@@ -1,14 +1,16 @@
-//! One server process hosts rooms of two games: the tank game at `/ws`
+//! One server process hosts rooms of three games: the tank game at `/ws`
 //! and `/wt`, walkers (the guide's game) at `/walkers/ws` and
-//! `/walkers/wt`. Real sockets on 127.0.0.1, real bots of each game (the
+//! `/walkers/wt`, blobs (the .io arena) at `/blobs/ws` and `/blobs/wt`. Real sockets on 127.0.0.1, real bots of each game (the
 //! library's client session, each game's own driver), each from its own
 //! loopback address.
 
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
+use skirmish_blobs::Blobs;
 use skirmish_core::{control, ClientMessage, Encoding, ErrorCode, GameId, ServerMessage};
 use skirmish_core::{LinkConditions, Networked, PROTOCOL_VERSION};
+use skirmish_tests::blobs::Graze;
 use skirmish_tests::bot::{run_bot, run_bot_of, BotOptions, BotReport, BotTransport};
 use skirmish_tests::script::{Script, Wander};
 use skirmish_tests::walkers::Pace;
@@ -48,12 +50,13 @@ fn played(report: &BotReport) {
 }
 
 #[tokio::test]
-async fn one_process_hosts_rooms_of_both_games_over_both_transports() -> Result {
+async fn one_process_hosts_rooms_of_every_game_over_both_transports() -> Result {
     let srv = server(test_config())?;
     let addr = srv.addr;
     let mut pace = Pace::new(100.0, 300.0);
     let mut pace_wt = Pace::new(300.0, 500.0);
-    let (tank, walker, walker_wt) = tokio::join!(
+    let mut graze = Graze;
+    let (tank, walker, walker_wt, blob) = tokio::join!(
         run_bot(addr, options("tank", "", BotTransport::Websocket)),
         run_bot_of::<Walkers, _>(
             addr,
@@ -65,9 +68,14 @@ async fn one_process_hosts_rooms_of_both_games_over_both_transports() -> Result 
             options("walker-wt", "walkers", BotTransport::Webtransport),
             &mut pace_wt
         ),
+        run_bot_of::<Blobs, _>(
+            addr,
+            options("blob", "blobs", BotTransport::Webtransport),
+            &mut graze
+        ),
     );
-    let (tank, walker, walker_wt) = (tank?, walker?, walker_wt?);
-    for report in [&tank, &walker, &walker_wt] {
+    let (tank, walker, walker_wt, blob) = (tank?, walker?, walker_wt?, blob?);
+    for report in [&tank, &walker, &walker_wt, &blob] {
         played(report);
     }
     // The two walkers share a room of walkers; the tank is alone in its own.

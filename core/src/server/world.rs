@@ -142,6 +142,14 @@ pub trait ServerGame: Networked {
         &[]
     }
 
+    /// The interest radius a room of `settings` wants when its server sets
+    /// none: a large world of many small things does. None by default
+    /// (everyone sees everything).
+    fn interest_radius(settings: &Self::Settings) -> Option<f32> {
+        let _ = settings;
+        None
+    }
+
     /// How far a player sees, from the room's interest radius: a larger
     /// player of an .io game sees further. The radius itself by default.
     fn view_radius(own: &Self::Own, radius: f32) -> f32 {

@@ -113,6 +113,11 @@ impl ServerGame for Blobs {
         }
         Ok(())
     }
+    /// A blob sees 1,200 units around it (more as it grows), not the
+    /// whole arena of thousands of pellets.
+    fn interest_radius(_: &BlobSettings) -> Option<f32> {
+        Some(1200.0)
+    }
     fn setup(_: &BlobWorld, arena: &Arena) -> Arena {
         *arena
     }
