@@ -44,7 +44,7 @@ pub trait EachGame {
 pub fn each(settings: &GameSettings, each: &mut impl EachGame) {
     each.host::<Tanks>("", settings.settings());
     each.host::<Walkers>("walkers", ());
-    each.host::<Blobs>("blobs", BlobSettings::default());
+    each.host::<Blobs>("blobs", settings.blobs());
 }
 
 /// The games' settings on the command line.
@@ -57,6 +57,12 @@ pub struct GameSettings {
     /// larger than a screen wants `--interest-radius` too.
     #[arg(long, value_parser = arena)]
     pub arena: Option<Vec2>,
+    /// Blobs: the side of the square arena, in units (500 to 60000).
+    #[arg(long, default_value_t = BlobSettings::default().side)]
+    pub blobs_side: f32,
+    /// Blobs: the pellets the server keeps in the arena (at most 100000).
+    #[arg(long, default_value_t = BlobSettings::default().pellets)]
+    pub blobs_pellets: u32,
 }
 
 impl GameSettings {
@@ -73,6 +79,14 @@ impl GameSettings {
         TankSettings {
             sim: self.sim(),
             ..TankSettings::default()
+        }
+    }
+
+    /// What every room of blobs is set up with.
+    pub fn blobs(&self) -> BlobSettings {
+        BlobSettings {
+            side: self.blobs_side,
+            pellets: self.blobs_pellets,
         }
     }
 

@@ -135,6 +135,10 @@ struct Hosting<'a> {
 
 impl EachGame for Hosting<'_> {
     fn host<G: Hosted>(&mut self, path: &'static str, settings: G::Settings) {
+        if let Err(e) = G::check(&settings) {
+            self.refused
+                .get_or_insert(anyhow::anyhow!("{}'s settings: {e}", G::NAME));
+        }
         if self.settings.record.dir.is_some() {
             // A recording is replayed only if its room passes the replay's
             // checks: say so now rather than record what cannot be read.

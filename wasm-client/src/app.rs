@@ -92,6 +92,12 @@ impl<G: PageGame> App<G> {
         G::key(&mut self.keys, code, down)
     }
 
+    /// The pointer moved to `x`, `y` on the canvas (CSS pixels).
+    pub fn pointer(&mut self, x: f64, y: f64) {
+        let (w, h) = (self.canvas.client_width(), self.canvas.client_height());
+        G::pointer(&mut self.keys, x, y, f64::from(w), f64::from(h));
+    }
+
     /// The page lost the focus: no key is held any more.
     pub fn release_keys(&mut self) {
         G::release(&mut self.keys);

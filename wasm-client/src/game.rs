@@ -29,6 +29,13 @@ pub trait PageGame: ClientGame {
     /// throttle, fire)`, in the game's terms.
     fn scripted(turn: f32, throttle: f32, fire: bool) -> Self::Controls;
 
+    /// The pointer moved to `x`, `y` on a canvas of `width` x `height`
+    /// pixels (CSS pixels from its top left). By default the game ignores
+    /// it.
+    fn pointer(keys: &mut Self::Keys, x: f64, y: f64, width: f64, height: f64) {
+        let _ = (keys, x, y, width, height);
+    }
+
     /// Releases every key (the window lost the focus).
     fn release(keys: &mut Self::Keys);
 

@@ -27,6 +27,8 @@
 //! `skirmish.saveRecording()`).
 
 mod app;
+#[cfg(feature = "blobs")]
+mod blobs;
 mod fields;
 pub mod game;
 pub mod hud;

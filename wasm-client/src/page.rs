@@ -41,6 +41,7 @@ pub fn start() -> Result<(), JsValue> {
     if let Some(keys) = document.get_element_by_id("keys") {
         keys.set_text_content(Some(Played::KEYS));
     }
+    listen_pointer(&canvas)?;
     let location = window.location();
     let scheme = if location.protocol()? == "https:" {
         "wss"
@@ -148,6 +149,16 @@ fn listen_keys(window: &Window) -> Result<(), JsValue> {
     });
     window.add_event_listener_with_callback("blur", on_blur.as_ref().unchecked_ref())?;
     on_blur.forget();
+    Ok(())
+}
+
+/// The pointer over the canvas, for games steered by it.
+fn listen_pointer(canvas: &HtmlCanvasElement) -> Result<(), JsValue> {
+    let on_move = Closure::<dyn FnMut(web_sys::PointerEvent)>::new(|e: web_sys::PointerEvent| {
+        with_app(|app| app.pointer(e.offset_x(), e.offset_y()));
+    });
+    canvas.add_event_listener_with_callback("pointermove", on_move.as_ref().unchecked_ref())?;
+    on_move.forget();
     Ok(())
 }
 

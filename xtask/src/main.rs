@@ -321,15 +321,15 @@ fn clippy(name: &'static str, cargo: &str, args: &[&'static str]) -> Step {
     step(name, cargo, &all)
 }
 
-fn test() -> Result {
-    setup()?;
-    let cargo = cargo();
-    let steps = [
-        step("format", &cargo, &["fmt", "--all", "--check"]),
-        clippy("clippy (native)", &cargo, &["--workspace", "--all-targets"]),
+/// The static checks: format, then clippy over every target `xtask test`
+/// builds.
+fn checks(cargo: &str) -> Vec<Step> {
+    vec![
+        step("format", cargo, &["fmt", "--all", "--check"]),
+        clippy("clippy (native)", cargo, &["--workspace", "--all-targets"]),
         clippy(
             "clippy (wasm32: core, the tank game and client, both games' pages)",
-            &cargo,
+            cargo,
             &[
                 "-p",
                 "skirmish-core",
@@ -338,7 +338,7 @@ fn test() -> Result {
                 "-p",
                 "skirmish-client",
                 "--features",
-                "skirmish-client/walkers",
+                "skirmish-client/walkers,skirmish-client/blobs",
                 "--lib",
                 "--tests",
                 "--target",
@@ -347,7 +347,7 @@ fn test() -> Result {
         ),
         clippy(
             "clippy (wasm32: core and the tank game without json, as the page builds them)",
-            &cargo,
+            cargo,
             &[
                 "-p",
                 "skirmish-core",
@@ -361,7 +361,7 @@ fn test() -> Result {
         ),
         clippy(
             "clippy (server with the agones feature)",
-            &cargo,
+            cargo,
             &[
                 "-p",
                 "skirmish-server",
@@ -370,12 +370,35 @@ fn test() -> Result {
                 "--all-targets",
             ],
         ),
+    ]
+}
+
+fn test() -> Result {
+    setup()?;
+    let cargo = cargo();
+    let mut steps = checks(&cargo);
+    steps.extend([
         // The end-to-end tests serve web/ and need the built client there.
         step("wasm client into web/pkg", "wasm-pack", CLIENT_BUILD),
+    ]);
+    steps.extend(
+        OTHER_GAMES
+            .iter()
+            .map(|&(game, out, name)| step(name, "wasm-pack", &game_build(game, out))),
+    );
+    steps.extend([
+        // Each game's page side has unit tests of its own (keys, pointer).
         step(
-            "walkers' wasm client into web/walkers/pkg",
-            "wasm-pack",
-            &walkers_build(),
+            "the pages of every game (unit tests)",
+            &cargo,
+            &[
+                "test",
+                "-p",
+                "skirmish-client",
+                "--features",
+                "walkers,blobs",
+                "--lib",
+            ],
         ),
         step("tests", &cargo, &["test", "--workspace"]),
         step(
@@ -407,7 +430,7 @@ fn test() -> Result {
             envs: vec![("RUSTDOCFLAGS", "-D warnings")],
             ..step("docs", &cargo, &["doc", "--workspace", "--no-deps"])
         },
-    ];
+    ]);
     let total = steps.len();
     for (i, s) in steps.iter().enumerate() {
         let started = Instant::now();
@@ -434,22 +457,39 @@ const CLIENT_BUILD: &[&str] = &[
     "../web/pkg",
 ];
 
-/// The same for walkers, the guide's game: its own bundle, into
-/// `web/walkers/pkg` (its page is `/walkers/`).
-fn walkers_build() -> Vec<&'static str> {
+/// The games besides the tank game, each with its own bundle built with
+/// its feature into `web/GAME/pkg` (its page is `/GAME/`).
+const OTHER_GAMES: &[(&str, &str, &str)] = &[
+    (
+        "walkers",
+        "../web/walkers/pkg",
+        "walkers' wasm client into web/walkers/pkg",
+    ),
+    (
+        "blobs",
+        "../web/blobs/pkg",
+        "blobs' wasm client into web/blobs/pkg",
+    ),
+];
+
+/// The same for `game` of [`OTHER_GAMES`].
+fn game_build(game: &'static str, out: &'static str) -> Vec<&'static str> {
     let mut args = CLIENT_BUILD.to_vec();
-    if let Some(out) = args.last_mut() {
-        *out = "../web/walkers/pkg";
+    if let Some(last) = args.last_mut() {
+        *last = out;
     }
-    args.extend(["--", "--features", "walkers"]);
+    args.extend(["--", "--features", game]);
     args
 }
 
 fn build_client() -> Result {
     println!("==> building the wasm client (wasm-release profile, wasm-opt -Oz) into web/pkg");
     sh("wasm-pack", CLIENT_BUILD, &[])?;
-    println!("==> building walkers' wasm client into web/walkers/pkg");
-    sh("wasm-pack", &walkers_build(), &[])
+    for &(game, out, _) in OTHER_GAMES {
+        println!("==> building the wasm client of {game} into web/{game}/pkg");
+        sh("wasm-pack", &game_build(game, out), &[])?;
+    }
+    Ok(())
 }
 
 /// `replay` and `replay-room`: the release `replay` binary (built on first

@@ -4,10 +4,13 @@
 //! blob much larger than another eats it, a blob slows as it grows, and an
 //! eaten player comes back a second later, small, somewhere else.
 //!
-//! What the page predicts is its own movement (`Body`: where it is, and
-//! the mass its speed follows). Growth arrives in the authoritative state
-//! and never counts as a misprediction: a correction measures where, not
-//! how large. Pellets are the world's `Things`, sent in the snapshot sets
+//! What the page predicts is its own movement (`Body`: where it is, how
+//! heavy, and the pace its speed follows). Growth arrives in the
+//! authoritative state and never counts as a misprediction: a correction
+//! measures where, not how large, and a blob's pace follows its mass only
+//! a second after the server schedules it, in the state itself (`next`,
+//! `wait`), so a page has always heard of a change of speed before it
+//! predicts a step that has it. Pellets are the world's `Things`, sent in the snapshot sets
 //! beside the blobs as a `Bit` each (`bit.rs`); the server's rules are in
 //! `server.rs`.
 
@@ -71,11 +74,23 @@ pub fn radius(mass: f32) -> f32 {
     4.0 * libm::sqrtf(mass.max(1.0))
 }
 
-/// A blob's speed at `mass`, units per second: 300 at the start, falling
-/// with the square root of the mass.
-pub fn speed(mass: f32) -> f32 {
-    300.0 * libm::sqrtf(START_MASS / mass.max(START_MASS))
+/// A blob's pace at `mass`: 1 at the start, falling with the square root
+/// of the mass.
+pub fn pace(mass: f32) -> f32 {
+    libm::sqrtf(START_MASS / mass.max(START_MASS))
 }
+
+/// A blob's speed at `mass` once its pace has caught up, units per second.
+pub fn speed(mass: f32) -> f32 {
+    SPEED * pace(mass)
+}
+
+/// The speed of a blob of the starting mass, units per second.
+pub const SPEED: f32 = 300.0;
+
+/// Ticks between the server scheduling a new pace and the pace taking
+/// effect (a second): longer than any page's prediction runs ahead.
+pub const PACE_AFTER: u8 = 20;
 
 /// A blob as the server sends it to its own page, exactly; a pellet or
 /// another blob as a page reads it from a snapshot.
@@ -93,6 +108,9 @@ pub struct Blob {
     pub mass: f32,
     /// What it is: [`BLOB`], [`DEAD`] (eaten, coming back) or [`PELLET`].
     pub kind: u8,
+    /// Its pace now, the pace to come and the ticks until it comes (0:
+    /// none scheduled); see [`Body`].
+    pub pace: (f32, f32, u8),
 }
 
 impl Game for Blobs {
@@ -109,14 +127,21 @@ impl Game for Blobs {
     fn sanitize((angle, flags): Steer) -> Steer {
         (angle, flags & (MOVE | BOOST))
     }
-    /// The one step the page predicts with and the server runs.
-    fn predict(body: Body, &(angle, flags): &Steer, dt: Duration, arena: &Arena) -> Body {
+    /// The one step the page predicts with and the server runs: the
+    /// scheduled pace comes when its wait runs out, then the blob goes.
+    fn predict(mut body: Body, &(angle, flags): &Steer, dt: Duration, arena: &Arena) -> Body {
+        if body.wait > 0 {
+            body.wait -= 1;
+            if body.wait == 0 {
+                body.pace = body.next;
+            }
+        }
         if flags & MOVE == 0 {
             return body;
         }
         let turn = f32::from(angle) / 65_536.0 * std::f32::consts::TAU;
         let boost = if flags & BOOST != 0 { 1.5 } else { 1.0 };
-        let step = speed(body.mass) * boost * dt.as_secs_f32();
+        let step = SPEED * body.pace * boost * dt.as_secs_f32();
         let way = Vec2::new(libm::cosf(turn), libm::sinf(turn));
         let at = (body.at + way * step)
             .max(Vec2::ZERO)
@@ -124,9 +149,13 @@ impl Game for Blobs {
         Body { at, ..body }
     }
     fn local(own: &Blob) -> Body {
+        let (pace, next, wait) = own.pace;
         Body {
             at: own.at,
             mass: own.mass,
+            pace,
+            next,
+            wait,
         }
     }
     fn is_valid(own: &Blob) -> bool {
@@ -141,6 +170,7 @@ impl Visual for Body {
         Body {
             at: self.at.lerp(to.at, t),
             mass: self.mass + (to.mass - self.mass) * t,
+            ..*to
         }
     }
     fn offset_to(&self, to: &Body) -> Vec2 {
@@ -162,7 +192,12 @@ impl Visual for Body {
 impl Replicated for Blob {
     type Event = NoEvent;
     fn is_valid(&self) -> bool {
-        self.at.is_finite() && self.mass.is_finite() && self.mass > 0.0 && self.kind <= PELLET
+        self.at.is_finite()
+            && self.mass.is_finite()
+            && self.mass > 0.0
+            && self.kind <= PELLET
+            && self.pace.0.is_finite()
+            && self.pace.1.is_finite()
     }
     fn alive(&self) -> bool {
         self.kind != DEAD
@@ -175,7 +210,7 @@ impl Replicated for Blob {
 /// The own blob in binary: where, how heavy, what (the library adds who
 /// and when).
 impl OwnState for Blob {
-    const BYTES: usize = 13;
+    const BYTES: usize = 22;
     fn id(&self) -> PlayerId {
         self.id
     }
@@ -189,6 +224,9 @@ impl OwnState for Blob {
         self.at.write(w);
         w.f32(self.mass);
         w.u8(self.kind);
+        w.f32(self.pace.0);
+        w.f32(self.pace.1);
+        w.u8(self.pace.2);
     }
     fn read(id: PlayerId, stamp: Stamp, r: &mut Reader<'_>) -> Result<Blob, ReadError> {
         Ok(Blob {
@@ -198,6 +236,7 @@ impl OwnState for Blob {
             at: Vec2::read(r)?,
             mass: r.f32()?,
             kind: r.u8()?,
+            pace: (r.f32()?, r.f32()?, r.u8()?),
         })
     }
 }
@@ -227,6 +266,7 @@ impl Networked for Blobs {
             at: bit.point(),
             mass: f32::from(bit.mass),
             kind: bit.kind,
+            pace: (pace(f32::from(bit.mass)), pace(f32::from(bit.mass)), 0),
         }
     }
 }
@@ -253,10 +293,7 @@ impl Harness for Blobs {
         Arena::default()
     }
     fn start(arena: &Arena) -> Body {
-        Body {
-            at: Vec2::splat(arena.side / 2.0),
-            mass: START_MASS,
-        }
+        Body::fresh(Vec2::splat(arena.side / 2.0))
     }
     fn seeded_input(rng: &mut SeededRng, step: u32, previous: Steer) -> Steer {
         if step % 20 != 0 {
@@ -270,5 +307,6 @@ impl Harness for Blobs {
         hash.f32(body.at.x);
         hash.f32(body.at.y);
         hash.f32(body.mass);
+        hash.f32(body.pace);
     }
 }

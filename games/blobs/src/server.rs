@@ -11,15 +11,40 @@ use skirmish_core::{
     Thing, Things, Tick, Vec2, Writer,
 };
 
-use crate::{radius, speed, Arena, Bit, Blob, Blobs, BLOB, DEAD, PELLET, PELLET_MASS, START_MASS};
+use crate::{
+    pace, radius, speed, Arena, Bit, Blob, Blobs, BLOB, DEAD, PACE_AFTER, PELLET, PELLET_MASS,
+    START_MASS,
+};
 
-/// What a blob is, moving: where, and the mass its speed follows.
+/// What a blob is, moving: where, how heavy, and its pace (the fraction
+/// of [`SPEED`](crate::SPEED) it goes at). The pace follows the mass only
+/// when the server schedules it: `next` comes after `wait` more steps, in
+/// the step both sides run.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Body {
     /// Where, in units.
     pub at: Vec2,
     /// How heavy.
     pub mass: f32,
+    /// Its pace now.
+    pub pace: f32,
+    /// The pace to come.
+    pub next: f32,
+    /// Steps until `next` comes; 0: none scheduled.
+    pub wait: u8,
+}
+
+impl Body {
+    /// A new blob of the starting mass at `at`.
+    pub fn fresh(at: Vec2) -> Body {
+        Body {
+            at,
+            mass: START_MASS,
+            pace: 1.0,
+            next: 1.0,
+            wait: 0,
+        }
+    }
 }
 
 /// A body in binary, as the flight recorder hashes it: both exactly.
@@ -27,11 +52,17 @@ impl Codec for Body {
     fn write(&self, w: &mut Writer) {
         self.at.write(w);
         w.f32(self.mass);
+        w.f32(self.pace);
+        w.f32(self.next);
+        w.u8(self.wait);
     }
     fn read(r: &mut Reader<'_>) -> Result<Body, ReadError> {
         Ok(Body {
             at: Vec2::read(r)?,
             mass: r.f32()?,
+            pace: r.f32()?,
+            next: r.f32()?,
+            wait: r.u8()?,
         })
     }
 }
@@ -145,10 +176,7 @@ impl ServerGame for Blobs {
         rng: &mut SeededRng,
     ) -> Player {
         Player {
-            body: Body {
-                at: somewhere(rng, *arena),
-                mass: START_MASS,
-            },
+            body: Body::fresh(somewhere(rng, *arena)),
             alive: true,
             back_at: Tick::ZERO,
         }
@@ -167,14 +195,21 @@ impl ServerGame for Blobs {
             }
             if !p.alive && step.tick >= p.back_at {
                 p.alive = true;
-                p.body = Body {
-                    at: somewhere(step.rng, *step.config),
-                    mass: START_MASS,
-                };
+                p.body = Body::fresh(somewhere(step.rng, *step.config));
             }
         }
         eat_pellets(step.world, step.players, *step.config);
         eat_blobs(step.players, step.tick);
+        // A pace that no longer fits the mass is scheduled, a second
+        // ahead: the page hears of it long before it predicts it.
+        for player in step.players.values_mut() {
+            let body = &mut player.state.body;
+            let fits = pace(body.mass);
+            if body.wait == 0 && fits != body.pace {
+                body.next = fits;
+                body.wait = PACE_AFTER;
+            }
+        }
         let missing = step
             .world
             .target
@@ -197,6 +232,7 @@ impl ServerGame for Blobs {
             at: p.body.at,
             mass: p.body.mass,
             kind: if p.alive { BLOB } else { DEAD },
+            pace: (p.body.pace, p.body.next, p.body.wait),
         }
     }
 }

@@ -54,6 +54,15 @@ fn a_blob_eats_what_it_covers_grows_and_slows() {
     let me = w.state_of(a).expect("still here");
     assert!(me.mass > START_MASS + 10.0, "grew: {}", me.mass);
     assert!(speed(me.mass) < speed(START_MASS), "slower as it grows");
+    // Its pace follows a second after the server scheduled it.
+    let (now, next, wait) = me.pace;
+    assert!(wait > 0 && next < now, "scheduled: {:?}", me.pace);
+    for t in 21..=41 {
+        w.receive(a, &[east(t)]);
+        w.step();
+    }
+    let later = w.state_of(a).expect("still here");
+    assert!(later.pace.0 < now, "slower now: {:?}", later.pace);
 }
 
 #[test]
