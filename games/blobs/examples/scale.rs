@@ -74,7 +74,8 @@ fn main() {
                 }
             };
             let id = PlayerId(i as u32 + 1);
-            let _ = room.receive_frame_at(id, &decoded, (false, &message), Duration::ZERO, &mut out);
+            let _ =
+                room.receive_frame_at(id, &decoded, (false, &message), Duration::ZERO, &mut out);
         }
         out.clear();
         let started = Instant::now();
@@ -113,15 +114,18 @@ fn main() {
 fn in_view(room: &Room<Blobs>) -> u64 {
     let world = room.world();
     let radius = Blobs::interest_radius(&BlobSettings::default()).unwrap_or(f32::MAX);
-    let blobs: Vec<_> = world.players().filter_map(|(id, _)| world.state_of(id)).collect();
+    let blobs: Vec<_> = world
+        .players()
+        .filter_map(|(id, _)| world.state_of(id))
+        .collect();
     let things = Blobs::things(world.game());
     blobs
         .iter()
         .map(|me| {
             let r = Blobs::view_radius(me, radius);
             let near = |at: skirmish_core::Vec2| at.distance(me.at) <= r;
-            (blobs.iter().filter(|b| near(b.at)).count() + things.iter().filter(|t| near(t.at)).count())
-                as u64
+            (blobs.iter().filter(|b| near(b.at)).count()
+                + things.iter().filter(|t| near(t.at)).count()) as u64
         })
         .sum()
 }

@@ -13,8 +13,10 @@ use std::time::Duration;
 
 use anyhow::Result;
 use clap::Parser;
+use skirmish_blobs::Blobs;
 use skirmish_tanks::Encoding;
 use skirmish_tanks::LinkConditions;
+use skirmish_tests::blobs::Graze;
 use skirmish_tests::bot::{percentile, run_bot, run_bot_of, BotOptions, BotReport, BotTransport};
 use skirmish_tests::light::LightOptions;
 use skirmish_tests::relay::{Impairment, TcpRelay, UdpRelay};
@@ -122,8 +124,9 @@ struct Args {
     #[arg(long, default_value = "artifacts/bots.json")]
     json: PathBuf,
     /// The game the full bots play: the tank game (wandering, `--bump`
-    /// and `--fire` apply) or walkers, the guide's game (pacing back and
-    /// forth, at `/walkers/ws`).
+    /// and `--fire` apply), walkers, the guide's game (pacing back and
+    /// forth, at `/walkers/ws`), or blobs (grazing pellets and fleeing
+    /// larger blobs, at `/blobs/ws`).
     #[arg(long, value_enum, default_value = "tanks")]
     game: BotGame,
 }
@@ -143,6 +146,9 @@ fn spawn_bot(
             let mut pace = Pace::new(from, from + 200.0);
             tokio::spawn(async move { run_bot_of::<Walkers, _>(addr, options, &mut pace).await })
         }
+        BotGame::Blobs => {
+            tokio::spawn(async move { run_bot_of::<Blobs, _>(addr, options, &mut Graze).await })
+        }
     }
 }
 
@@ -153,12 +159,14 @@ enum BotGame {
     Tanks,
     /// Walkers, the guide's game.
     Walkers,
+    /// Blobs, the .io arena.
+    Blobs,
 }
 
 fn main() -> Result<()> {
     let args = Args::parse();
     if args.game != BotGame::Tanks && (args.bump || args.fire) {
-        anyhow::bail!("--bump and --fire are the tank game's; walkers neither push nor fire");
+        anyhow::bail!("--bump and --fire are the tank game's");
     }
     if args.light {
         if args.game != BotGame::Tanks {
@@ -236,6 +244,7 @@ async fn full(args: Args) -> Result<()> {
             folder: match args.game {
                 BotGame::Tanks => String::new(),
                 BotGame::Walkers => "walkers".to_string(),
+                BotGame::Blobs => "blobs".to_string(),
             },
             up: link,
             down: link,
