@@ -122,3 +122,32 @@ fn a_page_sees_the_pellets_within_its_own_radius() {
     assert!(xs.contains(&0) && xs.contains(&210), "{xs:?}");
     assert!(xs.iter().all(|&x| x <= 210), "{xs:?}");
 }
+
+/// A page joining a crowded view gets what it sees nearest first, within
+/// the byte budget, and the rest over the deltas that follow: no frame
+/// carries the whole view at once, and within a second it draws it all.
+#[test]
+fn a_crowded_first_view_fills_in_within_the_byte_budget() {
+    let mut pages = Pages::new(true);
+    // A thousand pellets around the binary dot (at 100, seeing 110 units)
+    // before its first snapshot.
+    things(&mut pages).spawn_many((0..1000).map(|i| pellet((i % 201) as u16)));
+    let mut largest = 0;
+    for _ in 0..20 {
+        let frames = last_binary_frames(&mut pages);
+        largest = frames.iter().map(Vec::len).fold(largest, usize::max);
+        for _ in 0..5 {
+            pages.frame();
+        }
+    }
+    let budget = skirmish_core::InterestConfig::default().budget;
+    assert!(
+        largest <= budget + 80,
+        "the largest frame took {largest} bytes"
+    );
+    assert_eq!(
+        drawn(&pages).len(),
+        1000,
+        "all of its view drawn in a second"
+    );
+}

@@ -334,6 +334,12 @@ impl<G: ServerGame> Room<G> {
                 binary: seating.binary_control,
             },
         );
+        // With interest, a binary client sees its part from its first
+        // snapshot on (nearest first within the byte budget), not the
+        // whole world until it acknowledges one.
+        if seating.encoding == Encoding::Compact && self.interest.radius.is_some() {
+            self.viewers.entry(id).or_default();
+        }
         let welcome = ServerMessage::<G>::Welcome {
             player_id: id,
             protocol: seating.protocol.min(PROTOCOL_VERSION),

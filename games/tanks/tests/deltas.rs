@@ -190,7 +190,8 @@ fn aoi_players_meet_within_a_tick_and_part_after_the_margin_without_flicker() {
         // a walks +x for 150 ticks (10 u per tick), then turns round and walks back.
         let (turn, throttle) = if n <= 150 {
             (0.0, 1.0)
-        } else if n <= 160 {
+        } else if n <= 170 {
+            // Half a turn: a second at pi radians a second.
             (1.0, 0.0)
         } else {
             (0.0, 1.0)

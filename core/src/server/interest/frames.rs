@@ -2,8 +2,9 @@
 //! within the byte budget.
 //!
 //! The frame built on a baseline refreshes every player in view whose
-//! baseline prediction is wrong, if all fit; otherwise players not
-//! refreshed for `max_stale_ticks - 1` ticks first (whatever the budget),
+//! baseline prediction is wrong, if all fit; otherwise players the client
+//! holds but that were not refreshed for `max_stale_ticks - 1` ticks first
+//! (whatever the budget),
 //! then by priority (what they accumulated waiting plus their weight: 1,
 //! plus up to 2 for nearness when there is a radius, plus up to 1 for
 //! speed). A player left waiting keeps its predicted value in the set and
@@ -110,7 +111,9 @@ pub(crate) fn build<F: Fields>(
             2.0 * (1.0 - (scene.positions[i].distance_squared(h) / reach2).min(1.0))
         });
         let weight = 1.0 + near + scene.speed[i];
-        let overdue = tick.0.saturating_sub(last.0) >= stale_after;
+        // Only what the client draws can be stale: a player new to its set
+        // comes within the budget, nearest first.
+        let overdue = carried.is_some() && tick.0.saturating_sub(last.0) >= stale_after;
         rows.push(Row {
             id,
             value,

@@ -19,6 +19,7 @@ use crate::server::interest::{delta_head_bytes, frames, Grid, Scene, SentFrame, 
 use crate::server::world::ServerGame;
 use crate::shared::compact;
 use crate::shared::delta::{self, Entity};
+use crate::shared::fields::{full_bytes, Fields};
 use crate::shared::game::OwnState;
 use crate::shared::protocol::{encode, Encoding, ServerMessage};
 use crate::shared::tick::Tick;
@@ -246,10 +247,14 @@ impl<G: ServerGame> Frames<'_, G> {
             }
             sent
         } else {
-            // Nothing to build on: a full frame of what it sees.
+            // Nothing to build on: a full frame of what it sees, nearest
+            // first within the byte budget; a crowded view fills in over
+            // the deltas that follow (a whole view of a thousand things
+            // each tick would not drain through a lossy path).
             compact::encode_head(tick, own, timing, &mut frame);
             let set = if let Some(seen) = &seen {
-                let set: Vec<Entity<G::Entity>> = seen.iter().map(|&i| scene.truth[i]).collect();
+                let chosen = nearest_within(seen, at, self.budget, scene);
+                let set: Vec<Entity<G::Entity>> = chosen.iter().map(|&i| scene.truth[i]).collect();
                 compact::encode_tail_quantised(&set, &mut frame);
                 Some(set)
             } else {
@@ -264,4 +269,32 @@ impl<G: ServerGame> Frames<'_, G> {
         viewer.record(sent);
         frame
     }
+}
+
+/// Of `seen` (indices into the scene, in id order), those a full frame of
+/// `budget` bytes holds: all when they fit, else the nearest to the viewer
+/// at `me` (always itself), in id order.
+fn nearest_within<F: Fields>(
+    seen: &[usize],
+    me: usize,
+    budget: usize,
+    scene: &Scene<'_, F>,
+) -> Vec<usize> {
+    // A full frame's entry: the id (4 bytes) and every field.
+    let room = budget.saturating_sub(2) / (4 + full_bytes::<F>());
+    if seen.len() <= room {
+        return seen.to_vec();
+    }
+    let here = scene.positions[me];
+    let mut chosen = seen.to_vec();
+    chosen.sort_by(|&a, &b| {
+        let d = |i: usize| scene.positions[i].distance_squared(here);
+        d(a).total_cmp(&d(b)).then(a.cmp(&b))
+    });
+    chosen.truncate(room.max(1));
+    if !chosen.contains(&me) {
+        chosen.push(me);
+    }
+    chosen.sort_unstable();
+    chosen
 }
