@@ -66,11 +66,13 @@ async fn an_eater_grows_and_the_other_page_sees_it_and_the_pellets_go() -> Resul
         .await?;
     let joined = |s: &Value| !s.is_null() && s["player_id"].is_u64() && s["mass"].is_number();
     let start = wait_for(&eater, "joined", Duration::from_secs(20), joined).await?;
+    // A view fills in over a few ticks (nearest first within the byte
+    // budget): wait for all of the arena's 300 pellets.
     let first = wait_for(
         &watcher,
-        "joined and seeing pellets",
+        "joined and seeing every pellet",
         Duration::from_secs(20),
-        |s| joined(s) && pellets(s).len() > 100,
+        |s| joined(s) && pellets(s).len() >= 300,
     )
     .await?;
     let id = start["player_id"].clone();
