@@ -13,8 +13,10 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Result};
-use browser_support::{browser, num, recording, root, start_driver, state, wait_for, web_server};
-use serde_json::{json, Value};
+use browser_support::{
+    browser, num, page_trace, recording, root, start_driver, state, wait_for, web_server,
+};
+use serde_json::Value;
 use skirmish_blobs::Blobs;
 use skirmish_core::{first_divergence, replay_client_of, trace, ReplayOptions};
 use skirmish_tests::config_with;
@@ -122,18 +124,7 @@ async fn an_eater_grows_and_the_other_page_sees_it_and_the_pellets_go() -> Resul
 
     // The determinism check: the page's trace of seeded steps is native's.
     let steps = 2_000u32;
-    let page: Vec<String> = serde_json::from_value(
-        eater
-            .execute(
-                "return window.skirmish.determinism(arguments[0], arguments[1]);",
-                vec![json!(11), json!(steps)],
-            )
-            .await?,
-    )?;
-    let page = page
-        .iter()
-        .map(|h| u64::from_str_radix(h, 16))
-        .collect::<Result<Vec<u64>, _>>()?;
+    let page = page_trace(&eater, 11, steps).await?;
     if let Some(step) = first_divergence(&trace::<Blobs>(11, steps), &page) {
         bail!("the page's blobs diverge from native code at step {step}");
     }

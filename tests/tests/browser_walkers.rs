@@ -11,8 +11,10 @@ mod browser_support;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Result};
-use browser_support::{browser, num, recording, root, start_driver, state, wait_for, web_server};
-use serde_json::{json, Value};
+use browser_support::{
+    browser, num, page_trace, recording, root, start_driver, state, wait_for, web_server,
+};
+use serde_json::Value;
 use skirmish_core::{first_divergence, replay_client_of, trace, ReplayOptions};
 use skirmish_tests::test_config;
 use skirmish_walkers::Walkers;
@@ -107,18 +109,7 @@ async fn two_walker_pages_share_a_room_and_one_sees_the_other_walk() -> Result<(
 
     // The determinism check: the page's trace of seeded steps is native's.
     let steps = 2_000u32;
-    let page: Vec<String> = serde_json::from_value(
-        walker
-            .execute(
-                "return window.skirmish.determinism(arguments[0], arguments[1]);",
-                vec![json!(7), json!(steps)],
-            )
-            .await?,
-    )?;
-    let page = page
-        .iter()
-        .map(|h| u64::from_str_radix(h, 16))
-        .collect::<Result<Vec<u64>, _>>()?;
+    let page = page_trace(&walker, 7, steps).await?;
     let native = trace::<Walkers>(7, steps);
     if let Some(step) = first_divergence(&native, &page) {
         bail!("the page's walkers diverge from native code at step {step}");

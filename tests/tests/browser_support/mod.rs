@@ -169,3 +169,20 @@ pub async fn recording(client: &Client) -> Result<Vec<u8>> {
         .collect::<Option<_>>()
         .context("the recording holds something other than bytes")
 }
+
+/// The page's determinism trace (`skirmish.determinism(seed, steps)`), as
+/// numbers.
+pub async fn page_trace(client: &Client, seed: u32, steps: u32) -> Result<Vec<u64>> {
+    let hex: Vec<String> = serde_json::from_value(
+        client
+            .execute(
+                "return window.skirmish.determinism(arguments[0], arguments[1]);",
+                vec![json!(seed), json!(steps)],
+            )
+            .await?,
+    )?;
+    Ok(hex
+        .iter()
+        .map(|h| u64::from_str_radix(h, 16))
+        .collect::<Result<Vec<u64>, _>>()?)
+}
