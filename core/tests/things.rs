@@ -63,23 +63,15 @@ fn a_thousand_pellets_arrive_and_leave_in_bulk() {
     assert_eq!(seen.len(), 1000, "every pellet drawn by the binary page");
     assert!(seen.iter().all(|id| id.0 >= FIRST_THING));
     // The JSON page is told of them too, as a binary page reads them.
-    let json: Vec<_> = pages
-        .text
-        .view()
-        .remotes
-        .iter()
-        .filter(|r| r.id.is_thing())
-        .map(|r| (r.id, r.visual))
-        .collect();
-    let binary: Vec<_> = pages
-        .binary
-        .view()
-        .remotes
-        .iter()
-        .filter(|r| r.id.is_thing())
-        .map(|r| (r.id, r.visual))
-        .collect();
-    assert_eq!(json, binary);
+    let things_of = |page: &skirmish_core::generic::ClientSession<Dots>| -> Vec<_> {
+        page.view()
+            .remotes
+            .iter()
+            .filter(|r| r.id.is_thing())
+            .map(|r| (r.id, r.visual))
+            .collect()
+    };
+    assert_eq!(things_of(&pages.text), things_of(&pages.binary));
 
     // Still pellets cost nothing once acknowledged.
     let still = last_binary_frames(&mut pages);

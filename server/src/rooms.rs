@@ -242,9 +242,9 @@ impl Games {
             .is_some_and(|(game, room)| game.fail_next_tick(room))
     }
 
-    /// Closes every room of every game, then waits (at most `grace`, all
-    /// games together) for their recordings to reach the disk (see
-    /// [`Rooms::close_all`]).
+    /// Closes every room of every game (see [`Rooms::end_all`]), then waits
+    /// (at most `grace`, all games together) for their recordings to reach
+    /// the disk.
     pub async fn close_all(&self, grace: Duration) {
         let writers = self.games.iter().flat_map(|g| g.end_all()).collect();
         wait_for_writers(writers, grace).await;

@@ -19,18 +19,16 @@ use tokio::net::TcpStream;
 use crate::app::AppState;
 use crate::config::Limits;
 use crate::limits::Permit;
-use crate::rooms::{Hosted, Rooms};
+use crate::rooms::{AnyRooms, Hosted, Rooms};
 
 /// A session running to its end.
 pub type Running = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// One game's way in from a transport: a connection that asked for the
 /// game's path is served as a client of its rooms.
-pub trait Door: Send + Sync + std::fmt::Debug {
-    /// The game's folder: `""` at the root (`/ws`, `/wt`), else
-    /// `/{path}/ws` and `/{path}/wt`.
-    fn path(&self) -> &'static str;
-
+/// Its folder is its registry's [`AnyRooms::path`]: `""` at the root
+/// (`/ws`, `/wt`), else `/{path}/ws` and `/{path}/wt`.
+pub trait Door: AnyRooms {
     /// Serves an upgraded WebSocket (see [`ws::serve`]).
     fn websocket(
         self: Arc<Self>,
@@ -50,10 +48,6 @@ pub trait Door: Send + Sync + std::fmt::Debug {
 }
 
 impl<G: Hosted> Door for Rooms<G> {
-    fn path(&self) -> &'static str {
-        Rooms::path(self)
-    }
-
     fn websocket(
         self: Arc<Self>,
         tcp: TcpStream,

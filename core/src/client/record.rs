@@ -287,7 +287,7 @@ fn write_call<C: Codec, V: Codec>(w: &mut Writer, times: &mut TimeCoder, call: &
                 BINARY
             });
             times.write(w, *at);
-            w.blob(bytes);
+            w.byte_string(bytes);
         }
         Call::Disconnected(reason) => {
             w.u8(DISCONNECTED);
@@ -379,7 +379,7 @@ fn read_call<'a, C: Codec, V: Codec>(
         TEXT | BINARY => {
             let at = times.read(r)?;
             let start = r.offset();
-            let bytes = r.blob()?;
+            let bytes = r.byte_string()?;
             if tag == TEXT && std::str::from_utf8(bytes).is_err() {
                 return Err(FormatError::Damaged {
                     offset: start,

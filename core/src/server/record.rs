@@ -128,7 +128,7 @@ impl RoomRecorder {
         w.varint(u64::from(id.0));
         w.varint(u64::try_from(since.as_nanos()).unwrap_or(u64::MAX));
         w.u8(u8::from(text));
-        w.blob(payload);
+        w.byte_string(payload);
     }
 
     /// A tick, with the hash of everything sent up to and with it.
@@ -440,7 +440,7 @@ fn read_call<W: Wired + DeserializeOwned>(r: &mut Reader<'_>) -> Result<RoomCall
                 other => return Err(r.damaged(format!("a frame kind {other}"))),
             };
             let at = r.offset();
-            let payload = r.blob()?;
+            let payload = r.byte_string()?;
             // Only frames the server decoded were recorded: anything else
             // is damage.
             let message = decode_client_frame(text, payload).map_err(|e| FormatError::Damaged {

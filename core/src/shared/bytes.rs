@@ -141,14 +141,14 @@ impl Writer {
     }
 
     /// A byte string: its length, then the bytes.
-    pub fn blob(&mut self, v: &[u8]) {
+    pub fn byte_string(&mut self, v: &[u8]) {
         self.varint(v.len() as u64);
         self.bytes.extend_from_slice(v);
     }
 
     /// A string, as a byte string.
     pub fn text(&mut self, v: &str) {
-        self.blob(v.as_bytes());
+        self.byte_string(v.as_bytes());
     }
 }
 
@@ -282,7 +282,7 @@ impl<'a> Reader<'a> {
     ///
     /// # Errors
     /// At the end, or a length past the end.
-    pub fn blob(&mut self) -> Result<&'a [u8], ReadError> {
+    pub fn byte_string(&mut self) -> Result<&'a [u8], ReadError> {
         let len = self.varint()?;
         let len = usize::try_from(len).map_err(|_| ReadError::End { at: self.at })?;
         self.take(len)
@@ -291,10 +291,10 @@ impl<'a> Reader<'a> {
     /// A UTF-8 string.
     ///
     /// # Errors
-    /// As [`Reader::blob`], or [`ReadError::NotUtf8`].
+    /// As [`Reader::byte_string`], or [`ReadError::NotUtf8`].
     pub fn text(&mut self) -> Result<&'a str, ReadError> {
         let start = self.at;
-        let bytes = self.blob()?;
+        let bytes = self.byte_string()?;
         std::str::from_utf8(bytes).map_err(|_| ReadError::NotUtf8 { at: start })
     }
 
@@ -388,7 +388,7 @@ mod tests {
     #[test]
     fn hostile_lengths_counts_and_strings_are_errors() {
         let mut r = Reader::new(&[0xff, 0xff, 0xff, 0xff, 0x0f]);
-        assert!(matches!(r.blob(), Err(ReadError::End { .. })));
+        assert!(matches!(r.byte_string(), Err(ReadError::End { .. })));
         let mut r = Reader::new(&[3, 1, 2]);
         assert!(matches!(r.count(), Err(ReadError::End { .. })));
         let mut r = Reader::new(&[2, 1, 2]);

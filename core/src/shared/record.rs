@@ -133,7 +133,7 @@ impl Writer {
         w.text(BUILD);
         w.text(&game.name);
         w.varint(u64::from(game.version));
-        w.blob(config);
+        w.byte_string(config);
         w
     }
 }
@@ -211,7 +211,7 @@ impl<'a> Reader<'a> {
                 expected: kind.name(),
             });
         }
-        let config = r.blob()?.to_vec();
+        let config = r.byte_string()?.to_vec();
         Ok((
             Header {
                 build,
@@ -408,15 +408,15 @@ mod tests {
         other.bytes.extend_from_slice(&w.bytes[..8]);
         other.varint(u64::from(PROTOCOL_VERSION));
         other.text(BUILD);
-        other.text("blobs");
+        other.text("boats");
         other.varint(1);
-        other.blob(b"{}");
+        other.byte_string(b"{}");
         let err = Reader::open(&other.bytes, Kind::Room, &ships_2())
             .map(|_| ())
             .unwrap_err();
         assert_eq!(
             err.to_string(),
-            "this is a recording of blobs 1; this build plays ships 2 only"
+            "this is a recording of boats 1; this build plays ships 2 only"
         );
     }
 

@@ -402,14 +402,8 @@ impl<G: Hosted> Rooms<G> {
     }
 
     /// At shutdown, once sessions have said goodbye: closes every room in
-    /// the order it opened, each recording ending with an end record, and
-    /// waits (at most `grace`) for every writer to put its file on disk.
-    pub async fn close_all(&self, grace: Duration) {
-        wait_for_writers(self.end_all(), grace).await;
-    }
-
-    /// Closes every room in the order it opened, each recording ending
-    /// with an end record; the writers still putting them on disk.
+    /// the order it opened, each recording ending with an end record; the
+    /// writers still putting them on disk (see [`wait_for_writers`]).
     pub fn end_all(&self) -> Vec<std::thread::JoinHandle<()>> {
         let rooms = std::mem::take(&mut self.lock().rooms);
         let mut rooms: Vec<RoomHandle<G>> = rooms.into_values().collect();

@@ -31,23 +31,8 @@ const RELAY_SECTION: &str = "\n## Over real UDP through the relay";
 /// cell in the stepper, then the main cell again over real UDP (walker
 /// bots through the relay).
 pub fn run_walkers(quick: bool) -> Result {
-    let cargo = cargo();
     build_release()?;
-    sh(
-        &cargo,
-        &[
-            "run",
-            "--release",
-            "-p",
-            "skirmish-tests",
-            "--bin",
-            "quality",
-            "--",
-            "--game",
-            "walkers",
-        ],
-        &[],
-    )?;
+    stepper_page(&["--game", "walkers"])?;
     let seconds = if quick { 20 } else { 60 };
     let section = walkers_relay(seconds)
         .unwrap_or_else(|e| format!("{RELAY_SECTION}\n\nThe run failed: {e}\n"));
@@ -103,6 +88,21 @@ fn build_release() -> Result {
     sh(&cargo(), &build.split(' ').collect::<Vec<_>>(), &[])
 }
 
+/// The stepper's page (`bin/quality` with `args`), in release.
+fn stepper_page(args: &[&str]) -> Result {
+    let mut all = vec![
+        "run",
+        "--release",
+        "-p",
+        "skirmish-tests",
+        "--bin",
+        "quality",
+        "--",
+    ];
+    all.extend_from_slice(args);
+    sh(&cargo(), &all, &[])
+}
+
 /// Today, as `YYYY-MM-DD`.
 fn today() -> String {
     Command::new("date")
@@ -140,20 +140,8 @@ fn row(f: &dyn Fn(&str) -> f64, pushed: f64) -> String {
 
 /// Writes `docs/QUALITY.md` and its plots, then appends the relay run.
 pub fn run(quick: bool) -> Result {
-    let cargo = cargo();
     build_release()?;
-    sh(
-        &cargo,
-        &[
-            "run",
-            "--release",
-            "-p",
-            "skirmish-tests",
-            "--bin",
-            "quality",
-        ],
-        &[],
-    )?;
+    stepper_page(&[])?;
     let seconds = if quick { 20 } else { 60 };
     let section =
         relay_runs(seconds).unwrap_or_else(|e| format!("{RELAY_SECTION}\n\nThe run failed: {e}\n"));

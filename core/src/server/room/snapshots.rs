@@ -114,13 +114,16 @@ impl<G: ServerGame> Room<G> {
                 fields: config,
                 reach: extent.length(),
                 config: &self.interest,
-                speed: self
-                    .states
-                    .iter()
-                    .map(|s| G::speed(s, config))
-                    .chain(things.iter().map(|_| 0.0))
-                    .filter(|_| viewing)
-                    .collect(),
+                // Things stand still: only players have a speed.
+                speed: if viewing {
+                    self.states
+                        .iter()
+                        .map(|s| G::speed(s, config))
+                        .chain(things.iter().map(|_| 0.0))
+                        .collect()
+                } else {
+                    Vec::new()
+                },
             },
             truths: &self.truths,
             tail: &self.tail,
