@@ -49,6 +49,8 @@ pub struct Summary {
     pub dilation: (f64, f64),
     /// Input message bytes per player per second, whole run.
     pub uplink_bytes_per_s: f64,
+    /// Bytes received per player per second, whole run.
+    pub downlink_bytes_per_s: f64,
 }
 
 /// Totals of all clients' counters.
@@ -119,6 +121,8 @@ pub fn summarize<G: SteppedGame, D: Driver<G>>(
             (lo.min(a), hi.max(b))
         });
     let uplink: u64 = clients.iter().map(|c| c.trace.uplink_bytes).sum();
+    let downlink: u64 = clients.iter().map(|c| c.trace.downlink_bytes).sum();
+    let per_player_second = |bytes: u64| bytes as f64 / clients.len().max(1) as f64 / run.max(1e-9);
     Summary {
         ack_p50: percentile(&acks, 50.0),
         ack_p99: percentile(&acks, 99.0),
@@ -133,7 +137,8 @@ pub fn summarize<G: SteppedGame, D: Driver<G>>(
         drawn_snap_backs: clients.iter().map(|c| c.trace.drawn_snap_backs).sum(),
         remote_rate,
         dilation,
-        uplink_bytes_per_s: uplink as f64 / clients.len().max(1) as f64 / run.max(1e-9),
+        uplink_bytes_per_s: per_player_second(uplink),
+        downlink_bytes_per_s: per_player_second(downlink),
     }
 }
 

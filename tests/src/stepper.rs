@@ -189,12 +189,17 @@ pub struct ClientTrace {
     pub remote_rate: Option<(f64, f64)>,
     /// Bytes of input messages sent (JSON, as the wire would carry them).
     pub uplink_bytes: u64,
+    /// Bytes of every frame received (snapshots, echoes, control
+    /// messages), as the wire carried them.
+    pub downlink_bytes: u64,
     /// Mispredictions when each happened.
     pub mispredicted_at: Vec<f64>,
     /// The ticks of the shots that left (drawn as the own tracer).
     pub shot_ticks: Vec<Tick>,
     /// Hits of the own shots the server confirmed.
     pub hits: u64,
+    /// Notes told (what an event meant to this player), whole run.
+    pub notes: u64,
 }
 
 /// What one client went through, for assertions and regression numbers.
@@ -496,10 +501,11 @@ impl<G: SteppedGame, D: Driver<G>> SimClient<G, D> {
     fn take_inbox(&mut self, now: Duration) {
         let local = self.clock.local(now);
         for frame in std::mem::take(&mut self.inbox) {
-            let frame = match &frame {
-                Frame::Text(text) => Incoming::Text(text),
-                Frame::Binary(bytes) => Incoming::Binary(bytes),
+            let (frame, bytes) = match &frame {
+                Frame::Text(text) => (Incoming::Text(text), text.len()),
+                Frame::Binary(bytes) => (Incoming::Binary(bytes), bytes.len()),
             };
+            self.trace.downlink_bytes += bytes as u64;
             self.session.receive(frame, local);
         }
         self.observe(now);
@@ -540,7 +546,12 @@ impl<G: SteppedGame, D: Driver<G>> SimClient<G, D> {
                         self.trace.shot_ticks.push(tick);
                     }
                 }
-                SessionEvent::Note(note) if G::is_hit(&note) => self.trace.hits += 1,
+                SessionEvent::Note(note) => {
+                    self.trace.notes += 1;
+                    if G::is_hit(&note) {
+                        self.trace.hits += 1;
+                    }
+                }
                 SessionEvent::Timing(timing) if timing.tick.is_some() => {
                     self.trace.slack_ms.push((t, f64::from(timing.slack_ms)));
                 }
@@ -609,8 +620,10 @@ impl<G: SteppedGame, D: Driver<G>> SimClient<G, D> {
     /// What is drawn must not snap back either: a remote drawn moving one
     /// way, then the next frame more than [`SNAP_BACK`] the other way (a
     /// wrong extrapolation corrected, say), is counted; a jump of over
-    /// [`RESPAWN_JUMP`] is a respawn, not motion.
+    /// [`RESPAWN_JUMP`] is a respawn, not motion. A remote that left the
+    /// view (out of interest) and comes back is drawn afresh, not moved.
     fn watch_drawn_remotes(&mut self) {
+        let mut drawn = BTreeMap::new();
         for remote in self.session.view().remotes {
             let at = G::place(&remote.visual);
             let moved = match self.drawn.get(&remote.id) {
@@ -627,8 +640,9 @@ impl<G: SteppedGame, D: Driver<G>> SimClient<G, D> {
                 }
                 None => Vec2::ZERO,
             };
-            self.drawn.insert(remote.id, (at, moved));
+            drawn.insert(remote.id, (at, moved));
         }
+        self.drawn = drawn;
     }
 
     /// This client's counters.

@@ -2,11 +2,12 @@
 //! drawn at the middle of the canvas, so the pointer's direction from the
 //! middle is where it goes), Space boosts; the camera follows the own blob
 //! and zooms out as it grows; pellets, blobs and their names are drawn;
-//! the HUD's first line is the own mass. Built into its own bundle
+//! the HUD's first line is the own mass and what just happened to it
+//! (ate, eaten by, back). Built into its own bundle
 //! (`--features blobs`, `web/blobs/pkg`, loaded by the one page at
 //! `/blobs/`).
 
-use skirmish_blobs::{radius, Blobs, Body, Steer, BLOB, BOOST, DEAD, MOVE, PELLET};
+use skirmish_blobs::{radius, Blobs, Body, Note, Steer, BLOB, BOOST, DEAD, MOVE, PELLET};
 use skirmish_core::{ClientSession, PlayerId, RemoteView, ServerGame, Vec2};
 use web_sys::CanvasRenderingContext2d;
 
@@ -131,12 +132,20 @@ impl PageGame for Blobs {
         label(ctx, x, y - size - 4.0, &name_of(own.id));
     }
 
+    /// The own mass (or that it was eaten), then the newest note of the
+    /// last three seconds.
     fn hud_line(session: &ClientSession<Blobs>) -> String {
-        match session.view().own {
+        let view = session.view();
+        let mut line = match view.own {
             Some(own) if own.state.kind == DEAD => "eaten: back in a second".to_string(),
             Some(own) => format!("mass {:.0}", own.visible.mass),
             None => "mass -".to_string(),
+        };
+        if let Some(note) = view.effects.last() {
+            line.push_str(" · ");
+            line.push_str(&told(note, |id| session.name_of(id).map(str::to_string)));
         }
+        line
     }
 
     fn numbers(body: &Body) -> Vec<f32> {
@@ -159,6 +168,16 @@ impl PageGame for Blobs {
         fields
             .with("mass", remote.state.mass)
             .with("kind", u32::from(remote.state.kind))
+    }
+}
+
+/// A note as the HUD tells it, with the names `name_of` knows.
+fn told(note: &Note, name_of: impl Fn(PlayerId) -> Option<String>) -> String {
+    let name = |id: PlayerId| name_of(id).unwrap_or_else(|| format!("#{id}"));
+    match *note {
+        Note::Ate(id, gain) => format!("you ate {} (+{gain:.0})", name(id)),
+        Note::EatenBy(id) => format!("eaten by {}", name(id)),
+        Note::Back => "back".to_string(),
     }
 }
 
@@ -208,5 +227,13 @@ mod tests {
         );
         assert!(!Blobs::key(&mut aim, "KeyW", true));
         assert_eq!(Blobs::scripted(0.0, 1.0, false), (0, MOVE));
+    }
+
+    #[test]
+    fn a_note_is_told_with_the_names_known() {
+        let names = |id: PlayerId| (id == PlayerId(3)).then(|| "ann".to_string());
+        assert_eq!(told(&Note::Ate(PlayerId(3), 8.4), names), "you ate ann (+8)");
+        assert_eq!(told(&Note::EatenBy(PlayerId(4)), names), "eaten by #4");
+        assert_eq!(told(&Note::Back, names), "back");
     }
 }

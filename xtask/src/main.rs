@@ -29,7 +29,7 @@ commands:
           a game's quality table and plots (docs/QUALITY.md, docs/quality/):
           the stepper's scenario matrix, then the main cells over real UDP
           through the relay (the same as `bench --quality`); this build's
-          games: tanks, walkers (docs/quality/walkers.md)
+          games: tanks, walkers, blobs (docs/quality/GAME.md)
   relay [--addr HOST:PORT] [--relay-latency-ms MS] [--relay-jitter-ms MS]
         [--relay-loss P] [--seconds S]
           a UDP impairment relay in front of a running server's WebTransport
@@ -74,7 +74,7 @@ fn main() -> ExitCode {
 type Result<T = ()> = std::result::Result<T, String>;
 
 /// The games this build can measure.
-const GAMES: &[&str] = &["tanks", "walkers"];
+const GAMES: &[&str] = &["tanks", "walkers", "blobs"];
 
 /// `quality [--game NAME] [--quick]`.
 fn quality(args: &[String]) -> Result {
@@ -102,10 +102,10 @@ fn quality(args: &[String]) -> Result {
             GAMES.join(", ")
         ));
     }
-    if game == "walkers" {
-        return bench::quality::run_walkers(quick);
+    if game == GAMES[0] {
+        return bench::quality::run(quick);
     }
-    bench::quality::run(quick)
+    bench::quality::run_game(game, quick)
 }
 
 fn root() -> PathBuf {

@@ -5,16 +5,22 @@
 //! radius, for `TICKS` ticks (default 400, 20 s at 20 Hz). Prints the
 //! room's tick time (world step and every snapshot encoded), CPU per
 //! player at 20 Hz, and the bytes sent per snapshot and per entity in a
-//! player's view.
+//! player's view. Then what each kind of change costs, apart: the
+//! library's delta coder run on the pellets alone and on the blobs alone
+//! of the first 50 players' views, tick to tick, bytes per pellet change
+//! (an eaten one's removal or a new one's arrival) and per moving blob.
 //!
 //! `cargo run --release -p skirmish-blobs --example scale [PLAYERS PELLETS TICKS]`
 
+use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use skirmish_blobs::{BlobSettings, Blobs, MOVE};
+use skirmish_blobs::{Arena, Bit, BlobSettings, Blobs, MOVE};
+use skirmish_core::delta::{self, Entity};
 use skirmish_core::{
     decode_inputs, encode_inputs, percentile, ClientMessage, Encoding, Frame, InterestConfig,
-    Outbox, PlayerId, Room, RoomConfig, Seating, SeededRng, ServerGame, Tick, Ticked,
+    Networked, Outbox, PlayerId, Room, RoomConfig, Seating, SeededRng, ServerGame, Tick, Ticked,
+    Vec2,
 };
 
 fn arg(n: usize, default: usize) -> usize {
@@ -59,6 +65,8 @@ fn main() {
     let mut times = Vec::with_capacity(ticks);
     let (mut bytes, mut frames, mut seen) = (0u64, 0u64, 0u64);
     let mut message = Vec::new();
+    let mut apart = Apart::default();
+    let mut views = Vec::new();
     for _ in 0..ticks {
         out.clear();
         for (i, angle) in angles.iter_mut().enumerate() {
@@ -88,6 +96,13 @@ fn main() {
             }
         }
         seen += in_view(&room);
+        let now = views_of(&room, VIEWERS);
+        if times.len() > ticks / 2 {
+            for (before, after) in views.iter().zip(&now) {
+                apart.add(before, after, *room.world().config());
+            }
+        }
+        views = now;
     }
     // The first ticks fill the arena and send whole frames: the steady
     // state is from the second half on.
@@ -108,6 +123,90 @@ fn main() {
         bytes as f64 / frames.max(1) as f64,
         bytes as f64 / seen.max(1) as f64
     );
+    println!(
+        "apart (second half, {VIEWERS} views): {:.2} B per pellet change ({} changes), {:.2} B per moving blob ({} moves)",
+        apart.pellet_bytes as f64 / apart.pellet_changes.max(1) as f64,
+        apart.pellet_changes,
+        apart.blob_bytes as f64 / apart.blob_moves.max(1) as f64,
+        apart.blob_moves
+    );
+}
+
+/// Views whose tick-to-tick changes are costed apart.
+const VIEWERS: usize = 50;
+
+/// One player's view: the blobs and the pellets in it, as snapshots
+/// carry them, in id order.
+type View = (Vec<Entity<Bit>>, Vec<Entity<Bit>>);
+
+/// The views of the first `n` players this tick.
+fn views_of(room: &Room<Blobs>, n: usize) -> Vec<View> {
+    let world = room.world();
+    let config = world.config();
+    let radius = Blobs::interest_radius(&BlobSettings::default()).unwrap_or(f32::MAX);
+    let blobs: Vec<_> = world
+        .players()
+        .filter_map(|(id, _)| world.state_of(id))
+        .collect();
+    let things = Blobs::things(world.game());
+    blobs
+        .iter()
+        .take(n)
+        .map(|me| {
+            let r = Blobs::view_radius(me, radius);
+            let near = |at: Vec2| at.distance(me.at) <= r;
+            let seen = blobs
+                .iter()
+                .filter(|b| b.id != me.id && near(b.at))
+                .map(|b| (b.id, Blobs::quantise(b, config)))
+                .collect();
+            let pellets = things
+                .iter()
+                .filter(|t| near(t.at))
+                .map(|t| (t.id, t.entity))
+                .collect();
+            (seen, pellets)
+        })
+        .collect()
+}
+
+/// Bytes of the delta coder's body for each kind of change, less the
+/// empty body's three counts.
+#[derive(Default)]
+struct Apart {
+    pellet_bytes: u64,
+    pellet_changes: u64,
+    blob_bytes: u64,
+    blob_moves: u64,
+}
+
+impl Apart {
+    fn add(&mut self, before: &View, after: &View, arena: Arena) {
+        let body = |a: &[Entity<Bit>], b: &[Entity<Bit>]| {
+            let mut out = Vec::new();
+            delta::encode_body(a, b, 1, &arena, &mut out);
+            out.len().saturating_sub(3) as u64
+        };
+        let ids = |set: &[Entity<Bit>]| set.iter().map(|(id, _)| *id).collect::<BTreeSet<_>>();
+        let (was, is) = (ids(&before.1), ids(&after.1));
+        self.pellet_changes += was.symmetric_difference(&is).count() as u64;
+        self.pellet_bytes += body(&before.1, &after.1);
+        // Blobs that stayed in view and moved; any other is not a move.
+        let kept: Vec<Entity<Bit>> = before
+            .0
+            .iter()
+            .filter(|(id, _)| after.0.iter().any(|(a, _)| a == id))
+            .copied()
+            .collect();
+        let now: Vec<Entity<Bit>> = after
+            .0
+            .iter()
+            .filter(|(id, _)| kept.iter().any(|(k, _)| k == id))
+            .copied()
+            .collect();
+        self.blob_moves += kept.iter().zip(&now).filter(|(a, b)| a != b).count() as u64;
+        self.blob_bytes += body(&kept, &now);
+    }
 }
 
 /// Entities in every player's view this tick (within its radius).

@@ -15,6 +15,7 @@
 //! `server.rs`.
 
 mod bit;
+mod happen;
 mod server;
 
 use std::time::Duration;
@@ -22,11 +23,12 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use skirmish_core::determinism::Fnv64;
 use skirmish_core::{
-    ClientGame, Codec, Game, Harness, Networked, NoEvent, OwnState, PlayerId, ReadError, Reader,
-    Replicated, SeededRng, Stamp, Tick, Ticked, Vec2, Visual, Writer,
+    ClientGame, Codec, Game, Harness, Networked, OwnState, PlayerId, ReadError, Reader, Replicated,
+    SeededRng, Stamp, StateHash, Tick, Ticked, Vec2, Visual, Writer,
 };
 
 pub use bit::{Bit, BLOB, DEAD, PELLET};
+pub use happen::{Feed, Happening, Note, NOTE_FOR};
 pub use server::{BlobSettings, BlobWorld, Body};
 
 /// The game.
@@ -127,9 +129,13 @@ impl Game for Blobs {
     fn sanitize((angle, flags): Steer) -> Steer {
         (angle, flags & (MOVE | BOOST))
     }
-    /// The one step the page predicts with and the server runs: the
-    /// scheduled pace comes when its wait runs out, then the blob goes.
+    /// The one step the page predicts with and the server runs: an eaten
+    /// blob stays put; the scheduled pace comes when its wait runs out,
+    /// then the blob goes.
     fn predict(mut body: Body, &(angle, flags): &Steer, dt: Duration, arena: &Arena) -> Body {
+        if !body.alive {
+            return body;
+        }
         if body.wait > 0 {
             body.wait -= 1;
             if body.wait == 0 {
@@ -153,6 +159,7 @@ impl Game for Blobs {
         Body {
             at: own.at,
             mass: own.mass,
+            alive: own.kind != DEAD,
             pace,
             next,
             wait,
@@ -190,7 +197,7 @@ impl Visual for Body {
 /// What a page keeps of every blob and pellet: its state, replaced by the
 /// next; nothing happens to one between snapshots.
 impl Replicated for Blob {
-    type Event = NoEvent;
+    type Event = Happening;
     fn is_valid(&self) -> bool {
         self.at.is_finite()
             && self.mass.is_finite()
@@ -202,8 +209,8 @@ impl Replicated for Blob {
     fn alive(&self) -> bool {
         self.kind != DEAD
     }
-    fn apply(&mut self, event: &NoEvent) {
-        match *event {}
+    fn apply(&mut self, happening: &Happening) {
+        happening.apply(self);
     }
 }
 
@@ -271,18 +278,39 @@ impl Networked for Blobs {
     }
 }
 
-/// The page holds a steering; a dead blob steers nowhere.
+/// The page holds a steering; a dead blob steers nowhere. What happens to
+/// the own blob is told as a [`Note`] and shown for a while.
 impl ClientGame for Blobs {
     type Controls = Steer;
-    type Client = ();
-    type Note = ();
-    type Effects = ();
-    fn input((): &mut (), steer: &Steer, alive: bool, _tick: Tick) -> Steer {
+    type Client = Feed;
+    type Note = Note;
+    type Effects = Vec<Note>;
+    fn input(_: &mut Feed, steer: &Steer, alive: bool, _tick: Tick) -> Steer {
         if alive {
             *steer
         } else {
             (steer.0, 0)
         }
+    }
+    fn event(feed: &mut Feed, happening: &Happening, me: PlayerId, at: Duration) -> Option<Note> {
+        let note = Note::of(happening, me)?;
+        feed.push(note, at);
+        Some(note)
+    }
+    fn prune(feed: &mut Feed, now: Duration) {
+        feed.prune(now);
+    }
+    fn effects(feed: &Feed, now: Duration) -> Vec<Note> {
+        feed.at(now)
+    }
+    fn forget(feed: &mut Feed, _: bool) {
+        feed.clear();
+    }
+    fn hash_note(note: &Note, hash: &mut StateHash) {
+        happen::hash_note(note, hash);
+    }
+    fn hash_effects(notes: &Vec<Note>, hash: &mut StateHash) {
+        hash.word(notes.len() as u64);
     }
 }
 
@@ -307,6 +335,7 @@ impl Harness for Blobs {
         hash.f32(body.at.x);
         hash.f32(body.at.y);
         hash.f32(body.mass);
+        hash.write(&[u8::from(body.alive)]);
         hash.f32(body.pace);
     }
 }

@@ -12,20 +12,23 @@ use skirmish_core::{
 };
 
 use crate::{
-    pace, radius, speed, Arena, Bit, Blob, Blobs, BLOB, DEAD, PACE_AFTER, PELLET, PELLET_MASS,
-    START_MASS,
+    pace, radius, speed, Arena, Bit, Blob, Blobs, Happening, BLOB, DEAD, PACE_AFTER, PELLET,
+    PELLET_MASS, START_MASS,
 };
 
-/// What a blob is, moving: where, how heavy, and its pace (the fraction
-/// of [`SPEED`](crate::SPEED) it goes at). The pace follows the mass only
-/// when the server schedules it: `next` comes after `wait` more steps, in
-/// the step both sides run.
+/// What a blob is, moving: where, how heavy, whether it is alive, and its
+/// pace (the fraction of [`SPEED`](crate::SPEED) it goes at). The pace
+/// follows the mass only when the server schedules it: `next` comes after
+/// `wait` more steps, in the step both sides run. An eaten blob stays
+/// where it was eaten, on both sides, until it comes back.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Body {
     /// Where, in units.
     pub at: Vec2,
     /// How heavy.
     pub mass: f32,
+    /// Not eaten.
+    pub alive: bool,
     /// Its pace now.
     pub pace: f32,
     /// The pace to come.
@@ -40,6 +43,7 @@ impl Body {
         Body {
             at,
             mass: START_MASS,
+            alive: true,
             pace: 1.0,
             next: 1.0,
             wait: 0,
@@ -52,6 +56,7 @@ impl Codec for Body {
     fn write(&self, w: &mut Writer) {
         self.at.write(w);
         w.f32(self.mass);
+        w.u8(u8::from(self.alive));
         w.f32(self.pace);
         w.f32(self.next);
         w.u8(self.wait);
@@ -60,6 +65,7 @@ impl Codec for Body {
         Ok(Body {
             at: Vec2::read(r)?,
             mass: r.f32()?,
+            alive: r.u8()? != 0,
             pace: r.f32()?,
             next: r.f32()?,
             wait: r.u8()?,
@@ -67,14 +73,11 @@ impl Codec for Body {
     }
 }
 
-/// A player on the server: its body, whether it is alive, and when an
-/// eaten one comes back.
+/// A player on the server: its body, and when an eaten one comes back.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Player {
     /// Its body.
     pub body: Body,
-    /// Not eaten.
-    pub alive: bool,
     /// When an eaten one comes back.
     pub back_at: Tick,
 }
@@ -168,6 +171,13 @@ impl ServerGame for Blobs {
     fn view_radius(own: &Blob, radius_: f32) -> f32 {
         radius_ + 10.0 * radius(own.mass)
     }
+    /// The eaten and the eater keep each other in view a while.
+    fn partners(happening: &Happening) -> Option<(PlayerId, PlayerId)> {
+        match *happening {
+            Happening::Eaten { target, by, .. } => Some((target, by)),
+            _ => None,
+        }
+    }
     fn spawn(
         _: &BlobWorld,
         arena: &Arena,
@@ -177,29 +187,30 @@ impl ServerGame for Blobs {
     ) -> Player {
         Player {
             body: Body::fresh(somewhere(rng, *arena)),
-            alive: true,
             back_at: Tick::ZERO,
         }
     }
     fn step(step: Step<'_, Blobs>) {
         let cadence = Blobs::cadence(step.config);
-        for player in step.players.values_mut() {
+        for (id, player) in step.players.iter_mut() {
             let (commands, p) = player.commands_and_state();
             for command in commands {
                 if let Command::Apply { input, .. } = command {
                     let steer = Blobs::sanitize(input.input);
-                    if p.alive {
-                        p.body = Blobs::predict(p.body, &steer, cadence, step.config);
-                    }
+                    p.body = Blobs::predict(p.body, &steer, cadence, step.config);
                 }
             }
-            if !p.alive && step.tick >= p.back_at {
-                p.alive = true;
+            if !p.body.alive && step.tick >= p.back_at {
                 p.body = Body::fresh(somewhere(step.rng, *step.config));
+                step.events.push(Happening::Back {
+                    tick: step.tick,
+                    target: *id,
+                    at: p.body.at,
+                });
             }
         }
         eat_pellets(step.world, step.players, *step.config);
-        eat_blobs(step.players, step.tick);
+        eat_blobs(step.players, step.tick, step.events);
         // A pace that no longer fits the mass is scheduled, a second
         // ahead: the page hears of it long before it predicts it.
         for player in step.players.values_mut() {
@@ -231,7 +242,7 @@ impl ServerGame for Blobs {
             ack: player.ack(),
             at: p.body.at,
             mass: p.body.mass,
-            kind: if p.alive { BLOB } else { DEAD },
+            kind: if p.body.alive { BLOB } else { DEAD },
             pace: (p.body.pace, p.body.next, p.body.wait),
         }
     }
@@ -262,7 +273,7 @@ fn eat_pellets(
     let mut any = false;
     for player in players.values_mut() {
         let p = &mut player.state;
-        if !p.alive {
+        if !p.body.alive {
             continue;
         }
         let r = radius(p.body.mass);
@@ -290,10 +301,14 @@ fn eat_pellets(
 
 /// A blob much larger than another that covers its centre eats it: the
 /// eaten one waits to come back, the eater takes most of its mass.
-fn eat_blobs(players: &mut BTreeMap<PlayerId, ServerPlayer<Blobs>>, tick: Tick) {
+fn eat_blobs(
+    players: &mut BTreeMap<PlayerId, ServerPlayer<Blobs>>,
+    tick: Tick,
+    events: &mut Vec<Happening>,
+) {
     let bodies: Vec<(PlayerId, Body)> = players
         .iter()
-        .filter(|(_, p)| p.state.alive)
+        .filter(|(_, p)| p.state.body.alive)
         .map(|(id, p)| (*id, p.state.body))
         .collect();
     let mut gained: BTreeMap<PlayerId, f32> = BTreeMap::new();
@@ -306,13 +321,25 @@ fn eat_blobs(players: &mut BTreeMap<PlayerId, ServerPlayer<Blobs>>, tick: Tick) 
                 && !eaten.contains(a);
             if eats {
                 eaten.push(*b);
-                *gained.entry(*a).or_default() += 0.8 * small.mass;
+                let gain = 0.8 * small.mass;
+                *gained.entry(*a).or_default() += gain;
+                events.push(Happening::Eaten {
+                    tick,
+                    target: *b,
+                    by: *a,
+                });
+                events.push(Happening::Grew {
+                    tick,
+                    target: *a,
+                    ate: *b,
+                    gain,
+                });
             }
         }
     }
     for (id, p) in players.iter_mut() {
         if eaten.contains(id) {
-            p.state.alive = false;
+            p.state.body.alive = false;
             p.state.back_at = Tick(tick.0 + BACK_AFTER);
         } else if let Some(mass) = gained.get(id) {
             p.state.body.mass += mass;

@@ -1,10 +1,14 @@
 //! The blob game's rules in its world, without a room: pellets come in
 //! bulk up to the room's count, a blob steered over them eats them and
 //! grows (and slows), a much larger blob eats a smaller one, which comes
-//! back a second later, small, elsewhere.
+//! back a second later, small, elsewhere; each of those is told once.
 
-use skirmish_blobs::{speed, BlobSettings, Blobs, BLOB, DEAD, MOVE, PELLET, START_MASS};
-use skirmish_core::{InputMode, PlayerId, ServerGame, Tick, Ticked, Vec2, World};
+use std::time::Duration;
+
+use skirmish_blobs::{
+    speed, Arena, BlobSettings, Blobs, Body, Happening, Note, BLOB, DEAD, MOVE, PELLET, START_MASS,
+};
+use skirmish_core::{Game, InputMode, PlayerId, ServerGame, Tick, Ticked, Vec2, World};
 
 fn world(pellets: u32) -> World<Blobs> {
     let (arena, world) = Blobs::start(&BlobSettings {
@@ -80,15 +84,54 @@ fn a_much_larger_blob_eats_a_smaller_one_which_comes_back() {
         p.state.body.at = here;
         p.state.body.mass = mass;
     }
-    w.step();
+    let events = w.step().to_vec();
+    let tick = w.tick();
+    assert_eq!(
+        events,
+        [
+            Happening::Eaten {
+                tick,
+                target: small,
+                by: big
+            },
+            Happening::Grew {
+                tick,
+                target: big,
+                ate: small,
+                gain: 8.0
+            }
+        ],
+        "told once, as it happened"
+    );
     assert_eq!(w.state_of(small).map(|s| s.kind), Some(DEAD));
     assert!(w
         .state_of(big)
         .is_some_and(|s| s.mass >= 108.0 && s.kind == BLOB));
+    let mut told = Vec::new();
     for _ in 0..20 {
-        w.step();
+        told.extend_from_slice(w.step());
     }
     let back = w.state_of(small).expect("back");
     assert_eq!((back.kind, back.mass), (BLOB, START_MASS));
     assert_ne!(back.at, here, "somewhere else");
+    assert_eq!(
+        told,
+        [Happening::Back {
+            tick: w.tick(),
+            target: small,
+            at: back.at
+        }]
+    );
+    // What the page keeps of each blob, with the happenings applied, is
+    // what the next states say.
+    assert_eq!(Note::of(&told[0], small), Some(Note::Back));
+}
+
+#[test]
+fn an_eaten_blob_stays_put_on_both_sides_until_it_comes_back() {
+    let mut body = Body::fresh(Vec2::new(100.0, 100.0));
+    body.alive = false;
+    let arena = Arena { side: 1000.0 };
+    let moved = Blobs::predict(body, &(0, MOVE), Duration::from_millis(50), &arena);
+    assert_eq!(moved, body);
 }

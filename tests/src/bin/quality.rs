@@ -124,8 +124,11 @@ fn main() -> anyhow::Result<()> {
     match game.as_str() {
         "tanks" => {}
         "walkers" => return walkers_page(&dir),
+        "blobs" => return blobs_page(&dir),
         other => {
-            anyhow::bail!("quality: unknown game `{other}`; this build's games: tanks, walkers")
+            anyhow::bail!(
+                "quality: unknown game `{other}`; this build's games: tanks, walkers, blobs"
+            )
         }
     }
     let plots_dir = dir.join("quality");
@@ -144,39 +147,67 @@ fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The guide's game (`skirmish-walkers`): its main cell in the stepper,
-/// into `DIR/quality/walkers.md`, keeping the relay run that `cargo xtask
-/// quality --game walkers` appends.
+/// The guide's game (`skirmish-walkers`): its main cell in the stepper.
 fn walkers_page(dir: &std::path::Path) -> anyhow::Result<()> {
     eprintln!("quality: walkers, main cell");
     let s = skirmish_tests::walkers::main_cell();
     let clients: Vec<_> = s.clients.iter().collect();
-    let summary = summarize(&clients, 0.0, 60.0, 60.0);
-    let game = skirmish_core::GameId::of::<skirmish_walkers::Walkers>();
+    game_page(
+        dir,
+        "walkers",
+        "walkers, the guide's game",
+        &skirmish_core::GameId::of::<skirmish_walkers::Walkers>(),
+        "`tests/src/walkers.rs`: 16 pacers walking back and forth, the real `Room` and `ClientSession`s of \
+`docs/GUIDE.md`'s game",
+        "A walker turns back at once, so a repeated tick across a turn is off by two steps (20 units) and snaps.",
+        summarize(&clients, 0.0, 60.0, 60.0),
+    )
+}
+
+/// The .io game (`skirmish-blobs`): its main cell in the stepper.
+fn blobs_page(dir: &std::path::Path) -> anyhow::Result<()> {
+    eprintln!("quality: blobs, main cell");
+    let s = skirmish_tests::blobs::main_cell();
+    let clients: Vec<_> = s.clients.iter().collect();
+    game_page(
+        dir,
+        "blobs",
+        "blobs, the .io arena",
+        &skirmish_core::GameId::of::<skirmish_blobs::Blobs>(),
+        "`tests/src/blobs.rs`: 16 grazers chasing the nearest pellet and fleeing larger blobs, 300 pellets the \
+server owns on a square of 1,500 units, each page seeing 500 units and more as it grows, the real `Room` and \
+`ClientSession`s",
+        "Growing never changes a prediction (a blob's pace follows its mass a second after the server schedules \
+it); being eaten and coming back are placements, not corrections; so every misprediction is a late or repeated \
+input's. Downlink is every frame a page received: the blobs and the pellets in its view.",
+        summarize(&clients, 0.0, 60.0, 60.0),
+    )
+}
+
+/// A game's quality page, `DIR/quality/NAME.md`: its main cell's row,
+/// keeping the relay run that `cargo xtask quality --game NAME` appends.
+fn game_page(
+    dir: &std::path::Path,
+    name: &str,
+    title: &str,
+    game: &skirmish_core::GameId,
+    cell: &str,
+    remark: &str,
+    summary: Summary,
+) -> anyhow::Result<()> {
     let rows = [row("main cell, compact (as shipped)", summary)];
     let mut page = String::new();
+    let _ = writeln!(page, "# Netcode quality: {title}\n");
+    let _ = writeln!(page, "Game: {game} (`{}`).\n", skirmish_core::BUILD);
     let _ = writeln!(
         page,
-        "# Netcode quality: walkers, the guide's game
-"
-    );
-    let _ = writeln!(
-        page,
-        "Game: {game} (`{}`).
-",
-        skirmish_core::BUILD
-    );
-    let _ = writeln!(
-        page,
-        "Written by `cargo xtask quality --game walkers` (`cargo run --release -p skirmish-tests --bin quality -- --game walkers`). \
-The row is a seeded run of the deterministic stepper (`tests/src/walkers.rs`: 16 pacers walking back and forth, the \
-real `Room` and `ClientSession`s of `docs/GUIDE.md`'s game, 150 ms RTT, ±30 ms jitter, 5 % loss each way, 60 s, the \
-shipped defaults), so the numbers are the same on every machine; `tests/tests/walkers.rs` asserts the tank game's \
-main-cell targets on the same run. A walker turns back at once, so a repeated tick across a turn is off by two steps \
-(20 units) and snaps.\n"
+        "Written by `cargo xtask quality --game {name}` (`cargo run --release -p skirmish-tests --bin quality -- --game {name}`). \
+The row is a seeded run of the deterministic stepper ({cell}; 150 ms RTT, ±30 ms jitter, 5 % loss each way, 60 s, the \
+shipped defaults), so the numbers are the same on every machine; `tests/tests/{name}.rs` asserts the tank game's \
+main-cell targets on the same run. {remark}\n"
     );
     table(&mut page, &rows);
-    let path = dir.join("quality").join("walkers.md");
+    let path = dir.join("quality").join(format!("{name}.md"));
     std::fs::create_dir_all(dir.join("quality"))?;
     let kept = std::fs::read_to_string(&path)
         .ok()
@@ -358,27 +389,27 @@ numbers are the same on every machine; `tests/tests/clock.rs` and `tests/tests/q
 
 /// The table of `rows`.
 fn table(page: &mut String, rows: &[Row]) {
-    let _ = writeln!(*page, "| scenario | input-to-ack p50 / p99 | slack p50 | late | repeated | mispredictions / min | corrections | snaps | hard resyncs | remote backward steps | drawn snap-backs | remote rate | dilation | uplink | convergence | hit ratio |");
+    let _ = writeln!(*page, "| scenario | input-to-ack p50 / p99 | slack p50 | late | repeated | mispredictions / min | corrections | snaps | hard resyncs | remote backward steps | drawn snap-backs | remote rate | dilation | uplink | downlink | convergence | hit ratio |");
     let _ = writeln!(
         *page,
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     );
     for r in rows {
         let s = &r.summary;
         if r.hits != "-" {
             let _ = writeln!(
                 *page,
-                "| {} | | | | | | | | | | | | | | | {} |",
+                "| {} | | | | | | | | | | | | | | | | {} |",
                 r.name, r.hits
             );
             continue;
         }
         let _ = writeln!(
             *page,
-            "| {} | {:.0} / {:.0} ms | {:.0} ms | {:.2} % | {:.2} % | {:.2} | {} | {} | {} | {} | {} | {:.2}-{:.2} | {:+.1} to {:+.1} % | {:.0} B/s | {} | - |",
+            "| {} | {:.0} / {:.0} ms | {:.0} ms | {:.2} % | {:.2} % | {:.2} | {} | {} | {} | {} | {} | {:.2}-{:.2} | {:+.1} to {:+.1} % | {:.0} B/s | {:.0} B/s | {} | - |",
             r.name, s.ack_p50, s.ack_p99, s.slack_p50, s.late_pct, s.repeated_pct, s.mispredictions_per_min,
             s.corrections, s.snaps, s.resyncs, s.remote_backwards, s.drawn_snap_backs, s.remote_rate.0, s.remote_rate.1,
-            s.dilation.0, s.dilation.1, s.uplink_bytes_per_s, r.convergence
+            s.dilation.0, s.dilation.1, s.uplink_bytes_per_s, s.downlink_bytes_per_s, r.convergence
         );
     }
 }

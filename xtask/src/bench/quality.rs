@@ -27,37 +27,51 @@ const THROUGH_ONE_ADDRESS: &[&str] = &[
 /// Where the section of the relay runs starts on a quality page.
 const RELAY_SECTION: &str = "\n## Over real UDP through the relay";
 
-/// The guide's game's quality page (`docs/quality/walkers.md`): its main
-/// cell in the stepper, then the main cell again over real UDP (walker
-/// bots through the relay).
-pub fn run_walkers(quick: bool) -> Result {
+/// Another game's quality page (`docs/quality/GAME.md`): its main cell in
+/// the stepper, then the main cell again over real UDP (the game's bots
+/// through the relay).
+pub fn run_game(game: &str, quick: bool) -> Result {
     build_release()?;
-    stepper_page(&["--game", "walkers"])?;
+    stepper_page(&["--game", game])?;
     let seconds = if quick { 20 } else { 60 };
-    let section = walkers_relay(seconds)
+    let section = game_relay(game, seconds)
         .unwrap_or_else(|e| format!("{RELAY_SECTION}\n\nThe run failed: {e}\n"));
     append_relay(
-        &root().join("docs").join("quality").join("walkers.md"),
+        &root()
+            .join("docs")
+            .join("quality")
+            .join(format!("{game}.md")),
         &section,
     )
 }
 
-/// The walkers' main cell over WebTransport through the UDP relay; the
-/// page's section with the figures.
-fn walkers_relay(seconds: u32) -> Result<String> {
+/// A game's main cell over WebTransport through the UDP relay; the page's
+/// section with the figures.
+fn game_relay(game: &str, seconds: u32) -> Result<String> {
     let (_server, addr) = spawn_server(THROUGH_ONE_ADDRESS)?;
     let main = format!(
-        "--addr {addr} --game walkers --transport webtransport --compact --bots 16 \
+        "--addr {addr} --game {game} --transport webtransport --compact --bots 16 \
          --seconds {seconds} --relay-latency-ms 75 --relay-jitter-ms 30 --relay-loss 0.05 --seed 7"
     );
-    let m = bots(&main, "walkers-relay-main-cell")?;
+    let m = bots(&main, &format!("{game}-relay-main-cell"))?;
+    let (driver, remark) = match game {
+        "blobs" => (
+            "the grazing driver of the stepper's cell, in the default arena of 5,000 units and \
+5,000 pellets",
+            "Blobs never push each other; being eaten and coming back are placements.",
+        ),
+        _ => (
+            "the pacing driver of the stepper's cell",
+            "Walkers never push each other.",
+        ),
+    };
     Ok(format!(
         "{RELAY_SECTION}\n\n\
-`cargo xtask quality --game walkers` ran the release server and `target/release/bots {main}`\n\
-on {date}: 16 walker bots (the pacing driver of the stepper's cell, the library's client\n\
-session), protocol 2 over WebTransport through the UDP impairment relay on 127.0.0.1, the\n\
-shipped defaults; wall-clock time on a shared 2-core machine, so the figures move from run to\n\
-run. \"Settled\" leaves out each bot's first five seconds. Walkers never push each other.\n\n\
+`cargo xtask quality --game {game}` ran the release server and `target/release/bots {main}`\n\
+on {date}: 16 {game} bots ({driver}, the library's client session), protocol 2 over\n\
+WebTransport through the UDP impairment relay on 127.0.0.1, the shipped defaults; wall-clock\n\
+time on a shared 2-core machine, so the figures move from run to run. \"Settled\" leaves out\n\
+each bot's first five seconds. {remark}\n\n\
 | run | RTT p50 | input-to-ack p50 / p99 | settled (from 5 s) | slack p50 | late | repeated | mispredictions | pushes | snaps | hard resyncs | input resends | bytes/s per bot, up / down |\n\
 |---|---|---|---|---|---|---|---|---|---|---|---|---|\n\
 | main cell, 16 bots (as shipped) | {} |\n",

@@ -131,14 +131,13 @@ impl<G: ClientGame> ClientSession<G> {
         if let Some(timing) = echo.timing {
             self.on_binary_timing(echo.server_tick, &timing);
         }
-        let was_alive = self.authority.get(id).map(Replicated::alive);
         if self
             .authority
             .insert(id, echo.own.stamp().tick, &echo.own)
             .is_ok()
         {
             self.stats.echoes_used += 1;
-            self.on_own_state(&echo.own, was_alive);
+            self.on_own_state(&echo.own);
         }
     }
 
@@ -319,7 +318,6 @@ impl<G: ClientGame> ClientSession<G> {
         let interpolation = self.config.interpolation;
         for state in players {
             let id = state.id();
-            let was_alive = self.authority.get(id).map(Replicated::alive);
             if self
                 .authority
                 .insert(id, state.stamp().tick, state)
@@ -328,7 +326,7 @@ impl<G: ClientGame> ClientSession<G> {
                 continue;
             }
             if id == me {
-                self.on_own_state(state, was_alive);
+                self.on_own_state(state);
             } else {
                 self.remotes
                     .get_or_insert_with(id, RemoteBuffer::default)
@@ -337,7 +335,11 @@ impl<G: ClientGame> ClientSession<G> {
         }
     }
 
-    fn on_own_state(&mut self, state: &G::Own, was_alive: Option<bool>) {
+    /// The own player's newest state: its first places it; so does one
+    /// whose life differs from the last accepted (a respawn, or a death the
+    /// page could not foresee: the server's word, not a misprediction);
+    /// any other corrects the prediction.
+    fn on_own_state(&mut self, state: &G::Own) {
         match std::mem::replace(&mut self.state, State::Connecting) {
             // Unreachable: a snapshot is only read once welcomed.
             State::Connecting => {}
@@ -366,8 +368,10 @@ impl<G: ClientGame> ClientSession<G> {
                 }
             }
             State::Playing(welcome, mut local) => {
-                let respawned = was_alive == Some(false) && state.alive();
-                let result = if respawned {
+                let placed = local
+                    .authoritative()
+                    .is_some_and(|last| last.alive() != state.alive());
+                let result = if placed {
                     self.stats.placements += 1;
                     local.accept_placed(state.stamp(), state)
                 } else {
@@ -375,10 +379,7 @@ impl<G: ClientGame> ClientSession<G> {
                 };
                 self.state = State::Playing(welcome, local);
                 if let Ok(report) = result {
-                    self.push_event(SessionEvent::Reconciled {
-                        report,
-                        placed: respawned,
-                    });
+                    self.push_event(SessionEvent::Reconciled { report, placed });
                 }
             }
         }

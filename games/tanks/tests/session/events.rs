@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use skirmish_tanks::{
     encode, ClientMessage, ClientSession, CombatEvent, Controls, ErrorCode, Incoming, Phase,
-    ServerMessage, SessionConfig, SessionEvent, TankNote, Tick, Vec2,
+    PlayerState, ServerMessage, SessionConfig, SessionEvent, TankNote, Tick, Vec2,
 };
 
 use super::{frame, joined, recv, snapshot, state, walk, welcome, FRAME, ME, OTHER};
@@ -217,4 +217,48 @@ fn events_a_shell_never_drains_are_bounded_and_counted() {
     walk(&mut s, 1, 600);
     assert!(s.hud().stats.events_dropped > 0);
     assert_eq!(s.events().count(), 1024);
+}
+
+/// A life that ends or begins is the server's word, not a prediction gone
+/// wrong: the page is placed where the state says, and nothing counts as
+/// a misprediction or a correction.
+#[test]
+fn a_death_and_a_respawn_are_placements_not_corrections() {
+    let mut s = joined();
+    recv(&mut s, &snapshot(1, vec![state(ME, 1, 100.0, 100)]));
+    s.set_controls(Controls {
+        turn: 0.0,
+        throttle: 1.0,
+        fire: false,
+    });
+    for _ in 0..6 {
+        frame(&mut s, FRAME);
+    }
+    let ahead = s.view().own.expect("playing").predicted.position.x;
+    assert!(ahead > 120.0, "predicted ahead: {ahead}");
+    // Killed where it stood at tick 2, before any of those inputs.
+    let dead = PlayerState {
+        alive: false,
+        ..state(ME, 2, 100.0, 0)
+    };
+    recv(&mut s, &snapshot(2, vec![dead]));
+    drain(&mut s);
+    recv(&mut s, &snapshot(3, vec![state(ME, 3, 900.0, 100)]));
+    let placed: Vec<bool> = drain(&mut s)
+        .into_iter()
+        .filter_map(|e| match e {
+            SessionEvent::Reconciled { placed, .. } => Some(placed),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(placed, [true], "the respawn is placed");
+    let stats = *s.local().expect("playing").stats();
+    assert_eq!(
+        (stats.mispredictions, stats.corrections, stats.snaps),
+        (0, 0, 0),
+        "{stats:?}"
+    );
+    assert_eq!(s.hud().stats.placements, 3, "joined, killed, back");
+    let own = s.view().own.expect("playing");
+    assert!(own.predicted.position.x >= 900.0, "{:?}", own.predicted);
 }
