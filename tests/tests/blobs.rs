@@ -31,5 +31,8 @@ fn blobs_hold_the_main_cells_budget() {
     let happened = stepper.room.stats().events;
     println!("{told} notes of {happened} happenings");
     assert!(happened >= 20, "blobs were eaten: {happened}");
-    assert!(told <= happened && told + 6 >= happened, "{told} of {happened}");
+    assert!(
+        told <= happened && told + 6 >= happened,
+        "{told} of {happened}"
+    );
 }

@@ -232,7 +232,10 @@ mod tests {
     #[test]
     fn a_note_is_told_with_the_names_known() {
         let names = |id: PlayerId| (id == PlayerId(3)).then(|| "ann".to_string());
-        assert_eq!(told(&Note::Ate(PlayerId(3), 8.4), names), "you ate ann (+8)");
+        assert_eq!(
+            told(&Note::Ate(PlayerId(3), 8.4), names),
+            "you ate ann (+8)"
+        );
         assert_eq!(told(&Note::EatenBy(PlayerId(4)), names), "eaten by #4");
         assert_eq!(told(&Note::Back, names), "back");
     }

@@ -100,6 +100,12 @@ impl<F> Default for Viewer<F> {
 }
 
 impl<F> Viewer<F> {
+    /// Whether `id` is in view: in the last frame built for this client,
+    /// or a partner it keeps in view.
+    pub(crate) fn sees(&self, id: PlayerId) -> bool {
+        self.in_view.contains(&id) || self.partners.contains_key(&id)
+    }
+
     /// The client decoded the snapshot of `tick` (never later than `now`).
     pub(crate) fn acknowledge(&mut self, tick: Tick, now: Tick) {
         if tick > now || self.acked.is_some_and(|a| tick <= a) {

@@ -23,6 +23,7 @@
 //! Joining sends the joiner `welcome` at once; the roster follows with the
 //! next tick.
 
+mod events;
 mod outbox;
 mod snapshots;
 
@@ -79,8 +80,11 @@ impl<G: ServerGame> Default for RoomConfig<G> {
 pub struct RoomStats {
     /// Snapshot frames sent (one per recipient per tick).
     pub snapshots: u64,
-    /// Events, each sent once to every client.
+    /// Events, each sent once to every client that sees its target.
     pub events: u64,
+    /// Ticks' events messages narrowed for a client to the events of what
+    /// it sees (or left out, none concerning it).
+    pub events_narrowed: u64,
     /// Binary snapshot frames sent as deltas.
     pub deltas: u64,
     /// Delta bodies built: clients that see everyone and acknowledged the
@@ -523,21 +527,8 @@ impl<G: ServerGame> Room<G> {
         }
         self.world.snapshot_into(&mut self.states);
         self.share_snapshot(tick, out);
-        let events = self.world.events();
-        if !events.is_empty() {
-            let until = tick.saturating_add(self.interest.partner_memory_ticks);
-            let pairs: Vec<_> = events.iter().filter_map(G::partners).collect();
-            if !pairs.is_empty() {
-                for (id, viewer) in &mut self.viewers {
-                    viewer.note_partners(*id, &pairs, until);
-                }
-            }
-            self.stats.events += events.len() as u64;
-            let message = ServerMessage::<G>::Events {
-                events: events.to_vec(),
-            };
-            self.share_control(&message, out);
-        }
+        let events = self.world.events().to_vec();
+        self.share_events(&events, tick, out);
         tick
     }
 
@@ -559,11 +550,18 @@ impl<G: ServerGame> Room<G> {
     /// A control message to every seat: the JSON text shared by the seats
     /// whose `hello` was text, the binary form by the others.
     fn share_control(&self, message: &ServerMessage<G>, out: &mut Outbox) {
+        let everyone: Vec<PlayerId> = self.seats.keys().copied().collect();
+        self.share_control_to(message, &everyone, out);
+    }
+
+    /// A control message to the seats `to` (in id order): the JSON text
+    /// shared by those whose `hello` was text, the binary form by the
+    /// others.
+    fn share_control_to(&self, message: &ServerMessage<G>, to: &[PlayerId], out: &mut Outbox) {
         let to = |binary: bool| {
-            self.seats
-                .iter()
-                .filter(move |(_, s)| s.binary == binary)
-                .map(|(id, _)| *id)
+            to.iter()
+                .copied()
+                .filter(move |id| self.seats.get(id).is_some_and(|s| s.binary == binary))
         };
         let binary = to(true).next().is_some();
         // The text goes out as it always did, also to nobody (a room's

@@ -9,7 +9,8 @@
 //! - a listed player carries a mask of the fields that differ from that
 //!   prediction and, for each, a small difference (zig-zag varint for a
 //!   wide field, a byte for the rest: [`Width`]);
-//! - a player new to the set is listed in full;
+//! - a player new to the set is listed in full, or as its differences
+//!   from the game's [`Fields::template`] when it has one;
 //! - a player of the baseline that left the set is listed as removed.
 //!
 //! The recipient's own state travels exactly in the head, as in the compact
@@ -22,7 +23,8 @@
 //!   varint id gap, u8 mask, then per set bit i (the game's field i):
 //!     a wide field: zig-zag varint of the i16 difference; a byte: the
 //!     new byte
-//!   bit 7 (new): the whole quantised state follows instead
+//!   bit 7 (new) alone: the whole quantised state follows instead;
+//!   bit 7 with others: the changed fields follow, from the template
 //! varint stale mask length (0, or one bit per player of the set, in id
 //!   order, rounded up to bytes), then the mask
 //! ```
@@ -128,10 +130,7 @@ pub fn write_body<F: Fields>(
         write_gap(previous, *id, out);
         previous = Some(*id);
         match predicted {
-            None => {
-                out.push(NEW);
-                write_full(value, out);
-            }
+            None => write_new(value, out),
             Some(predicted) => {
                 write_changes(predicted, value, out);
             }
@@ -226,8 +225,12 @@ pub fn decode<'b, F: Fields + 'b, O: OwnState>(
         let id = read_gap(&mut r, previous)?;
         previous = Some(id);
         let mask = r.u8()?;
-        let value = if mask & NEW != 0 {
+        let value = if mask == NEW {
             read_full(&mut r)?
+        } else if mask & NEW != 0 {
+            let template =
+                F::template().ok_or_else(|| bad("a new entry from a template the state lacks"))?;
+            read_changes(&mut r, mask & !NEW, template)?
         } else {
             let base =
                 lookup(base, id).ok_or_else(|| bad("an update of a player the baseline lacks"))?;
@@ -296,11 +299,19 @@ pub fn decode<'b, F: Fields + 'b, O: OwnState>(
 /// right, the whole state when there is none (new to the set).
 pub fn entry_cost<F: Fields>(predicted: Option<&F>, value: &F) -> usize {
     let Some(predicted) = predicted.copied() else {
-        return 1 + 1 + full_bytes::<F>();
+        return F::template()
+            .filter(|t| t != value)
+            .map_or(1 + 1 + full_bytes::<F>(), |t| changes_cost(&t, value));
     };
     if predicted == *value {
         return 0;
     }
+    changes_cost(&predicted, value)
+}
+
+/// Bytes an entry of the fields of `value` that differ from `predicted`
+/// takes (its id gap as one byte).
+fn changes_cost<F: Fields>(predicted: &F, value: &F) -> usize {
     let changes: usize = F::WIDTHS
         .iter()
         .enumerate()
@@ -318,6 +329,21 @@ pub fn lookup<F: Fields>(set: &[Entity<F>], id: PlayerId) -> Option<F> {
     set.binary_search_by_key(&id, |(i, _)| *i)
         .ok()
         .map(|i| set[i].1)
+}
+
+/// Writes an entry new to the set: its differences from the game's
+/// template under a mask with the new bit, or (no template, or the value
+/// is the template itself) the new bit alone and the state in full.
+fn write_new<F: Fields>(value: &F, out: &mut Vec<u8>) {
+    let at = out.len();
+    if let Some(template) = F::template() {
+        if write_changes(&template, value, out) {
+            out[at] |= NEW;
+            return;
+        }
+    }
+    out.push(NEW);
+    write_full(value, out);
 }
 
 /// Writes the fields of `value` that differ from `predicted`; `false` (and
@@ -434,6 +460,105 @@ mod tests {
     fn zigzag_differences_round_trip() {
         for v in [0i16, 1, -1, 63, -64, i16::MAX, i16::MIN] {
             assert_eq!(unzigzag(zigzag(v)).unwrap(), v);
+        }
+    }
+}
+
+#[cfg(test)]
+mod template_tests {
+    use super::*;
+    use crate::shared::state::PlayerId;
+
+    /// A dot of two wide fields and a kind; most are of kind 2 at the
+    /// origin's row.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    struct Dot(u16, u16, u8);
+
+    impl Fields for Dot {
+        type Config = ();
+        type Motion = ();
+        const WIDTHS: &'static [Width] = &[Width::Wide, Width::Wide, Width::Byte];
+        fn get(&self, i: usize) -> u16 {
+            [self.0, self.1, u16::from(self.2)][i]
+        }
+        fn set(&mut self, i: usize, v: u16) {
+            match i {
+                0 => self.0 = v,
+                1 => self.1 = v,
+                _ => self.2 = v as u8,
+            }
+        }
+        fn motion(_: u32, (): &()) {}
+        fn moved(&self, (): &()) -> Dot {
+            *self
+        }
+        fn template() -> Option<Dot> {
+            Some(Dot(0, 0, 2))
+        }
+    }
+
+    /// The same dot without a template.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    struct Plain(Dot);
+
+    impl Fields for Plain {
+        type Config = ();
+        type Motion = ();
+        const WIDTHS: &'static [Width] = Dot::WIDTHS;
+        fn get(&self, i: usize) -> u16 {
+            self.0.get(i)
+        }
+        fn set(&mut self, i: usize, v: u16) {
+            self.0.set(i, v);
+        }
+        fn motion(_: u32, (): &()) {}
+        fn moved(&self, (): &()) -> Plain {
+            *self
+        }
+    }
+
+    fn body<F: Fields<Config = ()>>(target: &[Entity<F>]) -> Vec<u8> {
+        let mut out = Vec::new();
+        encode_body::<F>(&[], target, 1, &(), &mut out);
+        out
+    }
+
+    #[test]
+    fn a_new_entry_travels_as_its_differences_from_the_template() {
+        let dots: Vec<Entity<Dot>> = vec![
+            (PlayerId(1), Dot(100, 50, 2)),
+            (PlayerId(2), Dot(0, 0, 2)),
+            (PlayerId(3), Dot(4000, 9, 1)),
+        ];
+        let plain: Vec<Entity<Plain>> = dots.iter().map(|(id, d)| (*id, Plain(*d))).collect();
+        let (short, long) = (body(&dots), body(&plain));
+        // Plain: 5 bytes + gap + mask each. Template: (100, 50) in 2 + 1
+        // bytes, the template itself in full, (4000, 9, 1) in 2 + 1 + 1.
+        assert_eq!(long.len(), 3 + 3 * 7);
+        assert_eq!(short.len(), 3 + (2 + 3) + 7 + (2 + 4));
+        // Read back as `decode` reads entries.
+        let mut r = Reader::new(&short);
+        assert_eq!(r.count().expect("removed"), 0);
+        assert_eq!(r.count().expect("entries"), 3);
+        let mut previous = None;
+        for (id, d) in &dots {
+            let got = read_gap(&mut r, previous).expect("gap");
+            previous = Some(got);
+            let mask = r.u8().expect("mask");
+            let value: Dot = if mask == NEW {
+                read_full(&mut r).expect("full")
+            } else {
+                assert_ne!(mask & NEW, 0);
+                read_changes(&mut r, mask & !NEW, Dot::template().expect("template"))
+                    .expect("changes")
+            };
+            assert_eq!((got, value), (*id, *d));
+        }
+        for (id, d) in &dots {
+            let cost = entry_cost::<Dot>(None, d);
+            let mut one = Vec::new();
+            write_new(d, &mut one);
+            assert_eq!(cost, 1 + one.len(), "{id:?}");
         }
     }
 }

@@ -10,7 +10,9 @@
 //! prediction: positions and headings) or [`Width::Byte`] (8 bits, written
 //! as the byte itself: counters, flags, velocities). A state has at most
 //! seven fields: a delta entry's mask is one byte whose top bit marks an
-//! entity new to the set.
+//! entity new to the set. A game whose new entities are mostly alike (an
+//! .io game's pellets) gives a [`Fields::template`]: a new one then
+//! travels as its differences from it.
 
 use std::fmt::Debug;
 
@@ -59,6 +61,13 @@ pub trait Fields: Copy + Debug + Default + PartialEq + Eq + Send + Sync {
     /// unchanged); the same on every target, as both sides predict with it.
     #[must_use]
     fn moved(&self, motion: &Self::Motion) -> Self;
+
+    /// What a state new to a delta is written as differences from, when
+    /// that is shorter than in full; `None` (the default): new states
+    /// travel in full.
+    fn template() -> Option<Self> {
+        None
+    }
 }
 
 /// Bytes a state of `F` takes written in full.

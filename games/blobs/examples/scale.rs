@@ -63,7 +63,7 @@ fn main() {
     let mut angles: Vec<u16> = (0..players).map(|_| rng.below(65_536) as u16).collect();
     let mut last = Tick::ZERO;
     let mut times = Vec::with_capacity(ticks);
-    let (mut bytes, mut frames, mut seen) = (0u64, 0u64, 0u64);
+    let (mut bytes, mut frames, mut seen, mut other) = (0u64, 0u64, 0u64, 0u64);
     let mut message = Vec::new();
     let mut apart = Apart::default();
     let mut views = Vec::new();
@@ -90,9 +90,13 @@ fn main() {
         last = room.tick(&mut out);
         times.push(started.elapsed().as_secs_f64() * 1000.0);
         for &(_, i) in out.deliveries() {
-            if let Frame::Binary(frame) = &out.frames()[i] {
-                bytes += frame.len() as u64;
-                frames += 1;
+            match &out.frames()[i] {
+                Frame::Binary(frame) if delta::frame_tick(frame).is_some() => {
+                    bytes += frame.len() as u64;
+                    frames += 1;
+                }
+                Frame::Binary(frame) => other += frame.len() as u64,
+                Frame::Text(text) => other += text.len() as u64,
             }
         }
         seen += in_view(&room);
@@ -119,9 +123,11 @@ fn main() {
         mean * 20.0 / 1000.0 * 100.0 / players as f64
     );
     println!(
-        "{frames} frames, {:.0} B per snapshot, {:.3} B per entity in view per snapshot (whole run)",
+        "{frames} snapshots, {:.0} B per snapshot, {:.3} B per entity in view per snapshot; \
+         {:.1} B per player per tick of other messages (events, roster) (whole run)",
         bytes as f64 / frames.max(1) as f64,
-        bytes as f64 / seen.max(1) as f64
+        bytes as f64 / seen.max(1) as f64,
+        other as f64 / (players * ticks).max(1) as f64
     );
     println!(
         "apart (second half, {VIEWERS} views): {:.2} B per pellet change ({} changes), {:.2} B per moving blob ({} moves)",
@@ -129,6 +135,13 @@ fn main() {
         apart.pellet_changes,
         apart.blob_bytes as f64 / apart.blob_moves.max(1) as f64,
         apart.blob_moves
+    );
+    println!(
+        "of which: {:.2} B per pellet gone ({}), {:.2} B per pellet new to a view ({})",
+        apart.gone_bytes as f64 / apart.gone.max(1) as f64,
+        apart.gone,
+        apart.new_bytes as f64 / apart.new.max(1) as f64,
+        apart.new
     );
 }
 
@@ -178,6 +191,10 @@ struct Apart {
     pellet_changes: u64,
     blob_bytes: u64,
     blob_moves: u64,
+    gone: u64,
+    gone_bytes: u64,
+    new: u64,
+    new_bytes: u64,
 }
 
 impl Apart {
@@ -191,6 +208,17 @@ impl Apart {
         let (was, is) = (ids(&before.1), ids(&after.1));
         self.pellet_changes += was.symmetric_difference(&is).count() as u64;
         self.pellet_bytes += body(&before.1, &after.1);
+        // The same changes in two steps: the removals, then the arrivals.
+        let stayed: Vec<Entity<Bit>> = before
+            .1
+            .iter()
+            .filter(|(id, _)| is.contains(id))
+            .copied()
+            .collect();
+        self.gone += was.difference(&is).count() as u64;
+        self.gone_bytes += body(&before.1, &stayed);
+        self.new += is.difference(&was).count() as u64;
+        self.new_bytes += body(&stayed, &after.1);
         // Blobs that stayed in view and moved; any other is not a move.
         let kept: Vec<Entity<Bit>> = before
             .0

@@ -1,7 +1,8 @@
 //! How a blob or a pellet travels in a snapshot set: x and y to a unit,
 //! the mass to a unit, and what it is. Nothing moves between snapshots by
 //! itself (a blob's next position is news, a pellet's never changes), so a
-//! still pellet costs nothing in a delta and an eaten one is a removal.
+//! still pellet costs nothing in a delta, an eaten one is a removal and a
+//! new one is its place (the pellet is the template).
 
 use skirmish_core::{clamp, Fields, Vec2, Width};
 
@@ -69,6 +70,16 @@ impl Fields for Bit {
     fn motion(_: u32, _: &Arena) {}
     fn moved(&self, (): &()) -> Bit {
         *self
+    }
+    /// Most new entries are pellets: a new one travels as its place alone
+    /// (two varints) instead of in full.
+    fn template() -> Option<Bit> {
+        Some(Bit {
+            x: 0,
+            y: 0,
+            mass: 1,
+            kind: PELLET,
+        })
     }
 }
 
