@@ -30,8 +30,9 @@ fn arg(n: usize, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-fn main() {
-    let (players, pellets, ticks) = (arg(1, 500), arg(2, 5000), arg(3, 400));
+/// A room of `players` binary pages and `pellets` pellets on a square of
+/// 5,000 units, with the game's interest radius.
+fn arena(players: usize, pellets: usize, out: &mut Outbox) -> Result<Room<Blobs>, String> {
     let settings = BlobSettings {
         side: 5000.0,
         pellets: pellets as u32,
@@ -46,7 +47,6 @@ fn main() {
         },
         game: settings,
     });
-    let mut out = Outbox::new();
     let seat = Seating {
         encoding: Encoding::Compact,
         protocol: 2,
@@ -54,11 +54,22 @@ fn main() {
         binary_control: true,
     };
     for i in 1..=players {
-        if let Err(e) = room.join(PlayerId(i as u32), &format!("b{i}"), seat, &mut out) {
-            eprintln!("scale: player {i} cannot join: {e}");
+        room.join(PlayerId(i as u32), &format!("b{i}"), seat, out)
+            .map_err(|e| format!("player {i} cannot join: {e}"))?;
+    }
+    Ok(room)
+}
+
+fn main() {
+    let (players, pellets, ticks) = (arg(1, 500), arg(2, 5000), arg(3, 400));
+    let mut out = Outbox::new();
+    let mut room = match arena(players, pellets, &mut out) {
+        Ok(room) => room,
+        Err(e) => {
+            eprintln!("scale: {e}");
             return;
         }
-    }
+    };
     let mut rng = SeededRng::new(3);
     let mut angles: Vec<u16> = (0..players).map(|_| rng.below(65_536) as u16).collect();
     let mut last = Tick::ZERO;
