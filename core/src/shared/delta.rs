@@ -11,14 +11,17 @@
 //!   wide field, a byte for the rest: [`Width`]);
 //! - a player new to the set is listed in full, or as its differences
 //!   from the game's [`Fields::template`] when it has one;
-//! - a player of the baseline that left the set is listed as removed.
+//! - a player of the baseline that left the set is listed as removed, by
+//!   its place in the baseline's set (kind 4; kind 2, still read, named
+//!   its id).
 //!
 //! The recipient's own state travels exactly in the head, as in the compact
 //! frame, because it is the reconciliation baseline.
 //!
 //! ```text
-//! u8 kind = 2, u32 server_tick, u32 baseline_tick, own block (as compact)
-//! varint removed count, then each removed id as a varint gap
+//! u8 kind = 4, u32 server_tick, u32 baseline_tick, own block (as compact)
+//! varint removed count, then each removed player's index in the
+//!   baseline's set (id order) as a varint gap (kind 2: its id as a gap)
 //! varint entry count, then per entry in id order:
 //!   varint id gap, u8 mask, then per set bit i (the game's field i):
 //!     a wide field: zig-zag varint of the i16 difference; a byte: the
@@ -48,8 +51,13 @@ use crate::shared::tick::Tick;
 use crate::shared::timing::InputTiming;
 use crate::shared::varint;
 
-/// The frame kind of a delta snapshot.
-pub const DELTA: u8 = 2;
+/// The frame kind of a delta snapshot: removals by their place in the
+/// baseline's set.
+pub const DELTA: u8 = 4;
+
+/// The frame kind of a delta snapshot whose removals name their ids (what
+/// builds before this one sent; still read, for their recordings).
+pub const DELTA_BY_ID: u8 = 2;
 
 /// One entity of a frame's set: its id and quantised state.
 pub type Entity<F> = (PlayerId, F);
@@ -86,36 +94,38 @@ pub fn encode_body<F: Fields>(
     let motion = F::motion(ticks, config);
     let mut removed = Vec::new();
     let mut entries = Vec::with_capacity(target.len());
-    let mut b = baseline.iter().peekable();
+    let mut b = baseline.iter().enumerate().peekable();
     for (id, value) in target {
-        while let Some((gone, _)) = b.next_if(|(bid, _)| bid < id) {
-            removed.push(*gone);
+        while let Some((gone, _)) = b.next_if(|(_, (bid, _))| bid < id) {
+            removed.push(gone);
         }
         let predicted = b
-            .next_if(|(bid, _)| bid == id)
-            .map(|(_, q)| q.moved(&motion));
+            .next_if(|(_, (bid, _))| bid == id)
+            .map(|(_, (_, q))| q.moved(&motion));
         if predicted != Some(*value) {
             entries.push((*id, predicted, *value));
         }
     }
-    removed.extend(b.map(|(id, _)| *id));
+    removed.extend(b.map(|(gone, _)| gone));
     write_body(&removed, &entries, &[], out);
 }
 
-/// Writes a delta body from its parts: the removed ids, and each listed
-/// player with its predicted value (`None`: new to the set) and its value,
-/// all in id order. A listed player whose prediction is right is skipped.
+/// Writes a delta body from its parts: the removed players' places in the
+/// baseline's set (in increasing order), and each listed player with its
+/// predicted value (`None`: new to the set) and its value, in id order. A
+/// listed player whose prediction is right is skipped.
 pub fn write_body<F: Fields>(
-    removed: &[PlayerId],
+    removed: &[usize],
     entries: &[(PlayerId, Option<F>, F)],
     stale: &[bool],
     out: &mut Vec<u8>,
 ) {
     varint::write(removed.len() as u64, out);
     let mut previous = None;
-    for id in removed {
-        write_gap(previous, *id, out);
-        previous = Some(*id);
+    for &at in removed {
+        let gap = previous.map_or(at, |p: usize| at - p - 1);
+        varint::write(gap as u64, out);
+        previous = Some(at);
     }
     let listed = entries
         .iter()
@@ -168,7 +178,7 @@ pub fn encode<F: Fields, O: OwnState>(
 /// 1..5, little-endian. `None` for anything shorter or of another kind.
 pub fn frame_tick(bytes: &[u8]) -> Option<Tick> {
     match bytes {
-        [compact::SNAPSHOT | DELTA, a, b, c, d, ..] => {
+        [compact::SNAPSHOT | DELTA | DELTA_BY_ID, a, b, c, d, ..] => {
             Some(Tick(u32::from_le_bytes([*a, *b, *c, *d])))
         }
         _ => None,
@@ -178,7 +188,9 @@ pub fn frame_tick(bytes: &[u8]) -> Option<Tick> {
 /// The baseline tick a delta frame builds on; `None` for a full frame.
 pub fn baseline_tick(bytes: &[u8]) -> Option<Tick> {
     match bytes {
-        [DELTA, _, _, _, _, a, b, c, d, ..] => Some(Tick(u32::from_le_bytes([*a, *b, *c, *d]))),
+        [DELTA | DELTA_BY_ID, _, _, _, _, a, b, c, d, ..] => {
+            Some(Tick(u32::from_le_bytes([*a, *b, *c, *d])))
+        }
         _ => None,
     }
 }
@@ -194,9 +206,11 @@ pub fn decode<'b, F: Fields + 'b, O: OwnState>(
     baseline: impl FnOnce(Tick) -> Option<&'b [Entity<F>]>,
     config: &F::Config,
 ) -> Result<compact::QuantisedFrame<F, O>, ProtocolError> {
-    if bytes.first() != Some(&DELTA) {
-        return compact::decode_frame(bytes);
-    }
+    let by_id = match bytes.first() {
+        Some(&DELTA) => false,
+        Some(&DELTA_BY_ID) => true,
+        _ => return compact::decode_frame(bytes),
+    };
     let mut r = Reader::new(bytes);
     r.u8()?;
     let server_tick = Tick(r.u32()?);
@@ -210,14 +224,7 @@ pub fn decode<'b, F: Fields + 'b, O: OwnState>(
     })?;
     let motion = F::motion(server_tick.0.saturating_sub(baseline_tick.0), config);
 
-    let removed_count = r.count()?;
-    let mut removed = Vec::with_capacity(removed_count);
-    let mut previous = None;
-    for _ in 0..removed_count {
-        let id = read_gap(&mut r, previous)?;
-        removed.push(id);
-        previous = Some(id);
-    }
+    let removed = read_removed(&mut r, base, by_id)?;
     let entry_count = r.count()?;
     let mut entries: Vec<(PlayerId, u8, F)> = Vec::with_capacity(entry_count);
     let mut previous = None;
@@ -245,11 +252,6 @@ pub fn decode<'b, F: Fields + 'b, O: OwnState>(
     }
     if r.remaining() != 0 {
         return Err(bad("trailing bytes after the delta"));
-    }
-    for id in &removed {
-        if lookup(base, *id).is_none() {
-            return Err(bad("a removal of a player the baseline lacks"));
-        }
     }
 
     // Merge: the baseline's players (predicted, unless removed or listed)
@@ -429,6 +431,43 @@ pub fn read_full<F: Fields>(r: &mut Reader<'_>) -> Result<F, ProtocolError> {
     Ok(value)
 }
 
+/// The ids a delta removes from `base`: each named by its place in it
+/// (`by_id` false) or by its id (a kind 2 frame), in increasing order.
+fn read_removed<F: Fields>(
+    r: &mut Reader<'_>,
+    base: &[Entity<F>],
+    by_id: bool,
+) -> Result<Vec<PlayerId>, ProtocolError> {
+    let count = r.count()?;
+    if count > base.len() {
+        return Err(bad("more removals than the baseline holds"));
+    }
+    let mut removed = Vec::with_capacity(count);
+    if by_id {
+        let mut previous = None;
+        for _ in 0..count {
+            let id = read_gap(r, previous)?;
+            if lookup(base, id).is_none() {
+                return Err(bad("a removal of a player the baseline lacks"));
+            }
+            removed.push(id);
+            previous = Some(id);
+        }
+        return Ok(removed);
+    }
+    let mut next = 0usize;
+    for _ in 0..count {
+        let gap = usize::try_from(r.varint()?).map_err(|_| bad("a removal out of range"))?;
+        let at = next
+            .checked_add(gap)
+            .filter(|at| *at < base.len())
+            .ok_or_else(|| bad("a removal of a player the baseline lacks"))?;
+        removed.push(base[at].0);
+        next = at + 1;
+    }
+    Ok(removed)
+}
+
 fn write_gap(previous: Option<PlayerId>, id: PlayerId, out: &mut Vec<u8>) {
     let gap = previous.map_or(id.0, |p| id.0 - p.0 - 1);
     varint::write(u64::from(gap), out);
@@ -465,7 +504,7 @@ mod tests {
 }
 
 #[cfg(test)]
-mod template_tests {
+mod body_tests {
     use super::*;
     use crate::shared::state::PlayerId;
 
@@ -560,5 +599,29 @@ mod template_tests {
             write_new(d, &mut one);
             assert_eq!(cost, 1 + one.len(), "{id:?}");
         }
+    }
+
+    #[test]
+    fn removals_name_their_place_in_the_baseline_and_old_frames_their_ids() {
+        let base: Vec<Entity<Dot>> = [1, 5, 9]
+            .iter()
+            .map(|&i| (PlayerId(i), Dot(i as u16, 0, 2)))
+            .collect();
+        // 1 and 9 leave: places 0 and 2, written as gaps 0 and 1.
+        let out = {
+            let mut out = Vec::new();
+            encode_body(&base, &base[1..2], 1, &(), &mut out);
+            out
+        };
+        assert_eq!(out[..3], [2, 0, 1]);
+        let read = |bytes: &[u8], by_id: bool| read_removed(&mut Reader::new(bytes), &base, by_id);
+        assert_eq!(read(&out, false), Ok(vec![PlayerId(1), PlayerId(9)]));
+        // A frame of kind 2 names ids: 1, then 9 as the gap 7.
+        assert_eq!(read(&[2, 1, 7], true), Ok(vec![PlayerId(1), PlayerId(9)]));
+        // Past the end, more than it holds, an id it lacks: refused.
+        assert!(read(&[1, 3], false).is_err());
+        assert!(read(&[2, 2, 0], false).is_err());
+        assert!(read(&[4, 0, 0, 0, 0], false).is_err());
+        assert!(read(&[1, 2], true).is_err());
     }
 }

@@ -91,17 +91,17 @@ pub(crate) fn build<F: Fields>(
     // list, all in id order.
     let mut rows: Vec<Row<F>> = Vec::with_capacity(count);
     let mut removed = Vec::new();
-    let mut old = base_set.iter().peekable();
+    let mut old = base_set.iter().enumerate().peekable();
     let mut waiting = base.waiting.iter().peekable();
     for k in 0..count {
         let i = seen.map_or(k, |s| s[k]);
         let (id, value) = scene.truth[i];
-        while let Some((gone, _)) = old.next_if(|(b, _)| *b < id) {
-            removed.push(*gone);
+        while let Some((gone, _)) = old.next_if(|(_, (b, _))| *b < id) {
+            removed.push(gone);
         }
         let carried = old
-            .next_if(|(b, _)| *b == id)
-            .map(|(_, q)| q.moved(&motion));
+            .next_if(|(_, (b, _))| *b == id)
+            .map(|(_, (_, q))| q.moved(&motion));
         let cost = delta::entry_cost(carried.as_ref(), &value);
         while waiting.next_if(|(w, _, _)| *w < id).is_some() {}
         let (accumulated, last) = waiting
@@ -127,7 +127,7 @@ pub(crate) fn build<F: Fields>(
             refreshed: cost == 0,
         });
     }
-    removed.extend(old.map(|(id, _)| *id));
+    removed.extend(old.map(|(gone, _)| gone));
     // The body's two counts and its stale mask (one bit per player).
     let used = choose(&mut rows, room.saturating_sub(5 + count.div_ceil(8)));
 
