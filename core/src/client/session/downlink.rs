@@ -336,7 +336,7 @@ impl<G: ClientGame> ClientSession<G> {
     }
 
     /// The own player's newest state: its first places it; so does one
-    /// whose life differs from the last accepted (a respawn, or a death the
+    /// whose life differs from the last accepted (a new life, or an end the
     /// page could not foresee: the server's word, not a misprediction);
     /// any other corrects the prediction.
     fn on_own_state(&mut self, state: &G::Own) {
