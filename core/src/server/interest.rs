@@ -100,8 +100,9 @@ impl<F> Default for Viewer<F> {
 }
 
 impl<F> Viewer<F> {
-    /// Whether `id` is in view: in the last frame built for this client,
-    /// or a partner it keeps in view.
+    /// Whether `id` is in view: within its reach at the last frame built
+    /// for this client (sent, or left out for the byte budget), or a
+    /// partner it keeps in view.
     pub(crate) fn sees(&self, id: PlayerId) -> bool {
         self.in_view.contains(&id) || self.partners.contains_key(&id)
     }

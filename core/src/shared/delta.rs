@@ -62,8 +62,9 @@ pub const DELTA_BY_ID: u8 = 2;
 /// One entity of a frame's set: its id and quantised state.
 pub type Entity<F> = (PlayerId, F);
 
-/// A delta entry's mask bit for an entity new to the set (its whole state
-/// follows); bits 0 to 6 are the fields that changed.
+/// A delta entry's mask bit for an entity new to the set: alone, its whole
+/// state follows; with field bits, the fields that differ from the game's
+/// template. Bits 0 to 6 are the fields that changed.
 const NEW: u8 = 128;
 
 /// The head of a delta frame: kind, ticks and the own state exactly (with
@@ -298,7 +299,8 @@ pub fn decode<'b, F: Fields + 'b, O: OwnState>(
 
 /// Bytes the entry of one player takes in a delta body (its id gap taken
 /// as one byte), given the baseline's prediction: 0 when it is already
-/// right, the whole state when there is none (new to the set).
+/// right; new to the set (no prediction), its differences from the game's
+/// template, or the whole state.
 pub fn entry_cost<F: Fields>(predicted: Option<&F>, value: &F) -> usize {
     let Some(predicted) = predicted.copied() else {
         return F::template()

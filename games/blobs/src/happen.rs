@@ -1,6 +1,7 @@
 //! What happens to a blob between snapshots, told once: it was eaten, it
-//! grew by eating another, it came back. The server sends each to every
-//! page reliably; the library applies it once to the blob's last state (a
+//! grew by eating another, it came back. The server sends each reliably
+//! to every page that sees the blob (every page, without an interest
+//! radius); the library applies it once to the blob's last state (a
 //! state at or after its tick already has it) and the page tells its
 //! player what it means to them ([`Note`]). A pellet's growth is not an
 //! event: thousands a second would cost more than the mass field of the
@@ -72,13 +73,19 @@ impl Happening {
     }
 }
 
-/// Two copies of one happening have the same tick, target and kind (a
-/// blob is eaten, grows or comes back at most once a tick).
+/// Two copies of one happening have the same tick, target, kind and other
+/// blob (a blob may eat two in one tick; it is eaten or comes back at most
+/// once a tick).
 impl Applied for Happening {
-    type Key = (Tick, PlayerId, u8);
+    type Key = (Tick, PlayerId, u8, PlayerId);
 
-    fn key(&self) -> (Tick, PlayerId, u8) {
-        (self.tick(), self.target(), self.tag())
+    fn key(&self) -> (Tick, PlayerId, u8, PlayerId) {
+        let other = match *self {
+            Happening::Eaten { by, .. } => by,
+            Happening::Grew { ate, .. } => ate,
+            Happening::Back { target, .. } => target,
+        };
+        (self.tick(), self.target(), self.tag(), other)
     }
 
     fn tick(&self) -> Tick {

@@ -195,7 +195,8 @@ impl Visual for Body {
 }
 
 /// What a page keeps of every blob and pellet: its state, replaced by the
-/// next; nothing happens to one between snapshots.
+/// next; between snapshots a blob's happenings change it (eaten, grew,
+/// back).
 impl Replicated for Blob {
     type Event = Happening;
     fn is_valid(&self) -> bool {

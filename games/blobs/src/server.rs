@@ -313,6 +313,7 @@ fn eat_blobs(
         .collect();
     let mut gained: BTreeMap<PlayerId, f32> = BTreeMap::new();
     let mut eaten: Vec<PlayerId> = Vec::new();
+    let mut meals: Vec<(PlayerId, PlayerId, f32)> = Vec::new();
     for (a, big) in &bodies {
         for (b, small) in &bodies {
             let eats = big.mass >= EATS_AT * small.mass
@@ -321,20 +322,21 @@ fn eat_blobs(
                 && !eaten.contains(a);
             if eats {
                 eaten.push(*b);
-                let gain = 0.8 * small.mass;
-                *gained.entry(*a).or_default() += gain;
-                events.push(Happening::Eaten {
-                    tick,
-                    target: *b,
-                    by: *a,
-                });
-                events.push(Happening::Grew {
-                    tick,
-                    target: *a,
-                    ate: *b,
-                    gain,
-                });
+                meals.push((*a, *b, 0.8 * small.mass));
             }
+        }
+    }
+    // A blob eaten later in the same tick keeps none of what it ate.
+    for &(by, target, gain) in &meals {
+        events.push(Happening::Eaten { tick, target, by });
+        if !eaten.contains(&by) {
+            *gained.entry(by).or_default() += gain;
+            events.push(Happening::Grew {
+                tick,
+                target: by,
+                ate: target,
+                gain,
+            });
         }
     }
     for (id, p) in players.iter_mut() {

@@ -135,3 +135,61 @@ fn an_eaten_blob_stays_put_on_both_sides_until_it_comes_back() {
     let moved = Blobs::predict(body, &(0, MOVE), Duration::from_millis(50), &arena);
     assert_eq!(moved, body);
 }
+
+#[test]
+fn a_blob_that_eats_two_in_a_tick_is_told_of_both_and_one_eaten_keeps_nothing() {
+    use skirmish_core::Applied;
+    let mut w = world(0);
+    let (big, a, b) = (PlayerId(1), PlayerId(2), PlayerId(3));
+    for id in [big, a, b] {
+        w.join_with(id, "p", InputMode::Scheduled).expect("joins");
+    }
+    let here = Vec2::new(500.0, 500.0);
+    for (id, mass) in [(big, 100.0), (a, 10.0), (b, 20.0)] {
+        let p = w.player_mut(id).expect("joined");
+        p.state.body.at = here;
+        p.state.body.mass = mass;
+    }
+    let events = w.step().to_vec();
+    let grew: Vec<_> = events
+        .iter()
+        .filter(|e| matches!(e, Happening::Grew { .. }))
+        .collect();
+    assert_eq!(grew.len(), 2, "{events:?}");
+    assert_ne!(grew[0].key(), grew[1].key(), "two meals, two keys");
+    assert!(w.state_of(big).is_some_and(|s| s.mass >= 124.0));
+    // A blob eaten in the tick it ate keeps nothing and is told nothing of
+    // growing: 1 (20) eats 2 (10), then 3 (100) eats 1.
+    let mut w = world(0);
+    for id in [big, a, b] {
+        w.join_with(id, "p", InputMode::Scheduled).expect("joins");
+    }
+    for (id, mass, at) in [
+        (big, 20.0, here),
+        (a, 10.0, here),
+        (b, 100.0, here + Vec2::new(30.0, 0.0)),
+    ] {
+        let p = w.player_mut(id).expect("joined");
+        p.state.body.at = at;
+        p.state.body.mass = mass;
+    }
+    let events = w.step().to_vec();
+    let eaten = |id| {
+        events
+            .iter()
+            .any(|e| matches!(e, Happening::Eaten { target, .. } if *target == id))
+    };
+    assert!(eaten(a) && eaten(big), "{events:?}");
+    let grown: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            Happening::Grew { target, .. } => Some(*target),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(grown, [b], "{events:?}");
+    assert_eq!(
+        w.state_of(big).map(|s| (s.kind, s.mass)),
+        Some((DEAD, 20.0))
+    );
+}

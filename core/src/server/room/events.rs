@@ -1,11 +1,12 @@
 //! A tick's events to the seats they concern. Without an interest radius
 //! every seat gets every event, in one shared frame per encoding. With one,
-//! a binary client that acknowledges gets only the events of what it sees
-//! (itself, what its last snapshot held, its partners): a change to a
+//! a binary client (a viewer from its seat) gets only the events of what it
+//! sees: events whose target is itself or in its view (its partners
+//! included), and events pairing a player it sees with another (a hit on
+//! someone out of view, drawn from the shooter it sees). A change to a
 //! player it does not see is in that player's state when it comes into
-//! view, and a room of hundreds would otherwise send each of them every
-//! event of the world. Everyone else (JSON clients, clients that have not
-//! acknowledged yet) gets every event.
+//! view, and a room of hundreds would otherwise send each page every event
+//! of the world. JSON clients get every event.
 
 use super::{control, Outbox, Room};
 use crate::server::world::ServerGame;
@@ -43,7 +44,12 @@ impl<G: ServerGame> Room<G> {
             };
             let seen: Vec<_> = events
                 .iter()
-                .filter(|e| e.target() == *id || viewer.sees(e.target()))
+                .filter(|e| {
+                    let target = e.target();
+                    target == *id
+                        || viewer.sees(target)
+                        || G::partners(e).is_some_and(|(a, b)| viewer.sees(a) || viewer.sees(b))
+                })
                 .cloned()
                 .collect();
             if seen.len() == events.len() {
