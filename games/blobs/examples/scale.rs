@@ -248,22 +248,11 @@ impl Apart {
     }
 }
 
-/// Entities in every player's view this tick (within its radius).
+/// Entities in every player's view this tick (within its radius, itself
+/// included).
 fn in_view(room: &Room<Blobs>) -> u64 {
-    let world = room.world();
-    let radius = Blobs::interest_radius(&BlobSettings::default()).unwrap_or(f32::MAX);
-    let blobs: Vec<_> = world
-        .players()
-        .filter_map(|(id, _)| world.state_of(id))
-        .collect();
-    let things = Blobs::things(world.game());
-    blobs
+    views_of(room, usize::MAX)
         .iter()
-        .map(|me| {
-            let r = Blobs::view_radius(me, radius);
-            let near = |at: skirmish_core::Vec2| at.distance(me.at) <= r;
-            (blobs.iter().filter(|b| near(b.at)).count()
-                + things.iter().filter(|t| near(t.at)).count()) as u64
-        })
+        .map(|(blobs, pellets)| (1 + blobs.len() + pellets.len()) as u64)
         .sum()
 }
