@@ -205,3 +205,31 @@ fn a_dots_inputs_travel_in_the_binary_input_message_with_its_own_bits() {
     bad[12] = 0x80;
     assert!(skirmish_core::decode_inputs::<Nudge>(&bad).is_err());
 }
+
+/// A still dot (an .io game's pellet) sends the same sample every
+/// snapshot: its buffer keeps two, and draws what it would with all.
+#[test]
+fn a_still_remote_keeps_two_samples_and_draws_the_same() {
+    let config = InterpolationConfig::default();
+    let tick = Duration::from_millis(50);
+    let still = |t: u32, x: f32| RemoteSample {
+        tick: Tick(t),
+        visual: Dot(x),
+        velocity: Shift(0.0),
+        alive: true,
+    };
+    let mut b: RemoteBuffer<Dot> = RemoteBuffer::default();
+    for t in 1..=20 {
+        assert!(b.add(still(t, 7.0), &config));
+    }
+    assert_eq!(b.len(), 2, "the first and the newest");
+    assert_eq!(b.newest_tick(), Some(Tick(20)));
+    assert_eq!(b.sample(19.5, tick, &config).map(|s| s.0), Some(Dot(7.0)));
+    assert!(!b.add(still(20, 7.0), &config), "not newer");
+    // When it moves, it is interpolated from where it stood at tick 20.
+    assert!(b.add(still(21, 17.0), &config));
+    assert_eq!(
+        b.sample(20.5, tick, &config),
+        Some((Dot(12.0), SampleKind::Interpolated))
+    );
+}

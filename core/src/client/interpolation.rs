@@ -93,6 +93,13 @@ pub struct RemoteSample<V: Visual> {
     pub alive: bool,
 }
 
+impl<V: Visual> RemoteSample<V> {
+    /// Whether it draws as `other` does, whatever its tick.
+    fn same(&self, other: &RemoteSample<V>) -> bool {
+        self.visual == other.visual && self.velocity == other.velocity && self.alive == other.alive
+    }
+}
+
 /// How quickly a taken-back extrapolation fades from what is drawn: the
 /// time constant of its decay (seconds).
 pub const SETTLE_SECS: f32 = 0.1;
@@ -133,7 +140,15 @@ impl<V: Visual> RemoteBuffer<V> {
         {
             return false;
         }
-        if self.samples.len() >= config.capacity.max(2) {
+        // A still entity (a pellet) sends the same sample every snapshot:
+        // the newest of three equal samples only moves on, which draws the
+        // same and keeps its buffer at two.
+        let n = self.samples.len();
+        if n >= 2 && sample.same(&self.samples[n - 1]) && sample.same(&self.samples[n - 2]) {
+            self.samples[n - 1].tick = sample.tick;
+            return true;
+        }
+        if n >= config.capacity.max(2) {
             self.samples.pop_front();
         }
         self.samples.push_back(sample);

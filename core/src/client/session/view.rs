@@ -71,12 +71,15 @@ impl<G: ClientGame> ClientSession<G> {
         let (me, cadence) = (welcome.id, welcome.cadence);
         let at = self.remote_time().unwrap_or(0.0);
         let interpolation = self.interpolation();
+        // Both in id order: walked side by side, not searched.
+        let mut buffers = self.remotes.iter().peekable();
         let remotes = self
             .authority
             .iter_ids()
             .filter(|(id, _)| *id != me)
             .filter_map(|(id, state)| {
-                let buffer = self.remotes.get(id)?;
+                while buffers.next_if(|(b, _)| *b < id).is_some() {}
+                let (_, buffer) = buffers.next_if(|(b, _)| *b == id)?;
                 let (visual, kind) = buffer.drawn(at, cadence, &interpolation)?;
                 let alive = state.alive() && buffer.alive_at(at).unwrap_or(true);
                 Some(RemoteView {
