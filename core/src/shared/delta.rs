@@ -233,12 +233,8 @@ pub fn decode<'b, F: Fields + 'b, O: OwnState>(
         let id = read_gap(&mut r, previous)?;
         previous = Some(id);
         let mask = r.u8()?;
-        let value = if mask == NEW {
-            read_full(&mut r)?
-        } else if mask & NEW != 0 {
-            let template =
-                F::template().ok_or_else(|| bad("a new entry from a template the state lacks"))?;
-            read_changes(&mut r, mask & !NEW, template)?
+        let value = if mask & NEW != 0 {
+            read_new(&mut r, mask)?
         } else {
             let base =
                 lookup(base, id).ok_or_else(|| bad("an update of a player the baseline lacks"))?;
@@ -433,6 +429,17 @@ pub fn read_full<F: Fields>(r: &mut Reader<'_>) -> Result<F, ProtocolError> {
     Ok(value)
 }
 
+/// Reads an entry new to the set written by [`write_new`] (its `mask`
+/// already read).
+fn read_new<F: Fields>(r: &mut Reader<'_>, mask: u8) -> Result<F, ProtocolError> {
+    if mask == NEW {
+        return read_full(r);
+    }
+    let template =
+        F::template().ok_or_else(|| bad("a new entry from a template the state lacks"))?;
+    read_changes(r, mask & !NEW, template)
+}
+
 /// The ids a delta removes from `base`: each named by its place in it
 /// (`by_id` false) or by its id (a kind 2 frame), in increasing order.
 fn read_removed<F: Fields>(
@@ -503,12 +510,6 @@ mod tests {
             assert_eq!(unzigzag(zigzag(v)).unwrap(), v);
         }
     }
-}
-
-#[cfg(test)]
-mod body_tests {
-    use super::*;
-    use crate::shared::state::PlayerId;
 
     /// A dot of two wide fields and a kind; most are of kind 2 at the
     /// origin's row.
@@ -577,7 +578,7 @@ mod body_tests {
         // bytes, the template itself in full, (4000, 9, 1) in 2 + 1 + 1.
         assert_eq!(long.len(), 3 + 3 * 7);
         assert_eq!(short.len(), 3 + (2 + 3) + 7 + (2 + 4));
-        // Read back as `decode` reads entries.
+        // Read back entry by entry, as `decode` reads them.
         let mut r = Reader::new(&short);
         assert_eq!(r.count().expect("removed"), 0);
         assert_eq!(r.count().expect("entries"), 3);
@@ -586,15 +587,12 @@ mod body_tests {
             let got = read_gap(&mut r, previous).expect("gap");
             previous = Some(got);
             let mask = r.u8().expect("mask");
-            let value: Dot = if mask == NEW {
-                read_full(&mut r).expect("full")
-            } else {
-                assert_ne!(mask & NEW, 0);
-                read_changes(&mut r, mask & !NEW, Dot::template().expect("template"))
-                    .expect("changes")
-            };
+            assert_ne!(mask & NEW, 0, "new");
+            let value: Dot = read_new(&mut r, mask).expect("new entry");
             assert_eq!((got, value), (*id, *d));
         }
+        // A state without a template cannot read one.
+        assert!(read_new::<Plain>(&mut Reader::new(&[1, 2]), NEW | 1).is_err());
         for (id, d) in &dots {
             let cost = entry_cost::<Dot>(None, d);
             let mut one = Vec::new();

@@ -110,8 +110,12 @@ fn main() {
                 Frame::Text(text) => other += text.len() as u64,
             }
         }
-        seen += in_view(&room);
-        let now = views_of(&room, VIEWERS);
+        let mut now = views_of(&room);
+        seen += now
+            .iter()
+            .map(|(blobs, pellets)| (1 + blobs.len() + pellets.len()) as u64)
+            .sum::<u64>();
+        now.truncate(VIEWERS);
         if times.len() > ticks / 2 {
             for (before, after) in views.iter().zip(&now) {
                 apart.add(before, after, *room.world().config());
@@ -140,20 +144,7 @@ fn main() {
         bytes as f64 / seen.max(1) as f64,
         other as f64 / (players * ticks).max(1) as f64
     );
-    println!(
-        "apart (second half, {VIEWERS} views): {:.2} B per pellet change ({} changes), {:.2} B per moving blob ({} moves)",
-        apart.pellet_bytes as f64 / apart.pellet_changes.max(1) as f64,
-        apart.pellet_changes,
-        apart.blob_bytes as f64 / apart.blob_moves.max(1) as f64,
-        apart.blob_moves
-    );
-    println!(
-        "of which: {:.2} B per pellet gone ({}), {:.2} B per pellet new to a view ({})",
-        apart.gone_bytes as f64 / apart.gone.max(1) as f64,
-        apart.gone,
-        apart.new_bytes as f64 / apart.new.max(1) as f64,
-        apart.new
-    );
+    apart.print();
 }
 
 /// Views whose tick-to-tick changes are costed apart.
@@ -163,8 +154,8 @@ const VIEWERS: usize = 50;
 /// carry them, in id order.
 type View = (Vec<Entity<Bit>>, Vec<Entity<Bit>>);
 
-/// The views of the first `n` players this tick.
-fn views_of(room: &Room<Blobs>, n: usize) -> Vec<View> {
+/// Every player's view this tick (within its radius, itself left out).
+fn views_of(room: &Room<Blobs>) -> Vec<View> {
     let world = room.world();
     let config = world.config();
     let radius = Blobs::interest_radius(&BlobSettings::default()).unwrap_or(f32::MAX);
@@ -175,7 +166,6 @@ fn views_of(room: &Room<Blobs>, n: usize) -> Vec<View> {
     let things = Blobs::things(world.game());
     blobs
         .iter()
-        .take(n)
         .map(|me| {
             let r = Blobs::view_radius(me, radius);
             let near = |at: Vec2| at.distance(me.at) <= r;
@@ -194,21 +184,58 @@ fn views_of(room: &Room<Blobs>, n: usize) -> Vec<View> {
         .collect()
 }
 
-/// Bytes of the delta coder's body for each kind of change, less the
-/// empty body's three counts.
+/// Bytes of the delta coder's body for some changes, and how many.
+#[derive(Clone, Copy, Default)]
+struct Cost {
+    bytes: u64,
+    count: u64,
+}
+
+impl Cost {
+    fn add(&mut self, bytes: u64, count: usize) {
+        self.bytes += bytes;
+        self.count += count as u64;
+    }
+
+    /// Bytes per change.
+    fn per(self) -> f64 {
+        self.bytes as f64 / self.count.max(1) as f64
+    }
+}
+
+/// What each kind of change costs, the empty body's three counts left out.
 #[derive(Default)]
 struct Apart {
-    pellet_bytes: u64,
-    pellet_changes: u64,
-    blob_bytes: u64,
-    blob_moves: u64,
-    gone: u64,
-    gone_bytes: u64,
-    new: u64,
-    new_bytes: u64,
+    pellets: Cost,
+    blobs: Cost,
+    gone: Cost,
+    new: Cost,
 }
 
 impl Apart {
+    fn print(&self) {
+        let Apart {
+            pellets,
+            blobs,
+            gone,
+            new,
+        } = self;
+        println!(
+            "apart (second half, {VIEWERS} views): {:.2} B per pellet change ({} changes), {:.2} B per moving blob ({} moves)",
+            pellets.per(),
+            pellets.count,
+            blobs.per(),
+            blobs.count
+        );
+        println!(
+            "of which: {:.2} B per pellet gone ({}), {:.2} B per pellet new to a view ({})",
+            gone.per(),
+            gone.count,
+            new.per(),
+            new.count
+        );
+    }
+
     fn add(&mut self, before: &View, after: &View, arena: Arena) {
         let body = |a: &[Entity<Bit>], b: &[Entity<Bit>]| {
             let mut out = Vec::new();
@@ -217,8 +244,10 @@ impl Apart {
         };
         let ids = |set: &[Entity<Bit>]| set.iter().map(|(id, _)| *id).collect::<BTreeSet<_>>();
         let (was, is) = (ids(&before.1), ids(&after.1));
-        self.pellet_changes += was.symmetric_difference(&is).count() as u64;
-        self.pellet_bytes += body(&before.1, &after.1);
+        self.pellets.add(
+            body(&before.1, &after.1),
+            was.symmetric_difference(&is).count(),
+        );
         // The same changes in two steps: the removals, then the arrivals.
         let stayed: Vec<Entity<Bit>> = before
             .1
@@ -226,10 +255,10 @@ impl Apart {
             .filter(|(id, _)| is.contains(id))
             .copied()
             .collect();
-        self.gone += was.difference(&is).count() as u64;
-        self.gone_bytes += body(&before.1, &stayed);
-        self.new += is.difference(&was).count() as u64;
-        self.new_bytes += body(&stayed, &after.1);
+        self.gone
+            .add(body(&before.1, &stayed), was.difference(&is).count());
+        self.new
+            .add(body(&stayed, &after.1), is.difference(&was).count());
         // Blobs that stayed in view and moved; any other is not a move.
         let kept: Vec<Entity<Bit>> = before
             .0
@@ -243,16 +272,7 @@ impl Apart {
             .filter(|(id, _)| kept.iter().any(|(k, _)| k == id))
             .copied()
             .collect();
-        self.blob_moves += kept.iter().zip(&now).filter(|(a, b)| a != b).count() as u64;
-        self.blob_bytes += body(&kept, &now);
+        let moved = kept.iter().zip(&now).filter(|(a, b)| a != b).count();
+        self.blobs.add(body(&kept, &now), moved);
     }
-}
-
-/// Entities in every player's view this tick (within its radius, itself
-/// included).
-fn in_view(room: &Room<Blobs>) -> u64 {
-    views_of(room, usize::MAX)
-        .iter()
-        .map(|(blobs, pellets)| (1 + blobs.len() + pellets.len()) as u64)
-        .sum()
 }
