@@ -12,7 +12,7 @@ use skirmish_core::{ClientSession, PlayerId, RemoteView, ServerGame, Vec2};
 use web_sys::CanvasRenderingContext2d;
 
 use crate::fields::Fields;
-use crate::game::PageGame;
+use crate::game::{shown_name, PageGame};
 use crate::render::Overlays;
 
 /// Where the pointer says to go, and whether Space boosts.
@@ -104,11 +104,7 @@ impl PageGame for Blobs {
         let (x1, y1) = to_px(arena);
         ctx.set_fill_style_str("#1b2128");
         ctx.fill_rect(x0, y0, x1 - x0, y1 - y0);
-        let name_of = |id: PlayerId| {
-            session
-                .name_of(id)
-                .map_or_else(|| format!("#{id}"), str::to_string)
-        };
+        let name_of = |id: PlayerId| shown_name(session, id);
         for r in view.remotes.iter().filter(|r| r.state.kind == PELLET) {
             let (x, y) = to_px(r.visual.at);
             disc(ctx, x, y, 3.0_f64.max(2.0 * scale), "#81c784");
@@ -143,7 +139,7 @@ impl PageGame for Blobs {
         };
         if let Some(note) = view.effects.last() {
             line.push_str(" · ");
-            line.push_str(&told(note, |id| session.name_of(id).map(str::to_string)));
+            line.push_str(&told(note, |id| shown_name(session, id)));
         }
         line
     }
@@ -171,9 +167,8 @@ impl PageGame for Blobs {
     }
 }
 
-/// A note as the HUD tells it, with the names `name_of` knows.
-fn told(note: &Note, name_of: impl Fn(PlayerId) -> Option<String>) -> String {
-    let name = |id: PlayerId| name_of(id).unwrap_or_else(|| format!("#{id}"));
+/// A note as the HUD tells it, each blob by its `name`.
+fn told(note: &Note, name: impl Fn(PlayerId) -> String) -> String {
     match *note {
         Note::Ate(id, gain) => format!("you ate {} (+{gain:.0})", name(id)),
         Note::EatenBy(id) => format!("eaten by {}", name(id)),
@@ -231,7 +226,13 @@ mod tests {
 
     #[test]
     fn a_note_is_told_with_the_names_known() {
-        let names = |id: PlayerId| (id == PlayerId(3)).then(|| "ann".to_string());
+        let names = |id: PlayerId| {
+            if id == PlayerId(3) {
+                "ann".to_string()
+            } else {
+                format!("#{id}")
+            }
+        };
         assert_eq!(
             told(&Note::Ate(PlayerId(3), 8.4), names),
             "you ate ann (+8)"

@@ -4,7 +4,7 @@
 //! netcode numbers, the graph, the recorder, the conditioner panel) is the
 //! same for every game; `tank.rs` is the tank game's side.
 
-use skirmish_core::{ClientGame, ClientSession, RemoteView};
+use skirmish_core::{ClientGame, ClientSession, PlayerId, RemoteView};
 use web_sys::CanvasRenderingContext2d;
 
 use crate::fields::Fields;
@@ -65,4 +65,12 @@ pub trait PageGame: ClientGame {
 
     /// The game's own fields of a remote in the debug state.
     fn debug_remote(remote: &RemoteView<Self>, fields: Fields) -> Fields;
+}
+
+/// A player's name as a page draws it: the roster's, or `#id` until the
+/// roster has it.
+pub fn shown_name<G: ClientGame>(session: &ClientSession<G>, id: PlayerId) -> String {
+    session
+        .name_of(id)
+        .map_or_else(|| format!("#{id}"), str::to_string)
 }

@@ -7,7 +7,7 @@ use skirmish_tanks::{ClientSession, Controls, PlayerId, Pose, RemoteView, Tanks}
 use web_sys::CanvasRenderingContext2d;
 
 use crate::fields::Fields;
-use crate::game::PageGame;
+use crate::game::{shown_name, PageGame};
 use crate::input::Keys;
 use crate::render::{self, Overlays};
 
@@ -49,11 +49,7 @@ impl PageGame for Tanks {
         overlays: Overlays,
     ) {
         let sim = session.sim_config().cloned().unwrap_or_default();
-        let name_of = |id: PlayerId| {
-            session
-                .name_of(id)
-                .map_or_else(|| format!("#{id}"), str::to_string)
-        };
+        let name_of = |id: PlayerId| shown_name(session, id);
         render::draw(
             ctx,
             width,

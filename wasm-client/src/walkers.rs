@@ -9,7 +9,7 @@ use skirmish_walkers::Walkers;
 use web_sys::CanvasRenderingContext2d;
 
 use crate::fields::Fields;
-use crate::game::PageGame;
+use crate::game::{shown_name, PageGame};
 use crate::render::{Fit, Overlays};
 
 /// The arrow keys or WASD held: up, down, left, right.
@@ -93,11 +93,7 @@ impl PageGame for Walkers {
         ctx.set_stroke_style_str("#3a4450");
         ctx.set_line_width(2.0);
         ctx.stroke_rect(x0, y0, x1 - x0, y1 - y0);
-        let name_of = |id: PlayerId| {
-            session
-                .name_of(id)
-                .map_or_else(|| format!("#{id}"), str::to_string)
-        };
+        let name_of = |id: PlayerId| shown_name(session, id);
         let view = session.view();
         for remote in &view.remotes {
             dot(ctx, &fit, remote.visual, REMOTE, &name_of(remote.id));
