@@ -16,6 +16,7 @@
 //! it a day before it expires, without touching open sessions; `GET
 //! /transport` tells a page where to connect and which hashes to pin.
 
+mod congestion;
 mod endpoint;
 mod quic;
 mod sender;

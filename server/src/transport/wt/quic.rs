@@ -12,9 +12,12 @@
 //! [`DATAGRAM_RECEIVE_BUFFER`] of datagrams however many streams it tries
 //! to open.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use wtransport::quinn::{self, VarInt};
+
+use super::congestion::FlooredCubic;
 
 /// Bidirectional streams a client may have open: `CONNECT` and ours.
 pub const BIDI_STREAMS: u32 = 2;
@@ -54,7 +57,8 @@ pub fn transport() -> quinn::TransportConfig {
         .send_window(SEND_WINDOW)
         .datagram_receive_buffer_size(Some(DATAGRAM_RECEIVE_BUFFER))
         .datagram_send_buffer_size(DATAGRAM_SEND_BUFFER)
-        .keep_alive_interval(Some(KEEP_ALIVE));
+        .keep_alive_interval(Some(KEEP_ALIVE))
+        .congestion_controller_factory(Arc::new(FlooredCubic::default()));
     // A constant far below QUIC's bound of 2^62 ms.
     if let Ok(idle) = quinn::IdleTimeout::try_from(IDLE_TIMEOUT) {
         t.max_idle_timeout(Some(idle));
