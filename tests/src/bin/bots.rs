@@ -498,8 +498,28 @@ fn summarise(reports: &[BotReport]) -> serde_json::Value {
                 .map(|(_, ms)| *ms)
         })
         .collect();
+    // The first seconds apart, each bot's from its first acknowledgement:
+    // where a whole run's tail comes from when it differs from the settled.
+    let by_second: Vec<serde_json::Value> = (0..SETTLE.as_secs())
+        .map(|s| {
+            let ms: Vec<f64> = reports
+                .iter()
+                .flat_map(|r| {
+                    let from = r.acked_at.first().map(|(t, _)| *t);
+                    r.acked_at
+                        .iter()
+                        .filter(move |(t, _)| {
+                            from.is_some_and(|f| t.saturating_duration_since(f).as_secs() == s)
+                        })
+                        .map(|(_, ms)| *ms)
+                })
+                .collect();
+            serde_json::json!([percentile(&ms, 50.0), percentile(&ms, 99.0), ms.len()])
+        })
+        .collect();
     let n = reports.len().max(1) as f64;
     serde_json::json!({
+        "input_to_ack_first_seconds_p50_p99_n": by_second,
         "bots": reports.len(),
         "inputs_sent": sum(|r| r.inputs_sent as f64),
         "mispredictions": sum(|r| r.mispredictions as f64),
