@@ -132,9 +132,10 @@ pub struct RoomSettings {
     /// unset: every player of the room.
     #[arg(long)]
     pub interest_radius: Option<f32>,
-    /// Bytes a delta snapshot may take; players overdue a refresh (250 ms)
-    /// go whatever the budget.
-    #[arg(long, default_value_t = 1200)]
+    /// Bytes a snapshot frame may take, whole; players overdue a refresh
+    /// (250 ms) go whatever the budget. The default fits one QUIC datagram
+    /// on any path, before the path's MTU is known.
+    #[arg(long, default_value_t = skirmish_core::InterestConfig::DATAGRAM_BUDGET)]
     pub snapshot_budget: usize,
     /// Seat protocol-1 clients (inputs named by the client's own ticks and
     /// queued by the server, which lets a client catch up two inputs a

@@ -14,7 +14,7 @@ use anyhow::{Context, Result};
 use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
 use serde::Serialize;
-use skirmish_core::{ClientGame, ClientMessage, ClientSession, SessionEvent};
+use skirmish_core::{compact, delta, ClientGame, ClientMessage, ClientSession, SessionEvent};
 use skirmish_tanks::framing::StreamMessage;
 use skirmish_tanks::LinkConditions;
 use skirmish_tanks::{Delivery, Incoming, SessionConfig, Tanks};
@@ -162,6 +162,13 @@ pub struct BotReport {
     /// When each late input was reported (not serialised).
     #[serde(skip)]
     pub late_at: Vec<Instant>,
+    /// Each binary snapshot's server tick and when it arrived (not
+    /// serialised): how late each came beyond the fastest.
+    #[serde(skip)]
+    pub snapshot_ticks: Vec<(u32, Instant)>,
+    /// Binary snapshots that came on the reliable stream rather than as
+    /// datagrams (WebTransport): a frame too large for a datagram.
+    pub snapshots_on_stream: u64,
 }
 
 pub use skirmish_tanks::percentile;
@@ -246,8 +253,12 @@ async fn play<G: ClientGame, D: Driver<G>>(
                         bytes_in += text.len() as u64;
                         session.receive(Incoming::Text(&text), at);
                     }
-                    Payload::Binary(bytes) => {
+                    Payload::Binary(bytes, datagram) => {
                         bytes_in += bytes.len() as u64;
+                        if let Some(tick) = snapshot_tick(&bytes) {
+                            report.snapshot_ticks.push((tick, Instant::now()));
+                            report.snapshots_on_stream += u64::from(!datagram);
+                        }
                         session.receive(Incoming::Binary(&bytes), at);
                     }
                 }
@@ -293,7 +304,19 @@ async fn play<G: ClientGame, D: Driver<G>>(
 /// One frame from the server.
 enum Payload {
     Text(String),
-    Binary(Vec<u8>),
+    /// The bytes, and whether they came as a datagram.
+    Binary(Vec<u8>, bool),
+}
+
+/// The server tick of a binary snapshot frame (full or delta); `None` for
+/// any other frame.
+fn snapshot_tick(bytes: &[u8]) -> Option<u32> {
+    match bytes.first()? {
+        &(compact::SNAPSHOT | delta::DELTA | delta::DELTA_BY_ID) => {
+            Some(u32::from_le_bytes(bytes.get(1..5)?.try_into().ok()?))
+        }
+        _ => None,
+    }
 }
 
 /// A bot's connection, over either transport.
@@ -380,7 +403,9 @@ impl Link {
             Link::WebSocket(_, stream) => loop {
                 match stream.next().await {
                     Some(Ok(Message::Text(text))) => return Ok(Payload::Text(text.to_string())),
-                    Some(Ok(Message::Binary(bytes))) => return Ok(Payload::Binary(bytes.to_vec())),
+                    Some(Ok(Message::Binary(bytes))) => {
+                        return Ok(Payload::Binary(bytes.to_vec(), false))
+                    }
                     Some(Ok(Message::Close(frame))) => {
                         anyhow::bail!("closed by the server: {frame:?}")
                     }
@@ -392,7 +417,7 @@ impl Link {
             Link::WebTransport(wt) => match wt.next().await? {
                 Some(received) => Ok(match received.message {
                     StreamMessage::Text(text) => Payload::Text(text),
-                    StreamMessage::Binary(bytes) => Payload::Binary(bytes),
+                    StreamMessage::Binary(bytes) => Payload::Binary(bytes, received.datagram),
                 }),
                 None => anyhow::bail!("closed by the server: {}", wt.closed().await),
             },

@@ -25,12 +25,12 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
+use skirmish_core::{compact, delta, LinkConditions, Vec2};
 use skirmish_core::{
     decode_client_frame, ClientGame, ClientMessage, ClientSession, Conditioner, Delivery, Encoding,
     Frame, Incoming, Networked, Outbox, OwnState, PlayerId, Room, RoomConfig, Seating, ServerGame,
     SessionConfig, SessionEvent, Tick, World, PROTOCOL_VERSION,
 };
-use skirmish_core::{LinkConditions, Vec2};
 use skirmish_tanks::{SimConfig, TankNote, TankSettings, Tanks};
 
 use crate::scenario::{ClientClock, NetScript};
@@ -192,6 +192,9 @@ pub struct ClientTrace {
     /// Bytes of every frame received (snapshots, echoes, control
     /// messages), as the wire carried them.
     pub downlink_bytes: u64,
+    /// The largest binary snapshot frame received (full or delta), bytes:
+    /// past the byte budget it would not go as one datagram.
+    pub largest_snapshot: usize,
     /// Mispredictions when each happened.
     pub mispredicted_at: Vec<f64>,
     /// The ticks of the shots that left (drawn as the own tracer).
@@ -506,6 +509,14 @@ impl<G: SteppedGame, D: Driver<G>> SimClient<G, D> {
                 Frame::Binary(bytes) => (Incoming::Binary(bytes), bytes.len()),
             };
             self.trace.downlink_bytes += bytes as u64;
+            if let Incoming::Binary(b) = frame {
+                if matches!(
+                    b.first(),
+                    Some(&(compact::SNAPSHOT | delta::DELTA | delta::DELTA_BY_ID))
+                ) {
+                    self.trace.largest_snapshot = self.trace.largest_snapshot.max(b.len());
+                }
+            }
             self.session.receive(frame, local);
         }
         self.observe(now);

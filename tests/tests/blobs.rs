@@ -17,6 +17,21 @@ fn blobs_hold_the_main_cells_budget() {
     let row = summarize(&clients, 0.0, 60.0, 60.0);
     println!("{:?}\n{row:?}", totals(&counters));
     assert_main_cell_budget(&counters, &row);
+    // Every snapshot of a crowded view (a thousand pellets around each
+    // blob) fits the byte budget whole, head and input timing too: one
+    // datagram, never the reliable stream.
+    let budget = skirmish_core::InterestConfig::default().budget;
+    let largest = stepper
+        .clients
+        .iter()
+        .map(|c| c.trace.largest_snapshot)
+        .max()
+        .unwrap_or(0);
+    println!("largest snapshot {largest}");
+    assert!(
+        (budget - 100..=budget).contains(&largest),
+        "the largest snapshot took {largest} bytes of {budget}"
+    );
     // They grazed: the server spawned pellets back all along.
     let grown = stepper
         .clients

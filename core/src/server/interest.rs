@@ -49,7 +49,8 @@ pub struct InterestConfig {
     pub radius: Option<f32>,
     /// How far beyond the radius a player seen stays seen.
     pub margin: f32,
-    /// Bytes a delta frame may take (one datagram by default).
+    /// Bytes a snapshot frame may take, its head included (one datagram by
+    /// default).
     pub budget: usize,
     /// A player in view is refreshed at least this often, budget or not.
     pub max_stale_ticks: u32,
@@ -64,12 +65,21 @@ pub struct InterestConfig {
     pub max_budgeted_view: usize,
 }
 
+impl InterestConfig {
+    /// The default byte budget: a whole frame that goes as one datagram on
+    /// any path. QUIC guarantees 1,200-byte packets; its header, the
+    /// DATAGRAM frame's and HTTP/3's session id leave 1,161 bytes of
+    /// payload (quinn's `max_datagram_size` before MTU discovery), and a
+    /// frame past that goes on the reliable stream.
+    pub const DATAGRAM_BUDGET: usize = 1150;
+}
+
 impl Default for InterestConfig {
     fn default() -> Self {
         InterestConfig {
             radius: None,
             margin: 100.0,
-            budget: 1200,
+            budget: InterestConfig::DATAGRAM_BUDGET,
             max_stale_ticks: 5,
             partner_memory_ticks: 40,
             max_budgeted_view: 256,

@@ -127,7 +127,10 @@ impl<G: ServerGame> Room<G> {
             },
             truths: &self.truths,
             tail: &self.tail,
-            budget: (self.interest.budget).saturating_sub(delta_head_bytes::<G::Own>()),
+            // The whole frame fits the budget: a protocol-2 head's timing
+            // and receipt too (a frame past a datagram goes on the stream).
+            budget: (self.interest.budget)
+                .saturating_sub(delta_head_bytes::<G::Own>() + compact::TIMING_BYTES),
             shared: BTreeMap::new(),
             complete: Arc::new(SentFrame::full(tick, None)),
             stats: &mut self.stats,

@@ -136,7 +136,7 @@ mod tests {
         // factor) each time, down to its own floor of two packets.
         for i in 1..=100u32 {
             let now = start + Duration::from_millis(u64::from(i) * 100);
-            let sent = now - Duration::from_millis(50);
+            let sent = start + Duration::from_millis(u64::from(i) * 100 - 50);
             floored.on_congestion_event(now, sent, false, 1200);
             cubic.on_congestion_event(now, sent, false, 1200);
         }
