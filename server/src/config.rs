@@ -132,8 +132,9 @@ pub struct RoomSettings {
     /// unset: every player of the room.
     #[arg(long)]
     pub interest_radius: Option<f32>,
-    /// Bytes a snapshot frame may take, whole; players overdue a refresh
-    /// (250 ms) go whatever the budget. The default fits one QUIC datagram
+    /// Bytes a binary snapshot frame may take, whole, when the room has an
+    /// interest radius; players overdue a refresh (200 ms) go whatever the
+    /// budget. The default fits one QUIC datagram
     /// on any path, before the path's MTU is known.
     #[arg(long, default_value_t = skirmish_core::InterestConfig::DATAGRAM_BUDGET)]
     pub snapshot_budget: usize,

@@ -169,6 +169,8 @@ pub struct BotReport {
     /// Binary snapshots that came on the reliable stream rather than as
     /// datagrams (WebTransport): a frame too large for a datagram.
     pub snapshots_on_stream: u64,
+    /// The largest binary snapshot frame, bytes.
+    pub largest_snapshot: usize,
 }
 
 pub use skirmish_tanks::percentile;
@@ -258,6 +260,7 @@ async fn play<G: ClientGame, D: Driver<G>>(
                         if let Some(tick) = snapshot_tick(&bytes) {
                             report.snapshot_ticks.push((tick, Instant::now()));
                             report.snapshots_on_stream += u64::from(!datagram);
+                            report.largest_snapshot = report.largest_snapshot.max(bytes.len());
                         }
                         session.receive(Incoming::Binary(&bytes), at);
                     }

@@ -1,7 +1,7 @@
 //! A crowded view over a lossy path does not make snapshots wait.
 //!
-//! Blob bots in the shipped arena (thousands of pellets: the first seconds'
-//! snapshots are full, 1.1 to 1.2 KB each) over real QUIC through the
+//! Blob bots in a crowded arena (thousands of pellets in each view: their
+//! snapshots fill the budget, 1.1 KB each) over real QUIC through the
 //! impairment relay at the main cell's network (75 ms ± 30 ms and 5 % loss
 //! each way). CUBIC as quinn ships it took each random loss as congestion
 //! and shrank the server's window to two packets, below the 3.6 KB such
@@ -13,8 +13,11 @@
 //! one datagram: none goes on the reliable stream.
 //!
 //! Each snapshot's lateness is its arrival less its tick's time, beyond
-//! the fastest: the relay's jitter spreads it over 60 ms, a queue adds to
-//! it. `docs/quality/blobs.md` has the long run's timing.
+//! the fastest: the relay's jitter spreads it over 60 ms (64 ms measured),
+//! a queue adds to it (200 to 350 ms with CUBIC alone); the bound of
+//! 150 ms leaves room for a tick the server skips on a loaded machine
+//! (which moves every later snapshot 50 ms). `docs/quality/blobs.md` has
+//! the long run's timing.
 
 use std::time::Duration;
 
@@ -24,7 +27,7 @@ use skirmish_tests::blobs::Graze;
 use skirmish_tests::bot::{run_bot_of, BotOptions, BotReport, BotTransport};
 use skirmish_tests::relay::{Impairment, UdpRelay};
 use skirmish_tests::script::{Script, Wander};
-use skirmish_tests::{next_source, server, shipped_config};
+use skirmish_tests::{config_with, next_source, server};
 
 /// The main cell's network, each way.
 const MAIN_CELL: Impairment = Impairment {
@@ -56,7 +59,9 @@ fn lateness(report: &BotReport) -> Vec<f64> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crowded_view_over_a_lossy_path_gets_its_snapshots_on_time() -> anyhow::Result<()> {
-    let srv = server(shipped_config())?;
+    // Twice the shipped pellets: a view of thousands, so that every
+    // snapshot of the run fills the budget, not only the first seconds'.
+    let srv = server(config_with(|c| c.rooms.game.blobs_pellets = 10_000))?;
     let offer = skirmish_tests::wt::offer(srv.addr).await?;
     let port: u16 = offer
         .url
@@ -75,7 +80,7 @@ async fn a_crowded_view_over_a_lossy_path_gets_its_snapshots_on_time() -> anyhow
             up: LinkConditions::default(),
             down: LinkConditions::default(),
             seed: i as u64,
-            duration: Duration::from_secs(5),
+            duration: Duration::from_secs(8),
             frame: Duration::from_millis(16),
             encoding: Encoding::Compact,
             source: Some(next_source()),
@@ -89,7 +94,13 @@ async fn a_crowded_view_over_a_lossy_path_gets_its_snapshots_on_time() -> anyhow
     let reports = futures_util::future::try_join_all(runs).await?;
     for report in &reports {
         // Every snapshot fits a datagram: none waits on the stream.
+        println!(
+            "{}: largest snapshot {} bytes",
+            report.name, report.largest_snapshot
+        );
         assert_eq!(report.snapshots_on_stream, 0, "{}", report.name);
+        let budget = skirmish_core::InterestConfig::DATAGRAM_BUDGET;
+        assert!(report.largest_snapshot <= budget, "{}", report.name);
         assert!(report.snapshot_ticks.len() > 60, "{}", report.name);
     }
     let mut late: Vec<f64> = reports.iter().flat_map(lateness).collect();
@@ -97,6 +108,6 @@ async fn a_crowded_view_over_a_lossy_path_gets_its_snapshots_on_time() -> anyhow
     let p99 = late[late.len() * 99 / 100];
     let worst = late.last().copied().unwrap_or(0.0);
     println!("snapshots late beyond the fastest: p99 {p99:.0} ms, worst {worst:.0} ms");
-    assert!(p99 < 100.0, "p99 {p99:.0} ms behind the fastest");
+    assert!(p99 < 150.0, "p99 {p99:.0} ms behind the fastest");
     Ok(())
 }

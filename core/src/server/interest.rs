@@ -49,8 +49,10 @@ pub struct InterestConfig {
     pub radius: Option<f32>,
     /// How far beyond the radius a player seen stays seen.
     pub margin: f32,
-    /// Bytes a snapshot frame may take, its head included (one datagram by
-    /// default).
+    /// Bytes a binary snapshot frame may take, its head included (one
+    /// datagram by default). Overdue refreshes go whatever it says, and
+    /// so do the shared frames of a view past `max_budgeted_view` and the
+    /// full frames of a room without a radius.
     pub budget: usize,
     /// A player in view is refreshed at least this often, budget or not.
     pub max_stale_ticks: u32,
@@ -67,10 +69,11 @@ pub struct InterestConfig {
 
 impl InterestConfig {
     /// The default byte budget: a whole frame that goes as one datagram on
-    /// any path. QUIC guarantees 1,200-byte packets; its header, the
-    /// DATAGRAM frame's and HTTP/3's session id leave 1,161 bytes of
-    /// payload (quinn's `max_datagram_size` before MTU discovery), and a
-    /// frame past that goes on the reliable stream.
+    /// any path. QUIC guarantees 1,200-byte packets; its header (with the
+    /// client's connection ids of 8 bytes, quinn's default; longer ones
+    /// leave less), the DATAGRAM frame's and HTTP/3's session id leave
+    /// 1,161 bytes of payload (quinn's `max_datagram_size` before MTU
+    /// discovery), and a frame past that goes on the reliable stream.
     pub const DATAGRAM_BUDGET: usize = 1150;
 }
 

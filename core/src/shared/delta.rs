@@ -293,6 +293,22 @@ pub fn decode<'b, F: Fields + 'b, O: OwnState>(
     })
 }
 
+/// Bytes the removals `removed` (indices in the baseline's set, rising)
+/// take in a delta body, their count included: what [`write_body`]
+/// writes of them.
+pub fn removals_bytes(removed: &[usize]) -> usize {
+    let mut previous = None;
+    let gaps: usize = removed
+        .iter()
+        .map(|&at| {
+            let gap = previous.map_or(at, |p: usize| at - p - 1);
+            previous = Some(at);
+            varint::len(gap as u64)
+        })
+        .sum();
+    varint::len(removed.len() as u64) + gaps
+}
+
 /// Bytes the entry of one player takes in a delta body (its id gap taken
 /// as one byte), given the baseline's prediction: 0 when it is already
 /// right; new to the set (no prediction), its differences from the game's
@@ -508,6 +524,21 @@ mod tests {
     fn zigzag_differences_round_trip() {
         for v in [0i16, 1, -1, 63, -64, i16::MAX, i16::MIN] {
             assert_eq!(unzigzag(zigzag(v)).unwrap(), v);
+        }
+    }
+
+    #[test]
+    fn removals_cost_what_the_body_writes_of_them() {
+        for removed in [
+            vec![],
+            vec![0],
+            vec![3, 4, 200],
+            (0..300).step_by(3).collect(),
+        ] {
+            let mut out = Vec::new();
+            write_body::<Dot>(&removed, &[], &[], &mut out);
+            // Then no entries and no stale mask: a byte each.
+            assert_eq!(out.len(), removals_bytes(&removed) + 2, "{removed:?}");
         }
     }
 

@@ -128,31 +128,32 @@ pub(crate) fn build<F: Fields>(
         });
     }
     removed.extend(old.map(|(gone, _)| gone));
-    // The body's two counts and its stale mask (one bit per player).
-    let used = choose(&mut rows, room.saturating_sub(5 + count.div_ceil(8)));
-
-    let mut set = Vec::with_capacity(rows.len());
-    let mut stale = Vec::with_capacity(rows.len());
-    let mut entries = Vec::with_capacity(rows.len());
-    let mut left = Vec::new();
-    for row in &rows {
-        if row.refreshed {
-            set.push((row.id, row.value));
-            stale.push(false);
-            if row.cost > 0 {
-                entries.push((row.id, row.carried, row.value));
-            }
-        } else {
-            left.push((row.id, row.accumulated + row.weight, row.last));
-            if let Some(carried) = row.carried {
-                set.push((row.id, carried));
-                stale.push(true);
-            }
+    // The removals exactly, then the entries' count and the stale mask
+    // (one bit per player).
+    let fixed = delta::removals_bytes(&removed) + 4 + count.div_ceil(8);
+    let used = choose(&mut rows, room.saturating_sub(fixed));
+    let (mut body, mut parts) = (Vec::with_capacity(used + fixed), split(&rows));
+    loop {
+        body.clear();
+        delta::write_body(&removed, &parts.entries, &parts.stale, &mut body);
+        // An entry's id gap was costed as one byte: should the gaps have
+        // taken more, the chosen row of least priority waits for the next
+        // frame, until the body fits (what is overdue goes regardless).
+        if body.len() <= room {
+            break;
         }
+        let Some(last) = rows
+            .iter_mut()
+            .filter(|r| r.refreshed && r.cost > 0 && !r.overdue)
+            .min_by(|a, b| a.key.total_cmp(&b.key).then(b.id.cmp(&a.id)))
+        else {
+            break;
+        };
+        last.refreshed = false;
+        parts = split(&rows);
     }
+    let Parts { set, left, .. } = parts;
     let complete = left.is_empty() && count == scene.truth.len();
-    let mut body = Vec::with_capacity(used + 8);
-    delta::write_body(&removed, &entries, &stale, &mut body);
     let frame = SentFrame {
         tick,
         set: (!complete).then_some(set),
@@ -160,6 +161,45 @@ pub(crate) fn build<F: Fields>(
         fresh_at: tick,
     };
     (frame, body)
+}
+
+/// A frame's rows as what it sends and what it leaves waiting.
+struct Parts<F> {
+    /// The set the client holds after it (id order).
+    set: Vec<Entity<F>>,
+    /// Which of the set's entries are stale (not refreshed).
+    stale: Vec<bool>,
+    /// The entries written: id, the baseline's prediction, the value.
+    entries: Vec<(PlayerId, Option<F>, F)>,
+    /// The rows left waiting: id, priority, last refresh.
+    left: Vec<(PlayerId, f32, Tick)>,
+}
+
+fn split<F: Fields>(rows: &[Row<F>]) -> Parts<F> {
+    let mut parts = Parts {
+        set: Vec::with_capacity(rows.len()),
+        stale: Vec::with_capacity(rows.len()),
+        entries: Vec::with_capacity(rows.len()),
+        left: Vec::new(),
+    };
+    for row in rows {
+        if row.refreshed {
+            parts.set.push((row.id, row.value));
+            parts.stale.push(false);
+            if row.cost > 0 {
+                parts.entries.push((row.id, row.carried, row.value));
+            }
+        } else {
+            parts
+                .left
+                .push((row.id, row.accumulated + row.weight, row.last));
+            if let Some(carried) = row.carried {
+                parts.set.push((row.id, carried));
+                parts.stale.push(true);
+            }
+        }
+    }
+    parts
 }
 
 /// Marks the rows to refresh within `room` bytes: all when they fit;

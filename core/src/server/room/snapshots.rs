@@ -297,8 +297,11 @@ fn nearest_within<F: Fields>(
         let d = |i: usize| scene.positions[i].distance_squared(here);
         d(a).total_cmp(&d(b)).then(a.cmp(&b))
     });
+    // Itself always, within the room: it is nearest, unless another stands
+    // on the same spot with a lower index.
     chosen.truncate(room.max(1));
     if !chosen.contains(&me) {
+        chosen.truncate(room.saturating_sub(1));
         chosen.push(me);
     }
     chosen.sort_unstable();
