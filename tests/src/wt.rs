@@ -31,6 +31,22 @@ pub struct Offer {
     pub hashes: Vec<String>,
 }
 
+impl Offer {
+    /// The QUIC endpoint the URL names, on `host` (the address the offer
+    /// was asked of): what an impairment relay forwards to.
+    ///
+    /// # Errors
+    /// The URL has no port.
+    pub fn endpoint(&self, host: IpAddr) -> Result<SocketAddr> {
+        let port: u16 = self
+            .url
+            .rsplit_once(':')
+            .and_then(|(_, rest)| rest.split('/').next()?.parse().ok())
+            .ok_or_else(|| anyhow!("no port in {}", self.url))?;
+        Ok(SocketAddr::new(host, port))
+    }
+}
+
 /// Asks the server at `addr` where WebTransport is.
 ///
 /// # Errors

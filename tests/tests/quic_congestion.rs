@@ -63,12 +63,7 @@ async fn a_crowded_view_over_a_lossy_path_gets_its_snapshots_on_time() -> anyhow
     // snapshot of the run fills the budget, not only the first seconds'.
     let srv = server(config_with(|c| c.rooms.game.blobs_pellets = 10_000))?;
     let offer = skirmish_tests::wt::offer(srv.addr).await?;
-    let port: u16 = offer
-        .url
-        .rsplit_once(':')
-        .and_then(|(_, rest)| rest.split('/').next()?.parse().ok())
-        .ok_or_else(|| anyhow::anyhow!("no port in {}", offer.url))?;
-    let quic = std::net::SocketAddr::new(srv.addr.ip(), port);
+    let quic = offer.endpoint(srv.addr.ip())?;
     let relay = UdpRelay::start(quic, MAIN_CELL, MAIN_CELL, 11).await?;
     let addr = srv.addr;
     let runs = (0..BOTS).map(|i| {

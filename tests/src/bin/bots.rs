@@ -441,12 +441,7 @@ async fn start_relay(args: &Args) -> Result<Option<Relay>> {
     let relay = match args.transport {
         BotTransport::Webtransport => {
             let offer = skirmish_tests::wt::offer(args.addr).await?;
-            let port: u16 = offer
-                .url
-                .rsplit_once(':')
-                .and_then(|(_, rest)| rest.split('/').next()?.parse().ok())
-                .ok_or_else(|| anyhow::anyhow!("no port in {}", offer.url))?;
-            let server = SocketAddr::new(args.addr.ip(), port);
+            let server = offer.endpoint(args.addr.ip())?;
             Relay::Udp(UdpRelay::start(server, impairment, impairment, args.seed).await?)
         }
         BotTransport::Websocket => {
