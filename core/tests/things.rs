@@ -143,3 +143,36 @@ fn a_crowded_first_view_fills_in_within_the_byte_budget() {
         "all of its view drawn in a second"
     );
 }
+
+/// Things whose ids are far apart (each id gap takes two bytes, where an
+/// entry is costed with one) still come within the byte budget: should the
+/// gaps take more than costed, the least urgent entry waits for the next
+/// frame. A thousand new pellets in view, 200 ids apart, after the page
+/// has a baseline to build deltas on.
+#[test]
+fn sparse_ids_still_fill_in_within_the_byte_budget() {
+    let mut pages = Pages::new(true);
+    pages.run(Duration::from_secs(1));
+    for i in 0..1000u16 {
+        // 199 spawned out of view and gone again: only their ids stay used.
+        things(&mut pages).spawn_many((0..199).map(|_| pellet(60_000)));
+        things(&mut pages).despawn_where(|t| t.entity.x == 60_000);
+        things(&mut pages).spawn_many([pellet(i % 201)]);
+    }
+    let budget = skirmish_core::InterestConfig::default().budget;
+    let mut largest = 0;
+    for _ in 0..40 {
+        let frames = last_binary_frames(&mut pages);
+        largest = frames.iter().map(Vec::len).fold(largest, usize::max);
+        for _ in 0..5 {
+            pages.frame();
+        }
+    }
+    println!("largest {largest}");
+    assert!(largest <= budget, "the largest frame took {largest} bytes");
+    assert!(
+        largest + 120 > budget,
+        "frames filled the budget: {largest}"
+    );
+    assert_eq!(drawn(&pages).len(), 1000, "all of its view drawn");
+}
