@@ -32,6 +32,20 @@ fn last_binary_frames(pages: &mut Pages) -> Vec<Vec<u8>> {
     frames
 }
 
+/// The largest binary frame of the next `ticks` ticks (the pages running
+/// between them).
+fn largest_frame(pages: &mut Pages, ticks: usize) -> usize {
+    let mut largest = 0;
+    for _ in 0..ticks {
+        let frames = last_binary_frames(pages);
+        largest = frames.iter().map(Vec::len).fold(largest, usize::max);
+        for _ in 0..5 {
+            pages.frame();
+        }
+    }
+    largest
+}
+
 /// A pellet at `x` on the line.
 fn pellet(x: u16) -> (Vec2, Pellet) {
     (Vec2::new(f32::from(x), 0.0), Pellet { x, y: 0, size: 1 })
@@ -124,14 +138,7 @@ fn a_crowded_first_view_fills_in_within_the_byte_budget() {
     // A thousand pellets around the binary dot (at 100, seeing 110 units)
     // before its first snapshot.
     things(&mut pages).spawn_many((0..1000).map(|i| pellet((i % 201) as u16)));
-    let mut largest = 0;
-    for _ in 0..20 {
-        let frames = last_binary_frames(&mut pages);
-        largest = frames.iter().map(Vec::len).fold(largest, usize::max);
-        for _ in 0..5 {
-            pages.frame();
-        }
-    }
+    let largest = largest_frame(&mut pages, 20);
     let budget = skirmish_core::InterestConfig::default().budget;
     assert!(
         largest <= budget + 80,
@@ -160,14 +167,7 @@ fn sparse_ids_still_fill_in_within_the_byte_budget() {
         things(&mut pages).spawn_many([pellet(i % 201)]);
     }
     let budget = skirmish_core::InterestConfig::default().budget;
-    let mut largest = 0;
-    for _ in 0..40 {
-        let frames = last_binary_frames(&mut pages);
-        largest = frames.iter().map(Vec::len).fold(largest, usize::max);
-        for _ in 0..5 {
-            pages.frame();
-        }
-    }
+    let largest = largest_frame(&mut pages, 40);
     println!("largest {largest}");
     assert!(largest <= budget, "the largest frame took {largest} bytes");
     assert!(

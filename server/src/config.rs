@@ -134,8 +134,8 @@ pub struct RoomSettings {
     pub interest_radius: Option<f32>,
     /// Bytes a binary snapshot frame may take, whole, when the room has an
     /// interest radius; players overdue a refresh (200 ms) go whatever the
-    /// budget. The default fits one QUIC datagram
-    /// on any path, before the path's MTU is known.
+    /// budget. The default fits one QUIC datagram on any path, before the
+    /// path's MTU is known.
     #[arg(long, default_value_t = skirmish_core::InterestConfig::DATAGRAM_BUDGET)]
     pub snapshot_budget: usize,
     /// Seat protocol-1 clients (inputs named by the client's own ticks and

@@ -14,7 +14,7 @@ use anyhow::{Context, Result};
 use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
 use serde::Serialize;
-use skirmish_core::{compact, delta, ClientGame, ClientMessage, ClientSession, SessionEvent};
+use skirmish_core::{delta, ClientGame, ClientMessage, ClientSession, SessionEvent};
 use skirmish_tanks::framing::StreamMessage;
 use skirmish_tanks::LinkConditions;
 use skirmish_tanks::{Delivery, Incoming, SessionConfig, Tanks};
@@ -257,8 +257,8 @@ async fn play<G: ClientGame, D: Driver<G>>(
                     }
                     Payload::Binary(bytes, datagram) => {
                         bytes_in += bytes.len() as u64;
-                        if let Some(tick) = snapshot_tick(&bytes) {
-                            report.snapshot_ticks.push((tick, Instant::now()));
+                        if let Some(tick) = delta::frame_tick(&bytes) {
+                            report.snapshot_ticks.push((tick.0, Instant::now()));
                             report.snapshots_on_stream += u64::from(!datagram);
                             report.largest_snapshot = report.largest_snapshot.max(bytes.len());
                         }
@@ -309,17 +309,6 @@ enum Payload {
     Text(String),
     /// The bytes, and whether they came as a datagram.
     Binary(Vec<u8>, bool),
-}
-
-/// The server tick of a binary snapshot frame (full or delta); `None` for
-/// any other frame.
-fn snapshot_tick(bytes: &[u8]) -> Option<u32> {
-    match bytes.first()? {
-        &(compact::SNAPSHOT | delta::DELTA | delta::DELTA_BY_ID) => {
-            Some(u32::from_le_bytes(bytes.get(1..5)?.try_into().ok()?))
-        }
-        _ => None,
-    }
 }
 
 /// A bot's connection, over either transport.

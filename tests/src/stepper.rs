@@ -25,12 +25,12 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
-use skirmish_core::{compact, delta, LinkConditions, Vec2};
 use skirmish_core::{
     decode_client_frame, ClientGame, ClientMessage, ClientSession, Conditioner, Delivery, Encoding,
     Frame, Incoming, Networked, Outbox, OwnState, PlayerId, Room, RoomConfig, Seating, ServerGame,
     SessionConfig, SessionEvent, Tick, World, PROTOCOL_VERSION,
 };
+use skirmish_core::{delta, LinkConditions, Vec2};
 use skirmish_tanks::{SimConfig, TankNote, TankSettings, Tanks};
 
 use crate::scenario::{ClientClock, NetScript};
@@ -510,10 +510,7 @@ impl<G: SteppedGame, D: Driver<G>> SimClient<G, D> {
             };
             self.trace.downlink_bytes += bytes as u64;
             if let Incoming::Binary(b) = frame {
-                if matches!(
-                    b.first(),
-                    Some(&(compact::SNAPSHOT | delta::DELTA | delta::DELTA_BY_ID))
-                ) {
+                if delta::frame_tick(b).is_some() {
                     self.trace.largest_snapshot = self.trace.largest_snapshot.max(b.len());
                 }
             }

@@ -17,9 +17,10 @@ fn blobs_hold_the_main_cells_budget() {
     let row = summarize(&clients, 0.0, 60.0, 60.0);
     println!("{:?}\n{row:?}", totals(&counters));
     assert_main_cell_budget(&counters, &row);
-    // Every snapshot of a crowded view (a thousand pellets around each
-    // blob) fits the byte budget whole, head and input timing too: one
-    // datagram, never the reliable stream.
+    // Every snapshot of a crowded view fits the byte budget whole, head
+    // and input timing too. (The stepper delivers on a stream, so its
+    // heads carry no datagram receipt: tests/tests/quic_congestion.rs
+    // checks frames as datagrams.)
     let budget = skirmish_core::InterestConfig::default().budget;
     let largest = stepper
         .clients

@@ -122,11 +122,8 @@ pub fn write_body<F: Fields>(
     out: &mut Vec<u8>,
 ) {
     varint::write(removed.len() as u64, out);
-    let mut previous = None;
-    for &at in removed {
-        let gap = previous.map_or(at, |p: usize| at - p - 1);
-        varint::write(gap as u64, out);
-        previous = Some(at);
+    for gap in removal_gaps(removed) {
+        varint::write(gap, out);
     }
     let listed = entries
         .iter()
@@ -297,16 +294,18 @@ pub fn decode<'b, F: Fields + 'b, O: OwnState>(
 /// take in a delta body, their count included: what [`write_body`]
 /// writes of them.
 pub fn removals_bytes(removed: &[usize]) -> usize {
+    varint::len(removed.len() as u64) + removal_gaps(removed).map(varint::len).sum::<usize>()
+}
+
+/// The gaps that name `removed` (rising places): the first place, then
+/// each place less the one before it, less one.
+fn removal_gaps(removed: &[usize]) -> impl Iterator<Item = u64> + '_ {
     let mut previous = None;
-    let gaps: usize = removed
-        .iter()
-        .map(|&at| {
-            let gap = previous.map_or(at, |p: usize| at - p - 1);
-            previous = Some(at);
-            varint::len(gap as u64)
-        })
-        .sum();
-    varint::len(removed.len() as u64) + gaps
+    removed.iter().map(move |&at| {
+        let gap = previous.map_or(at, |p: usize| at - p - 1);
+        previous = Some(at);
+        gap as u64
+    })
 }
 
 /// Bytes the entry of one player takes in a delta body (its id gap taken

@@ -136,20 +136,24 @@ fn an_eaten_blob_stays_put_on_both_sides_until_it_comes_back() {
     assert_eq!(moved, body);
 }
 
+/// A world without pellets and with `blobs` (id, mass, place) joined.
+fn blobs_at(blobs: &[(PlayerId, f32, Vec2)]) -> World<Blobs> {
+    let mut w = world(0);
+    for &(id, mass, at) in blobs {
+        w.join_with(id, "p", InputMode::Scheduled).expect("joins");
+        let p = w.player_mut(id).expect("joined");
+        p.state.body.at = at;
+        p.state.body.mass = mass;
+    }
+    w
+}
+
 #[test]
 fn a_blob_that_eats_two_in_a_tick_is_told_of_both_and_one_eaten_keeps_nothing() {
     use skirmish_core::Applied;
-    let mut w = world(0);
     let (big, a, b) = (PlayerId(1), PlayerId(2), PlayerId(3));
-    for id in [big, a, b] {
-        w.join_with(id, "p", InputMode::Scheduled).expect("joins");
-    }
     let here = Vec2::new(500.0, 500.0);
-    for (id, mass) in [(big, 100.0), (a, 10.0), (b, 20.0)] {
-        let p = w.player_mut(id).expect("joined");
-        p.state.body.at = here;
-        p.state.body.mass = mass;
-    }
+    let mut w = blobs_at(&[(big, 100.0, here), (a, 10.0, here), (b, 20.0, here)]);
     let events = w.step().to_vec();
     let grew: Vec<_> = events
         .iter()
@@ -160,19 +164,11 @@ fn a_blob_that_eats_two_in_a_tick_is_told_of_both_and_one_eaten_keeps_nothing() 
     assert!(w.state_of(big).is_some_and(|s| s.mass >= 124.0));
     // A blob eaten in the tick it ate keeps nothing and is told nothing of
     // growing: 1 (20) eats 2 (10), then 3 (100) eats 1.
-    let mut w = world(0);
-    for id in [big, a, b] {
-        w.join_with(id, "p", InputMode::Scheduled).expect("joins");
-    }
-    for (id, mass, at) in [
+    let mut w = blobs_at(&[
         (big, 20.0, here),
         (a, 10.0, here),
         (b, 100.0, here + Vec2::new(30.0, 0.0)),
-    ] {
-        let p = w.player_mut(id).expect("joined");
-        p.state.body.at = at;
-        p.state.body.mass = mass;
-    }
+    ]);
     let events = w.step().to_vec();
     let eaten = |id| {
         events
