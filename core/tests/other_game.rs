@@ -233,3 +233,31 @@ fn a_still_remote_keeps_two_samples_and_draws_the_same() {
         Some((Dot(12.0), SampleKind::Interpolated))
     );
 }
+
+/// A `hello` naming a game 7,900 bytes long is told `wrong_game` with the
+/// start of that name only, as text and in binary.
+#[test]
+fn wrong_game_quotes_a_short_prefix_of_the_game_named() {
+    let name = "x".repeat(7_900);
+    let text = serde_json::json!({
+        "type": "hello", "name": "ana", "protocol": 2,
+        "game": {"name": name, "version": 1},
+    })
+    .to_string();
+    let binary =
+        skirmish_core::control::encode_client::<Nudge>(&skirmish_core::ClientMessage::Hello {
+            name: "ana".into(),
+            protocol: 2,
+            room: None,
+            encoding: skirmish_core::Encoding::Compact,
+            game: Some(skirmish_core::GameId { name, version: 1 }),
+        })
+        .expect("a binary hello");
+    for (is_text, frame) in [(true, text.as_bytes()), (false, &binary[..])] {
+        let e = skirmish_core::decode_client_frame_of::<Dots>(is_text, frame).unwrap_err();
+        assert_eq!(e.code, skirmish_core::ErrorCode::WrongGame);
+        let quoted = format!("not {}… 1", "x".repeat(skirmish_core::protocol::ECHO_CHARS));
+        assert!(e.message.ends_with(&quoted), "{}", e.message);
+        assert!(e.message.len() < 100, "{} bytes", e.message.len());
+    }
+}

@@ -13,7 +13,7 @@
 //! Floats are `f32` and travel exactly: `serde_json` writes the shortest text
 //! that reads back to the same `f32`, so the client's baseline is bit-exact.
 
-use std::fmt;
+use std::fmt::{self, Write as _};
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -23,6 +23,8 @@ use crate::shared::tick::Tick;
 use crate::shared::wired::Wired;
 
 mod downlink;
+#[cfg(test)]
+mod tests;
 
 pub use downlink::{decode_server, RosterEntry, ServerMessage};
 
@@ -99,7 +101,11 @@ pub fn check_game<G: Game, W>(message: &ClientMessage<W>) -> Result<(), Protocol
             game: Some(game), ..
         } if *game != ours => Err(ProtocolError::new(
             ErrorCode::WrongGame,
-            format!("this server runs {ours}, not {game}"),
+            format!(
+                "this server runs {ours}, not {} {}",
+                echo(&game.name),
+                game.version
+            ),
         )),
         _ => Ok(()),
     }
@@ -199,7 +205,8 @@ error_codes! {
     BadProtocol = "bad_protocol",
     /// A `hello` naming a game or game version this server does not run.
     WrongGame = "wrong_game",
-    /// An empty or too long name or room name.
+    /// An empty or too long name or room name, or one that hides text,
+    /// turns its direction or shows nothing.
     BadName = "bad_name",
     /// A binary frame; the protocol is text only.
     BinaryFrame = "binary_frame",
@@ -408,7 +415,7 @@ const NO_JSON: &str = "this build reads no JSON (built without the json feature)
 /// Text that is not that value's JSON, as serde says.
 #[cfg(feature = "json")]
 pub(crate) fn from_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
-    serde_json::from_str(text).map_err(|e| e.to_string())
+    serde_json::from_str(text).map_err(|e| echo_quoted(&e.to_string()))
 }
 
 /// See the `json` build of this function.
@@ -464,6 +471,7 @@ fn check_len(len: usize) -> Result<(), ProtocolError> {
 }
 
 /// Checks a room name as `hello` does (1 to [`MAX_ROOM_CHARS`] printable
+/// characters, at least one visible, no format or bidi control
 /// characters), for rooms named from elsewhere (an orchestrator's
 /// allocation).
 ///
@@ -473,15 +481,149 @@ pub fn check_room_name(name: &str) -> Result<(), ProtocolError> {
     check_name("room", name, MAX_ROOM_CHARS)
 }
 
+/// A name's rules: 1 to `max` characters, none a control character or a
+/// format character that hides text or turns its direction
+/// ([`is_format`]), at least one of them visible ([`is_blank`]).
 fn check_name(what: &str, name: &str, max: usize) -> Result<(), ProtocolError> {
-    let chars = name.chars().count();
-    if name.trim().is_empty() || chars > max || name.chars().any(char::is_control) {
-        return Err(ProtocolError::new(
-            ErrorCode::BadName,
-            format!("{what} must be 1 to {max} printable characters"),
+    let refuse = |why: String| Err(ProtocolError::new(ErrorCode::BadName, why));
+    if name.is_empty() || name.chars().count() > max {
+        return refuse(format!("{what} must be 1 to {max} printable characters"));
+    }
+    if let Some(c) = name.chars().find(|&c| c.is_control() || is_format(c)) {
+        return refuse(format!(
+            "{what} must be printable: it holds U+{:04X}, a control, format or \
+             direction character",
+            u32::from(c)
         ));
     }
+    if name.chars().all(is_blank) {
+        return refuse(format!("{what} must show at least one visible character"));
+    }
     Ok(())
+}
+
+/// Whether `c` is a format character (Unicode category Cf: zero-width
+/// spaces and joiners, bidi embeddings, overrides and isolates, the BOM,
+/// invisible operators, tags) or a line or paragraph separator: characters
+/// that change how the text around them reads without showing.
+fn is_format(c: char) -> bool {
+    matches!(
+        u32::from(c),
+        0x00AD
+            | 0x0600..=0x0605
+            | 0x061C
+            | 0x06DD
+            | 0x070F
+            | 0x0890..=0x0891
+            | 0x08E2
+            | 0x180E
+            | 0x200B..=0x200F
+            | 0x2028..=0x202E
+            | 0x2060..=0x2064
+            | 0x2066..=0x206F
+            | 0xFEFF
+            | 0xFFF9..=0xFFFB
+            | 0x110BD
+            | 0x110CD
+            | 0x13430..=0x1343F
+            | 0x1BCA0..=0x1BCA3
+            | 0x1D173..=0x1D17A
+            | 0xE0001
+            | 0xE0020..=0xE007F
+    )
+}
+
+/// Whether `c` shows nothing on its own: white space, and the fillers and
+/// selectors that draw as blank (Hangul fillers, the blank Braille
+/// pattern, the combining grapheme joiner, variation selectors).
+fn is_blank(c: char) -> bool {
+    c.is_whitespace()
+        || matches!(
+            u32::from(c),
+            0x034F
+                | 0x115F
+                | 0x1160
+                | 0x17B4
+                | 0x17B5
+                | 0x2800
+                | 0x3164
+                | 0xFE00..=0xFE0F
+                | 0xFFA0
+                | 0xE0100..=0xE01EF
+        )
+}
+
+/// The most characters of what a client sent that an error quotes back.
+pub const ECHO_CHARS: usize = 32;
+
+/// What a client sent, as an error may quote it: its first
+/// [`ECHO_CHARS`] characters (then `…`), control and format characters
+/// written as `\u{..}`, so that an error never carries a client's
+/// kilobytes back or shows text that hides or reverses.
+pub fn echo(sent: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in sent.chars().enumerate() {
+        if i == ECHO_CHARS {
+            out.push('…');
+            break;
+        }
+        if c.is_control() || is_format(c) {
+            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The longest message about a client's text a parser's error may give,
+/// in characters, once [`echo_quoted`] has cut what it quotes.
+#[cfg(feature = "json")]
+const PARSER_MESSAGE_CHARS: usize = 160;
+
+/// A parser's message about a client's text (serde's), with every part it
+/// quotes (between backticks, or a string between double quotes) cut as
+/// [`echo`] cuts it; a quote mark inside what was sent may fool the
+/// cutting, so the whole is bounded too.
+#[cfg(feature = "json")]
+fn echo_quoted(message: &str) -> String {
+    let mut out = String::new();
+    let mut rest = message;
+    while let Some(open) = rest.find(['`', '"']) {
+        let (before, from) = rest.split_at(open);
+        out.push_str(before);
+        let mark = if from.starts_with('"') { '"' } else { '`' };
+        let body = &from[1..];
+        let close = if mark == '"' {
+            // A string is written escaped: its end is the first quote
+            // mark not escaped by a backslash.
+            let mut escaped = false;
+            body.char_indices()
+                .find(|&(_, c)| {
+                    let end = c == '"' && !escaped;
+                    escaped = c == '\\' && !escaped;
+                    end
+                })
+                .map(|(i, _)| i)
+        } else {
+            body.find('`')
+        };
+        out.push(mark);
+        out.push_str(&echo(close.map_or(body, |close| &body[..close])));
+        match close {
+            Some(close) => {
+                out.push(mark);
+                rest = &body[close + 1..];
+            }
+            None => rest = "",
+        }
+    }
+    out.push_str(rest);
+    if out.chars().count() > PARSER_MESSAGE_CHARS {
+        out = out.chars().take(PARSER_MESSAGE_CHARS).collect();
+        out.push('…');
+    }
+    out
 }
 
 pub(crate) fn check_inputs<W: Wired>(inputs: &[W]) -> Result<(), ProtocolError> {
