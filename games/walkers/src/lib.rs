@@ -7,3 +7,41 @@
 mod listing;
 
 pub use listing::*;
+
+#[cfg(test)]
+mod tests {
+    use skirmish_core::{InputMode, PlayerId, Vec2, World};
+
+    use super::Walkers;
+
+    /// Regression: the 11th walker spawned at (1100, 1100), outside the
+    /// 1000 by 1000 field, and the 64th at (6400, 6400).
+    #[test]
+    fn every_walker_spawns_inside_the_field_however_many_walk() {
+        let mut world = World::<Walkers>::of((), (), 1);
+        for n in 0..200u32 {
+            let at = world
+                .join_with(PlayerId(n + 1), "w", InputMode::Scheduled)
+                .expect("a new id")
+                .at;
+            let field = Vec2::splat(1000.0);
+            assert!(
+                at.cmpge(Vec2::ZERO).all() && at.cmple(field).all(),
+                "walker {n} spawned at {at}"
+            );
+            if n < 9 {
+                // The first nine where they always were: on the diagonal.
+                assert_eq!(at, Vec2::splat(100.0 * (n + 1) as f32));
+            }
+        }
+        // Until the grid is full, no two walkers spawn on each other.
+        let mut spots: Vec<_> = world
+            .players()
+            .take(81)
+            .map(|(_, p)| (p.state.x as u32, p.state.y as u32))
+            .collect();
+        spots.sort_unstable();
+        spots.dedup();
+        assert_eq!(spots.len(), 81);
+    }
+}
