@@ -293,7 +293,8 @@ impl Codec for NoEvent {
 /// A game's input as it travels: the tick it is for, the input, and the
 /// server tick the others were drawn at when it was made. The input's
 /// binary form is its [`Codec`] after the library's envelope (no head
-/// bits); it acts on nothing at its view, and a repeat repeats it whole.
+/// bits: an input with any is refused); it acts on nothing at its view,
+/// and a repeat repeats it whole.
 /// Its numbers are not checked here (none is refused as `non_finite`):
 /// the game's `sanitize`, which every input goes through on both sides,
 /// must replace what is not finite, as `Game::sanitize` asks.
@@ -353,7 +354,13 @@ impl<I: Copy + Debug + Codec + Send + Sync> Wired for Ticked<I> {
         0
     }
 
-    fn read_bits(_: u8, r: &mut Reader<'_>, tick: Tick) -> Result<Ticked<I>, ReadError> {
+    fn read_bits(head: u8, r: &mut Reader<'_>, tick: Tick) -> Result<Ticked<I>, ReadError> {
+        if head != 0 {
+            return Err(ReadError::Invalid {
+                at: r.offset(),
+                what: "head bits set in an input whose game uses none",
+            });
+        }
         Ok(Ticked {
             tick,
             input: I::read(r)?,

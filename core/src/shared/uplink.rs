@@ -12,9 +12,10 @@
 //! u32 snapshot ack (only with 0x80)
 //! u16 sequence number (only with 0x40)
 //! per input:
-//!   u8 head: bits 0-4 the game's ([`Wired::write_bits`]), bit 5 view
-//!            tick follows, bit 6 tick gap follows (else the tick is the
-//!            previous + 1), bit 7 must be 0
+//!   u8 head: bits 0-4 the game's ([`Wired::write_bits`]; a game
+//!            refuses those it does not use), bit 5 view tick follows,
+//!            bit 6 tick gap follows (else the tick is the previous + 1;
+//!            never on the first input), bit 7 must be 0
 //!   varint tick gap - 2          (bit 6)
 //!   the game's bytes             ([`Wired::write_bits`])
 //!   varint zigzag(view tick - tick, in 1/256 tick)   (bit 5)
@@ -134,7 +135,8 @@ pub fn encode_inputs<W: Wired>(
 ///
 /// # Errors
 /// `bad_message` for a frame that is not one (another kind, cut short,
-/// trailing bytes, a reserved bit, a tick past `u32`), and the checks of the
+/// trailing bytes, a reserved bit, a gap before the first input, head bits
+/// the game does not use, a tick past `u32`), and the checks of the
 /// JSON form: `too_many_inputs`, `ticks_not_increasing`, `non_finite`.
 pub fn decode_inputs<W: Wired>(bytes: &[u8]) -> Result<ClientMessage<W>, ProtocolError> {
     let mut r = Reader::new(bytes);
@@ -165,6 +167,11 @@ pub fn decode_inputs<W: Wired>(bytes: &[u8]) -> Result<ClientMessage<W>, Protoco
         let head = r.u8()?;
         if head & RESERVED != 0 {
             return Err(bad("a reserved bit is set in an input"));
+        }
+        if i == 0 && head & GAP != 0 {
+            return Err(bad(
+                "a tick gap on the first input, whose tick is the message's",
+            ));
         }
         if i > 0 {
             let gap = if head & GAP != 0 {
@@ -199,4 +206,60 @@ pub fn decode_inputs<W: Wired>(bytes: &[u8]) -> Result<ClientMessage<W>, Protoco
 
 fn bad(message: &str) -> ProtocolError {
     ProtocolError::new(ErrorCode::BadMessage, message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shared::simple::Ticked;
+
+    type Wire = Ticked<(i8, i8)>;
+
+    /// Two inputs a tick apart, the second with a view: a head each at
+    /// bytes 6 and 9 (kind, count, tick; then each input's two bytes).
+    fn two() -> Vec<u8> {
+        let inputs = [
+            Wire::new(Tick(7), (1, -1), None),
+            Wire::new(Tick(8), (0, 1), Some(7.5)),
+        ];
+        let mut bytes = Vec::new();
+        encode_inputs(&inputs, None, None, &mut bytes);
+        assert_eq!(bytes[6], 0, "no bits for the first");
+        assert_eq!(bytes[9], VIEW, "a view for the second");
+        bytes
+    }
+
+    fn refused(bytes: &[u8]) -> Option<ErrorCode> {
+        decode_inputs::<Wire>(bytes).err().map(|e| e.code)
+    }
+
+    #[test]
+    fn every_head_bit_nobody_uses_is_refused() {
+        let bytes = two();
+        assert_eq!(refused(&bytes), None);
+        for at in [6, 9] {
+            // The game's five bits: a `Ticked` input uses none of them.
+            for bit in 0..5 {
+                let mut bad = bytes.clone();
+                bad[at] |= 1 << bit;
+                assert_eq!(
+                    refused(&bad),
+                    Some(ErrorCode::BadMessage),
+                    "bit {bit} at {at}"
+                );
+            }
+            let mut bad = bytes.clone();
+            bad[at] |= RESERVED;
+            assert_eq!(refused(&bad), Some(ErrorCode::BadMessage), "bit 7 at {at}");
+        }
+    }
+
+    /// Regression: the first input's tick is the message's, so a gap on
+    /// it was read by nobody and ignored.
+    #[test]
+    fn a_gap_on_the_first_input_is_refused() {
+        let mut bad = two();
+        bad[6] |= GAP;
+        assert_eq!(refused(&bad), Some(ErrorCode::BadMessage));
+    }
 }

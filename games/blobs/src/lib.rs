@@ -340,3 +340,28 @@ impl Harness for Blobs {
         hash.f32(body.pace);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use skirmish_core::{decode_inputs, encode_inputs, ErrorCode, Networked, Tick};
+
+    use super::{Blobs, BOOST, MOVE};
+
+    /// Regression: a steer's head bits, which blobs do not use, were
+    /// ignored: each one set is refused now.
+    #[test]
+    fn a_steer_with_a_head_bit_set_is_refused() {
+        let steer = Blobs::wire(Tick(9), (1_000, MOVE | BOOST), None);
+        let mut bytes = Vec::new();
+        encode_inputs(&[steer], None, None, &mut bytes);
+        let head = 6; // After the kind, the count and the tick.
+        assert_eq!(bytes[head], 0);
+        assert!(decode_inputs::<<Blobs as Networked>::Wire>(&bytes).is_ok());
+        for bit in [0, 1, 2, 3, 4, 6, 7] {
+            let mut bad = bytes.clone();
+            bad[head] |= 1 << bit;
+            let refused = decode_inputs::<<Blobs as Networked>::Wire>(&bad).map_err(|e| e.code);
+            assert_eq!(refused.err(), Some(ErrorCode::BadMessage), "bit {bit}");
+        }
+    }
+}

@@ -10,6 +10,7 @@ pub use listing::*;
 
 #[cfg(test)]
 mod tests {
+    use skirmish_core::{decode_inputs, encode_inputs, ErrorCode, Networked, Tick};
     use skirmish_core::{InputMode, PlayerId, Vec2, World};
 
     use super::Walkers;
@@ -43,5 +44,23 @@ mod tests {
         spots.sort_unstable();
         spots.dedup();
         assert_eq!(spots.len(), 81);
+    }
+
+    /// Regression: a walk's head bits, which walkers do not use, were
+    /// ignored: each one set is refused now.
+    #[test]
+    fn a_walk_with_a_head_bit_set_is_refused() {
+        let walk = Walkers::wire(Tick(9), (1, -1), None);
+        let mut bytes = Vec::new();
+        encode_inputs(&[walk], None, None, &mut bytes);
+        let head = 6; // After the kind, the count and the tick.
+        assert_eq!(bytes[head], 0);
+        assert!(decode_inputs::<<Walkers as Networked>::Wire>(&bytes).is_ok());
+        for bit in [0, 1, 2, 3, 4, 6, 7] {
+            let mut bad = bytes.clone();
+            bad[head] |= 1 << bit;
+            let refused = decode_inputs::<<Walkers as Networked>::Wire>(&bad).map_err(|e| e.code);
+            assert_eq!(refused.err(), Some(ErrorCode::BadMessage), "bit {bit}");
+        }
     }
 }
