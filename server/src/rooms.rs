@@ -144,6 +144,9 @@ pub trait AnyRooms: Send + Sync + std::fmt::Debug {
     /// See [`Rooms::fail_next_tick`].
     #[cfg(feature = "test-hooks")]
     fn fail_next_tick(&self, room: &str) -> bool;
+    /// See [`Rooms::fail_next_message`].
+    #[cfg(feature = "test-hooks")]
+    fn fail_next_message(&self, room: &str) -> bool;
 }
 
 impl<G: Hosted> AnyRooms for Rooms<G> {
@@ -169,6 +172,10 @@ impl<G: Hosted> AnyRooms for Rooms<G> {
     #[cfg(feature = "test-hooks")]
     fn fail_next_tick(&self, room: &str) -> bool {
         Rooms::fail_next_tick(self, room)
+    }
+    #[cfg(feature = "test-hooks")]
+    fn fail_next_message(&self, room: &str) -> bool {
+        Rooms::fail_next_message(self, room)
     }
 }
 
@@ -240,6 +247,14 @@ impl Games {
     pub fn fail_next_tick(&self, room: &str) -> bool {
         self.of(room)
             .is_some_and(|(game, room)| game.fail_next_tick(room))
+    }
+
+    /// See [`Rooms::fail_next_message`]; `folder/name` for a room of the
+    /// game in `folder`.
+    #[cfg(feature = "test-hooks")]
+    pub fn fail_next_message(&self, room: &str) -> bool {
+        self.of(room)
+            .is_some_and(|(game, room)| game.fail_next_message(room))
     }
 
     /// Closes every room of every game (see [`Rooms::end_all`]), then waits

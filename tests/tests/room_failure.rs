@@ -119,3 +119,36 @@ async fn a_panicking_tick_closes_its_room_alone() -> Result<()> {
     let _ = std::fs::remove_dir_all(dir);
     Ok(())
 }
+
+/// A panic while the room handles a client's message (not in its tick)
+/// fails the room the same way: nobody plays on half-applied state.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_message_fails_its_room_alone() -> Result<()> {
+    let running = server(config_with(|_| {}))?;
+    let addr = running.addr;
+    let mut doomed = [
+        Client::join(addr, "c1", Some("doomed")).await?,
+        Client::join(addr, "c2", Some("doomed")).await?,
+    ];
+    let mut other = Client::join(addr, "d1", Some("other")).await?;
+    doomed[0].snapshot().await?;
+    other.snapshot().await?;
+
+    assert!(running.state.rooms.fail_next_message("doomed"));
+    doomed[0].inputs(vec![skirmish_tests::input(1, 0.0, 1.0, false)]).await?;
+    for client in &mut doomed {
+        assert_eq!(client.error().await?, ErrorCode::RoomFailed);
+        assert_eq!(client.closed().await?, "room_failed");
+    }
+    let rate = snapshots_in_a_second(&mut other).await?;
+    assert!(
+        rate >= 18,
+        "the other room sent {rate} snapshots in a second"
+    );
+    assert_eq!(metric(addr, "skirmish_room_failures_total").await?, 1);
+    assert_eq!(metric(addr, "skirmish_players").await?, 1);
+    let rooms = running.state.rooms.list();
+    assert_eq!(rooms.len(), 1, "{rooms:?}");
+    tokio::time::timeout(DEADLINE, running.shutdown()).await??;
+    Ok(())
+}

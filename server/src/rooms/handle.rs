@@ -74,6 +74,10 @@ pub(super) struct RoomInner<G: Hosted> {
     /// task stops, and a session's late calls no longer reach core's
     /// `Room`, whose state after a failed tick is not to be trusted.
     closed: AtomicBool,
+    /// Why a call into the room outside its tick (a message, a join, a
+    /// leave) panicked: from then on no call reaches core's `Room`, and
+    /// the room's task fails it as a panicking tick does.
+    failed: Mutex<Option<String>>,
     metrics: Arc<Metrics>,
 }
 
@@ -102,6 +106,7 @@ impl<G: Hosted> RoomHandle<G> {
                 seats: AtomicUsize::new(0),
                 health,
                 closed: AtomicBool::new(false),
+                failed: Mutex::new(None),
                 metrics,
             }),
         }
@@ -115,6 +120,49 @@ impl<G: Hosted> RoomHandle<G> {
     /// Whether the room has ended.
     pub fn is_closed(&self) -> bool {
         self.inner.closed.load(Ordering::Acquire)
+    }
+
+    /// Whether `id` holds a seat in the room.
+    pub(super) fn seats_player(&self, id: PlayerId) -> bool {
+        self.lock().room.contains(id)
+    }
+
+    /// Whether a call into the room panicked (its state is not to be
+    /// trusted: nothing reaches it any more).
+    fn is_failed(&self) -> bool {
+        self.inner
+            .failed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some()
+    }
+
+    /// Why a call into the room outside its tick panicked, once: the
+    /// room's task then fails the room.
+    pub(super) fn take_failure(&self) -> Option<String> {
+        self.inner
+            .failed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    }
+
+    /// Runs `call` on the room; a panic in it is caught and kept as the
+    /// room's failure (`what` says which call), and answered `room_failed`.
+    fn guarded<T>(
+        &self,
+        what: impl FnOnce() -> String,
+        call: impl FnOnce() -> T,
+    ) -> Result<T, ProtocolError> {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(call)).map_err(|panic| {
+            let why = format!("{}: {}", what(), super::ticker::panic_message(&*panic));
+            *self
+                .inner
+                .failed
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some(why);
+            ProtocolError::new(ErrorCode::RoomFailed, "the room failed")
+        })
     }
 
     pub(super) fn lock(&self) -> MutexGuard<'_, Shared<G>> {
@@ -146,7 +194,7 @@ impl<G: Hosted> RoomHandle<G> {
         frame: Option<(bool, &[u8])>,
     ) -> Result<Received, ProtocolError> {
         let mut shared = self.lock();
-        if self.is_closed() {
+        if self.is_closed() || self.is_failed() {
             return Err(ProtocolError::new(
                 ErrorCode::RoomFailed,
                 "the room has closed",
@@ -159,10 +207,21 @@ impl<G: Hosted> RoomHandle<G> {
             ..
         } = &mut *shared;
         let since = last_tick.map_or(Duration::ZERO, |t| t.elapsed());
-        let received = match frame {
-            Some(frame) => room.receive_frame_at(id, message, frame, since, out),
-            None => room.receive_at(id, message, since, out),
-        };
+        let received = self.guarded(
+            || format!("a message from player {id} failed"),
+            || {
+                #[cfg(feature = "test-hooks")]
+                assert!(
+                    !self.inner.health.take_message_failure(),
+                    "room {} was asked to fail on a message by a test",
+                    self.inner.name
+                );
+                match frame {
+                    Some(frame) => room.receive_frame_at(id, message, frame, since, out),
+                    None => room.receive_at(id, message, since, out),
+                }
+            },
+        )?;
         self.deliver(&mut shared);
         if let Ok(r) = &received {
             if r.dropped > 0 {
@@ -176,8 +235,11 @@ impl<G: Hosted> RoomHandle<G> {
     /// closed and given every seat back already).
     pub fn leave(&self, id: PlayerId) {
         let mut shared = self.lock();
-        if !self.is_closed() {
-            self.unseat(&mut shared, id);
+        if !self.is_closed() && !self.is_failed() {
+            let _ = self.guarded(
+                || format!("player {id} leaving failed"),
+                || self.unseat(&mut shared, id),
+            );
         }
     }
 
@@ -192,13 +254,16 @@ impl<G: Hosted> RoomHandle<G> {
         seat: Permit,
     ) -> Result<(), ProtocolError> {
         let mut shared = self.lock();
-        if self.is_closed() {
+        if self.is_closed() || self.is_failed() {
             return Err(ProtocolError::new(ErrorCode::ServerFull, "the room closed"));
         }
         let Shared {
             room, out: outbox, ..
         } = &mut *shared;
-        room.join(id, name, seating, outbox)?;
+        self.guarded(
+            || format!("player {id} joining failed"),
+            || room.join(id, name, seating, outbox),
+        )??;
         shared.clients.insert(id, Client { out, _seat: seat });
         self.inner.metrics.players_changed(true);
         self.inner.seats.store(shared.room.len(), Ordering::Relaxed);

@@ -4,11 +4,11 @@
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use skirmish_core::{check_room_name, Encoding, ErrorCode, PlayerId, ProtocolError};
+use skirmish_core::{check_room_name, Encoding, ErrorCode, PlayerId, ProtocolError, FIRST_THING};
 use skirmish_core::{place, Placement, RoomEnd, Seating};
 
 use skirmish_core::Room;
@@ -59,7 +59,9 @@ pub struct Slots {
     max: usize,
     open: AtomicUsize,
     numbers: AtomicU64,
-    players: AtomicU32,
+    /// Joins so far: the next player id is drawn from it (see
+    /// [`Slots::player_id`]).
+    players: AtomicU64,
 }
 
 impl Slots {
@@ -69,8 +71,20 @@ impl Slots {
             max,
             open: AtomicUsize::new(0),
             numbers: AtomicU64::new(0),
-            players: AtomicU32::new(1),
+            players: AtomicU64::new(0),
         }
+    }
+
+    /// The id of the `n`th join: 1, 2, … up to the last below the things'
+    /// range ([`FIRST_THING`]), then 1 again (after 2^31 - 1 joins).
+    fn player_id(n: u64) -> PlayerId {
+        PlayerId((n % u64::from(FIRST_THING - 1)) as u32 + 1)
+    }
+
+    /// Makes the next join the `n`th (a test's way to the wrap).
+    #[cfg(test)]
+    fn skip_to(&self, n: u64) {
+        self.players.store(n, Ordering::Relaxed);
     }
 
     /// Takes a slot for a new room.
@@ -230,6 +244,25 @@ impl<G: Hosted> Rooms<G> {
         true
     }
 
+    /// Makes the next message room `room` handles panic (a test's way to
+    /// fail a room outside its tick); whether the room exists.
+    #[cfg(feature = "test-hooks")]
+    pub fn fail_next_message(&self, room: &str) -> bool {
+        let registry = self.lock();
+        let Some(handle) = registry.rooms.get(room) else {
+            return false;
+        };
+        handle.inner.health.fail_next_message();
+        true
+    }
+
+    /// Makes the next join the process's `n`th (a test's way to the wrap
+    /// of player ids).
+    #[cfg(test)]
+    pub(super) fn skip_joins_to(&self, n: u64) {
+        self.slots.skip_to(n);
+    }
+
     /// Every open room, by name.
     pub fn list(&self) -> Vec<RoomInfo> {
         self.lock()
@@ -304,7 +337,15 @@ impl<G: Hosted> Rooms<G> {
                 self.open(&mut registry, joiner.room, opener)
             }
         };
-        let id = PlayerId(self.slots.players.fetch_add(1, Ordering::Relaxed));
+        // A player id is never a thing's, and never one seated in the room
+        // (ids come round again after 2^31 - 1 joins); the registry's lock
+        // keeps any other join out of the room meanwhile.
+        let id = loop {
+            let id = Slots::player_id(self.slots.players.fetch_add(1, Ordering::Relaxed));
+            if !handle.seats_player(id) {
+                break id;
+            }
+        };
         handle.seat(id, joiner.name, seating, out, seat)?;
         tracing::debug!(room = %handle.name(), %id, name = joiner.name, "player joined");
         Ok((handle, id))

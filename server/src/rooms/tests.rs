@@ -4,7 +4,7 @@
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::{Arc, Mutex};
 
-use skirmish_core::{Encoding, ErrorCode, PROTOCOL_VERSION};
+use skirmish_core::{Encoding, ErrorCode, PlayerId, FIRST_THING, PROTOCOL_VERSION};
 
 use super::{Common, Games, Joiner, Outbound, Rooms, SendError};
 use crate::config::ServerConfig;
@@ -183,4 +183,26 @@ async fn every_games_registry_shares_the_room_slots_and_the_player_ids() {
     games.close_all(std::time::Duration::from_secs(1)).await;
     assert_eq!(metrics.rooms(), 0);
     assert!(first.list().is_empty() && second.list().is_empty());
+}
+
+/// Player ids stay below the things' range and, when they come round
+/// again (after 2^31 - 1 joins), skip any still seated in the room.
+#[tokio::test]
+async fn player_ids_never_enter_the_things_range_nor_repeat_a_seated_one() {
+    let (rooms, _) = registry(|_| {});
+    let out = Arc::new(Fake::default());
+    let (_, first) = rooms
+        .join(&joiner(Some("north"), 1), out.clone())
+        .expect("a seat");
+    assert_eq!(first, PlayerId(1));
+    rooms.skip_joins_to(u64::from(FIRST_THING) - 2);
+    let (_, last) = rooms
+        .join(&joiner(Some("north"), 2), out.clone())
+        .expect("a seat");
+    assert_eq!(last, PlayerId(FIRST_THING - 1));
+    let (_, next) = rooms
+        .join(&joiner(Some("north"), 3), out.clone())
+        .expect("a seat");
+    assert_eq!(next, PlayerId(2), "1 is seated: skipped");
+    assert!(![first, last, next].iter().any(|id| id.is_thing()));
 }

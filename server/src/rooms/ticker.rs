@@ -42,6 +42,9 @@ pub(super) struct TickHealth {
     /// Makes the next tick panic: see `Rooms::fail_next_tick`.
     #[cfg(feature = "test-hooks")]
     fail: std::sync::atomic::AtomicBool,
+    /// Makes the next message handled panic: see `Rooms::fail_next_message`.
+    #[cfg(feature = "test-hooks")]
+    fail_message: std::sync::atomic::AtomicBool,
 }
 
 impl TickHealth {
@@ -57,6 +60,8 @@ impl TickHealth {
             hold_blocks: std::sync::atomic::AtomicBool::new(false),
             #[cfg(feature = "test-hooks")]
             fail: std::sync::atomic::AtomicBool::new(false),
+            #[cfg(feature = "test-hooks")]
+            fail_message: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -101,6 +106,18 @@ impl TickHealth {
         self.fail.swap(false, Ordering::Relaxed)
     }
 
+    /// Makes the next message the room handles panic.
+    #[cfg(feature = "test-hooks")]
+    pub(super) fn fail_next_message(&self) {
+        self.fail_message.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether a test asked this message to panic (asked once, fails once).
+    #[cfg(feature = "test-hooks")]
+    pub(super) fn take_message_failure(&self) -> bool {
+        self.fail_message.swap(false, Ordering::Relaxed)
+    }
+
     /// Takes the pause a test asked for, if any.
     #[cfg(feature = "test-hooks")]
     async fn held(&self) {
@@ -136,6 +153,12 @@ pub(super) async fn run<G: Hosted>(rooms: Arc<Rooms<G>>, handle: RoomHandle<G>, 
         }
         #[cfg(feature = "test-hooks")]
         handle.inner.health.held().await;
+        // A call into the room between ticks panicked: the room fails as
+        // if its tick had.
+        if let Some(why) = handle.take_failure() {
+            rooms.fail(&handle, why);
+            return;
+        }
         let empty = match std::panic::catch_unwind(AssertUnwindSafe(|| handle.step())) {
             Ok(empty) => empty,
             Err(panic) => {
@@ -160,7 +183,7 @@ pub(super) async fn run<G: Hosted>(rooms: Arc<Rooms<G>>, handle: RoomHandle<G>, 
 }
 
 /// What a panic said, when it said it with text.
-fn panic_message(panic: &(dyn Any + Send)) -> String {
+pub(super) fn panic_message(panic: &(dyn Any + Send)) -> String {
     panic
         .downcast_ref::<&str>()
         .map(|s| (*s).to_string())
