@@ -145,12 +145,17 @@ impl Writer {
         if state.closed {
             return Err(SendError::Closed);
         }
+        let size: usize = parts.iter().map(|p| p.len()).sum();
+        let rule = match budget {
+            Budget::Room => self.rule,
+            Budget::Connection => self.rule.for_connection(),
+        };
+        // The byte cap binds one frame too: a frame larger than a whole
+        // backlog may hold is never queued, waiting or not.
+        if size > rule.max_bytes {
+            return Err(SendError::Slow);
+        }
         if state.waiting() {
-            let size: usize = parts.iter().map(|p| p.len()).sum();
-            let rule = match budget {
-                Budget::Room => self.rule,
-                Budget::Connection => self.rule.for_connection(),
-            };
             let now = Instant::now();
             let oldest = state.ends.front().map(|&(_, at)| at);
             let over = !rule.admits(state.ends.len(), state.waiting_bytes(), size, oldest, now);
@@ -160,7 +165,7 @@ impl Writer {
             queue(&mut state, parts, 0, now);
             return Ok(());
         }
-        let total: usize = parts.iter().map(|p| p.len()).sum();
+        let total = size;
         let written = match self.write_now(parts, total) {
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => 0,
