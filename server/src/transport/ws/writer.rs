@@ -400,4 +400,19 @@ mod tests {
         assert_eq!(waiting, 4, "at most the budget waits");
         Ok(())
     }
+
+    /// A frame larger than the whole backlog may hold is refused even with
+    /// nothing waiting: it is never queued (it was, whole, once).
+    #[tokio::test]
+    async fn a_frame_past_the_byte_cap_is_refused_whole() -> io::Result<()> {
+        let (server, _client) = pair().await?;
+        let writer = Writer::new(server, rule(8, Duration::from_secs(60)));
+        let huge = vec![1u8; crate::transport::MAX_BACKLOG_BYTES + 1];
+        assert_eq!(writer.send(false, &huge), Err(SendError::Slow));
+        assert_eq!(writer.lock().ends.len(), 0, "nothing queued");
+        writer
+            .send(false, &[1, 2, 3])
+            .map_err(|e| io::Error::other(format!("{e:?}")))?;
+        Ok(())
+    }
 }
