@@ -90,7 +90,8 @@ pub use shared::protocol::{
     PROTOCOL_VERSION,
 };
 pub use shared::record::{
-    FormatError, Header, Kind, StateHash, BUILD, FORMAT_VERSION, MAGIC, OLDEST_FORMAT,
+    reseal_recording, FormatError, Header, Kind, RecordWriter, Records, StateHash, BUILD,
+    CLIENT_CHUNK, FIRST_CHECKED_FORMAT, FORMAT_VERSION, MAGIC, OLDEST_FORMAT,
 };
 pub use shared::rng::SeededRng;
 pub use shared::simple::{NoEvent, NoSetup, Spot, Ticked};

@@ -127,12 +127,18 @@ async fn a_page_recorded_under_the_conditioner_replays_natively_frame_for_frame(
     Ok(())
 }
 
-/// One byte of a snapshot in the middle changed: the replay stops at a
-/// frame the snapshot reached, naming it.
+/// One byte of a snapshot in the middle changed: refused as damage; with
+/// its checksums recomputed, the replay stops at a frame the snapshot
+/// reached, naming it.
 fn a_changed_snapshot_is_named(bytes: &[u8]) -> Result<()> {
     let (offset, next) = middle_snapshot(bytes)?;
     let mut changed = bytes.to_vec();
     changed[next - 1] ^= 0x5a;
+    match replay_client(&changed, ReplayOptions::default()) {
+        Err(ReplayError::Format(e)) if e.to_string().contains("fails its checksum") => {}
+        other => bail!("a changed snapshot was not refused as damage: {other:?}"),
+    }
+    skirmish_core::reseal_recording(&mut changed)?;
     match replay_client(&changed, ReplayOptions::default()) {
         Err(ReplayError::Diverged(d)) => {
             let named = d

@@ -148,7 +148,8 @@ async fn a_bot_through_the_relay_and_its_room_record_and_replay() -> Result<()> 
     assert!(s.events > 0, "the shooter hit: {s:?}");
     assert_eq!(s.joins, 2, "{s:?}");
     // Side by side: every frame the bot received is one the room sent it,
-    // in order (a WebSocket loses none); one changed byte shows.
+    // in order (a WebSocket loses none); one changed byte shows (its
+    // checksums recomputed, or the reader refuses it first).
     let client = std::fs::read(&recorded)?;
     let beside = side_by_side(&client, &bytes)?;
     assert!(beside.received > 100, "{beside:?}");
@@ -163,6 +164,12 @@ async fn a_bot_through_the_relay_and_its_room_record_and_replay() -> Result<()> 
     // The last byte of a frame in the middle.
     let k = frames[frames.len() / 2];
     changed[calls[k + 1].0 - 1] ^= 0x20;
+    let refused = side_by_side(&changed, &bytes).expect_err("a changed byte");
+    assert!(
+        format!("{refused:#}").contains("fails its checksum"),
+        "{refused:#}"
+    );
+    skirmish_core::reseal_recording(&mut changed)?;
     let beside = side_by_side(&changed, &bytes)?;
     assert!(beside.first_unmatched.is_some(), "{beside:?}");
     if std::env::var_os("SKIRMISH_RERECORD").is_some() {

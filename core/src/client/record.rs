@@ -7,6 +7,10 @@
 //!
 //! [`ClientRecorder`] writes; [`Call`] and [`Calls`] read back what it wrote,
 //! for the replay. The layout of each record is in `docs/RECORDING.md`.
+//!
+//! The records go in checksummed chunks (format 6), each sealed after the
+//! frame that brings it to [`CLIENT_CHUNK`] bytes; the bytes are a whole
+//! recording after every call, so the page can save it at any moment.
 
 use std::time::Duration;
 
@@ -18,7 +22,9 @@ use crate::client::session::{SessionConfig, SessionEvent, Toggles, View};
 use crate::shared::bytes::Codec;
 use crate::shared::game::Game;
 use crate::shared::protocol::GameId;
-use crate::shared::record::{FormatError, Kind, Reader, StateHash, TimeCoder, Writer};
+use crate::shared::record::{
+    FormatError, Kind, Reader, RecordWriter, Records, StateHash, TimeCoder, Writer, CLIENT_CHUNK,
+};
 use crate::shared::tick::Tick;
 
 mod config;
@@ -72,7 +78,7 @@ pub enum Call<'a, C, V> {
 
 /// Records the calls into a session of game `G` into a bounded buffer.
 pub struct ClientRecorder<G> {
-    w: Writer,
+    w: RecordWriter,
     times: TimeCoder,
     limit: usize,
     full: bool,
@@ -100,7 +106,7 @@ impl<G> Clone for ClientRecorder<G> {
 impl<G> std::fmt::Debug for ClientRecorder<G> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ClientRecorder")
-            .field("bytes", &self.w.bytes.len())
+            .field("bytes", &self.w.len())
             .field("limit", &self.limit)
             .field("full", &self.full)
             .field("last_hash", &format_args!("{:016x}", self.chain.0))
@@ -114,9 +120,9 @@ impl<G: ClientGame> ClientRecorder<G> {
     pub fn new(config: &SessionConfig, limit: usize) -> ClientRecorder<G> {
         let mut header = Writer::default();
         write_config(&mut header, config);
-        let w = Writer::with_header(Kind::Client, &GameId::of::<G>(), &header.bytes);
+        let w = RecordWriter::new(Kind::Client, &GameId::of::<G>(), &header.bytes);
         ClientRecorder {
-            full: w.bytes.len() >= limit,
+            full: w.len() >= limit,
             w,
             times: TimeCoder::default(),
             limit,
@@ -126,9 +132,9 @@ impl<G: ClientGame> ClientRecorder<G> {
         }
     }
 
-    /// The recording so far.
+    /// The recording so far: a whole recording, whenever it is asked.
     pub fn bytes(&self) -> &[u8] {
-        &self.w.bytes
+        self.w.bytes()
     }
 
     /// The running hash after the last `advance` (what the replay checks).
@@ -147,13 +153,14 @@ impl<G: ClientGame> ClientRecorder<G> {
         }
         // Grow by doubling, but never much past the limit: a page's memory
         // never shrinks, so the bound is on what is allocated too.
-        let len = self.w.bytes.len();
-        if self.w.bytes.capacity() - len < 1024 {
+        let len = self.w.len();
+        if self.w.spare() < 1024 {
             let more = len.clamp(4096, self.limit.saturating_sub(len).max(4096));
-            self.w.bytes.reserve_exact(more);
+            self.w.reserve_exact(more);
         }
-        write(&mut self.w, &mut self.times);
-        self.full = self.w.bytes.len() >= self.limit;
+        let times = &mut self.times;
+        self.w.record(|w| write(w, times));
+        self.full = self.w.len() >= self.limit;
     }
 
     /// Records a call other than `advance`.
@@ -173,6 +180,10 @@ impl<G: ClientGame> ClientRecorder<G> {
         self.record(|w, times| {
             write_call::<G::Controls, G::Local>(w, times, &Call::Advance { now, hash, own });
         });
+        // A frame ends here: a chunk ends at the frame that fills it.
+        if self.w.open_len() >= CLIENT_CHUNK {
+            self.w.seal();
+        }
     }
 }
 
@@ -316,9 +327,10 @@ fn write_call<C: Codec, V: Codec>(w: &mut Writer, times: &mut TimeCoder, call: &
 /// starts. Ends at the first damaged record (with its error).
 #[derive(Clone, Debug)]
 pub struct Calls<'a, G> {
-    r: Reader<'a>,
+    records: Records<'a>,
     times: TimeCoder,
-    failed: bool,
+    /// Frames read so far (what a damaged chunk follows).
+    frames: u64,
     game: PhantomData<G>,
 }
 
@@ -330,10 +342,8 @@ pub struct Calls<'a, G> {
 pub fn open_client_of<G: ClientGame>(
     bytes: &[u8],
 ) -> Result<(SessionConfig, Calls<'_, G>), FormatError> {
-    let (header, r) = Reader::open(bytes, Kind::Client, &GameId::of::<G>())?;
-    // The configuration is the header's last field: its bytes end where
-    // the records start.
-    let start = r.offset() - header.config.len();
+    let (header, records) = Reader::open(bytes, Kind::Client, &GameId::of::<G>())?;
+    let start = header.config_at;
     let mut at = Reader::new(&header.config);
     let config = read_config(&mut at).map_err(|e| match e {
         FormatError::Damaged { offset, what } => FormatError::Damaged {
@@ -345,9 +355,9 @@ pub fn open_client_of<G: ClientGame>(
     Ok((
         config,
         Calls {
-            r,
+            records,
             times: TimeCoder::default(),
-            failed: false,
+            frames: 0,
             game: PhantomData,
         },
     ))
@@ -425,7 +435,15 @@ impl<'a, G: ClientGame> Iterator for Calls<'a, G> {
 
     fn next(&mut self) -> Option<Self::Item> {
         let times = &mut self.times;
-        self.r
-            .next_record(&mut self.failed, |r| read_call(r, times))
+        let frames = self.frames;
+        let unit = || match frames {
+            0 => "the first calls".to_string(),
+            n => format!("the calls after frame {n}"),
+        };
+        let next = self.records.next_record(unit, |r| read_call(r, times));
+        if let Some(Ok((_, Call::Advance { .. }))) = &next {
+            self.frames += 1;
+        }
+        next
     }
 }

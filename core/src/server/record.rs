@@ -3,6 +3,12 @@
 //! at every tick a running hash of everything the room sent since the last
 //! one. [`RoomRecorder`] writes; [`RoomCall`] and [`RoomCalls`] read back.
 //! The shell drains the bytes into files (`--record DIR`).
+//!
+//! The records go in checksummed chunks (format 6), one a tick: the calls
+//! since the last tick and the tick (sealed too whenever the shell takes
+//! the bytes, which the server does after every tick). The checksum is
+//! CRC-32C over the tick's bytes as they are written, nothing more on the
+//! tick's path.
 
 use std::time::Duration;
 
@@ -17,7 +23,7 @@ use crate::shared::protocol::{
     Encoding, Frame, GameId, MAX_ROOM_CHARS,
 };
 use crate::shared::protocol::{from_json, MAX_INPUTS_PER_MESSAGE};
-use crate::shared::record::{FormatError, Kind, Reader, StateHash, Writer};
+use crate::shared::record::{FormatError, Kind, Reader, RecordWriter, Records, StateHash, Writer};
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
 use crate::shared::wired::{Wired, GAME_BITS};
@@ -67,7 +73,7 @@ pub enum RoomCall<W> {
 /// Records a room's calls; the shell takes the bytes out as it goes.
 #[derive(Clone, Debug)]
 pub struct RoomRecorder {
-    w: Writer,
+    w: RecordWriter,
     sent: StateHash,
 }
 
@@ -77,7 +83,7 @@ impl RoomRecorder {
     pub fn new<G: ServerGame>(config: RoomConfig<G>) -> (RoomRecorder, RoomConfig<G>) {
         let json = encode(&config);
         let config = from_json(&json).unwrap_or(config);
-        let w = Writer::with_header(Kind::Room, &GameId::of::<G>(), json.as_bytes());
+        let w = RecordWriter::new(Kind::Room, &GameId::of::<G>(), json.as_bytes());
         let recorder = RoomRecorder {
             w,
             sent: StateHash::default(),
@@ -85,9 +91,10 @@ impl RoomRecorder {
         (recorder, config)
     }
 
-    /// Moves the bytes recorded so far to the end of `into`.
+    /// Moves the bytes recorded so far to the end of `into`: whole
+    /// chunks, the open one sealed.
     pub fn take(&mut self, into: &mut Vec<u8>) {
-        into.append(&mut self.w.bytes);
+        self.w.take(into);
     }
 
     /// The running hash of what the room sent.
@@ -96,19 +103,22 @@ impl RoomRecorder {
     }
 
     pub(crate) fn join(&mut self, id: PlayerId, name: &str, seating: Seating) {
-        let w = &mut self.w;
-        w.u8(JOIN);
-        w.varint(u64::from(id.0));
-        w.text(name);
-        w.u8(u8::from(seating.encoding == Encoding::Compact)
-            | u8::from(seating.datagrams) << 1
-            | u8::from(seating.binary_control) << 2);
-        w.varint(u64::from(seating.protocol));
+        self.w.record(|w| {
+            w.u8(JOIN);
+            w.varint(u64::from(id.0));
+            w.text(name);
+            w.u8(u8::from(seating.encoding == Encoding::Compact)
+                | u8::from(seating.datagrams) << 1
+                | u8::from(seating.binary_control) << 2);
+            w.varint(u64::from(seating.protocol));
+        });
     }
 
     pub(crate) fn leave(&mut self, id: PlayerId) {
-        self.w.u8(LEAVE);
-        self.w.varint(u64::from(id.0));
+        self.w.record(|w| {
+            w.u8(LEAVE);
+            w.varint(u64::from(id.0));
+        });
     }
 
     pub(crate) fn message<W: Wired + serde::Serialize>(
@@ -117,39 +127,47 @@ impl RoomRecorder {
         message: &ClientMessage<W>,
         since: Duration,
     ) {
-        write_message(&mut self.w, id, message, since);
+        self.w.record(|w| write_message(w, id, message, since));
     }
 
     /// A message as its frame arrived (format 2): its bytes, never a
     /// larger re-encoding, decoded again on replay.
     pub(crate) fn frame(&mut self, id: PlayerId, text: bool, payload: &[u8], since: Duration) {
-        let w = &mut self.w;
-        w.u8(FRAME);
-        w.varint(u64::from(id.0));
-        w.varint(u64::try_from(since.as_nanos()).unwrap_or(u64::MAX));
-        w.u8(u8::from(text));
-        w.byte_string(payload);
+        self.w.record(|w| {
+            w.u8(FRAME);
+            w.varint(u64::from(id.0));
+            w.varint(u64::try_from(since.as_nanos()).unwrap_or(u64::MAX));
+            w.u8(u8::from(text));
+            w.byte_string(payload);
+        });
     }
 
-    /// A tick, with the hash of everything sent up to and with it.
+    /// A tick, with the hash of everything sent up to and with it; its
+    /// chunk ends with it.
     pub(crate) fn tick(&mut self) {
-        self.w.u8(TICK);
-        self.w.u64(self.sent.0);
+        let sent = self.sent.0;
+        self.w.record(|w| {
+            w.u8(TICK);
+            w.u64(sent);
+        });
+        self.w.seal();
     }
 
     /// The last record: how the room ended.
     pub fn end(&mut self, how: &RoomEnd) {
-        self.w.u8(END);
-        match how {
-            RoomEnd::Emptied => self.w.u8(0),
-            RoomEnd::ShutDown => self.w.u8(1),
-            RoomEnd::Failed(why) => {
-                self.w.u8(2);
-                // A panic message is the server's own text; bounded anyway.
-                let cut = why.char_indices().nth(512).map_or(why.len(), |(i, _)| i);
-                self.w.text(&why[..cut]);
+        self.w.record(|w| {
+            w.u8(END);
+            match how {
+                RoomEnd::Emptied => w.u8(0),
+                RoomEnd::ShutDown => w.u8(1),
+                RoomEnd::Failed(why) => {
+                    w.u8(2);
+                    // A panic message is the server's own text; bounded anyway.
+                    let cut = why.char_indices().nth(512).map_or(why.len(), |(i, _)| i);
+                    w.text(&why[..cut]);
+                }
             }
-        }
+        });
     }
 
     /// Folds what the last call added to `out` (from frame `frames` and
@@ -219,8 +237,9 @@ fn write_message<W: Wired + serde::Serialize>(
 /// first damaged record (with its error). Inputs read as `W`.
 #[derive(Clone, Debug)]
 pub struct RoomCalls<'a, W> {
-    r: Reader<'a>,
-    failed: bool,
+    records: Records<'a>,
+    /// Ticks read so far (what a damaged chunk follows).
+    ticks: u64,
     inputs: PhantomData<W>,
 }
 
@@ -232,7 +251,7 @@ pub struct RoomCalls<'a, W> {
 pub fn open_room_of<G: ServerGame>(
     bytes: &[u8],
 ) -> Result<(RoomConfig<G>, RoomCalls<'_, G::Wire>), FormatError> {
-    let (header, r) = Reader::open(bytes, Kind::Room, &GameId::of::<G>())?;
+    let (header, records) = Reader::open(bytes, Kind::Room, &GameId::of::<G>())?;
     let config: RoomConfig<G> = std::str::from_utf8(&header.config)
         .map_err(|e| e.to_string())
         .and_then(from_json)
@@ -247,8 +266,8 @@ pub fn open_room_of<G: ServerGame>(
     Ok((
         config,
         RoomCalls {
-            r,
-            failed: false,
+            records,
+            ticks: 0,
             inputs: PhantomData,
         },
     ))
@@ -465,9 +484,9 @@ fn read_call<W: Wired + DeserializeOwned>(r: &mut Reader<'_>) -> Result<RoomCall
 }
 
 impl<W> RoomCalls<'_, W> {
-    /// Where the next record starts.
+    /// Where the next record starts (or the chunk it is in).
     pub fn offset(&self) -> usize {
-        self.r.offset()
+        self.records.offset()
     }
 }
 
@@ -475,6 +494,15 @@ impl<W: Wired + DeserializeOwned> Iterator for RoomCalls<'_, W> {
     type Item = Result<(usize, RoomCall<W>), FormatError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        self.r.next_record(&mut self.failed, read_call)
+        let ticks = self.ticks;
+        let unit = || match ticks {
+            0 => "the first calls".to_string(),
+            n => format!("the calls after tick {n}"),
+        };
+        let next = self.records.next_record(unit, read_call);
+        if let Some(Ok((_, RoomCall::Tick(_)))) = &next {
+            self.ticks += 1;
+        }
+        next
     }
 }

@@ -40,9 +40,9 @@ pub struct RoomSummary {
     /// How the room ended, if the recording says (format 2 on; a file cut
     /// by a crash or an older file does not).
     pub ended: Option<RoomEnd>,
-    /// Where the file stops inside a record (a crash or a kill cut it): the
-    /// byte that record starts at. The replay ends there, after the whole
-    /// ticks before it.
+    /// Where the file stops inside a chunk (a record, before format 6; a
+    /// crash or a kill cut it): the byte that chunk starts at. The replay
+    /// ends there, after the whole ticks before it.
     pub cut_at: Option<usize>,
 }
 

@@ -11,20 +11,34 @@
 //! the format version (u16 little-endian), the protocol version (varint),
 //! the build (a string), the game's name (a string) and version (varint;
 //! from format 4) and the configuration (a byte string: a client's in
-//! binary, a room's as JSON).
+//! binary, a room's as JSON); from format 6 the CRC-32C of all that.
 //! A reader refuses another kind, format, protocol or game, with a message
 //! that says which, before it reads a record.
+//!
+//! From format 6 the records come in checksummed chunks
+//! ([`chunks`](self::chunks)): a changed byte anywhere is refused as
+//! [`FormatError::Damaged`], naming the header or the chunk it is in.
 
 use std::time::Duration;
 
+use crc32c::crc32c;
+
 use crate::shared::bytes::ReadError;
 use crate::shared::protocol::{GameId, PROTOCOL_VERSION};
+
+mod chunks;
+
+use self::chunks::{check_header, HeaderCheck};
+pub use self::chunks::{
+    reseal_recording, RecordWriter, Records, CLIENT_CHUNK, FIRST_CHECKED_FORMAT,
+};
 
 /// The first five bytes of every recording.
 pub const MAGIC: &[u8; 5] = b"SKREC";
 
 /// The version of the record layout; bumped by any change to it.
-pub const FORMAT_VERSION: u16 = 5;
+/// Format 6: the header's checksum and the records in checksummed chunks.
+pub const FORMAT_VERSION: u16 = 6;
 
 /// The oldest layout whose header this build reads: format 4, the first
 /// whose header names its game (a format-4 recording is refused by its
@@ -110,6 +124,8 @@ pub enum FormatError {
 /// A recording's header.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Header {
+    /// The format it is written in.
+    pub format: u16,
     /// The build that made it.
     pub build: String,
     /// The game recorded.
@@ -117,13 +133,16 @@ pub struct Header {
     /// The configuration the recorded side started with (a client's in
     /// binary, a room's as JSON).
     pub config: Vec<u8>,
+    /// The byte the configuration starts at.
+    pub config_at: usize,
 }
 
 pub use crate::shared::bytes::{Reader, Writer};
 
 impl Writer {
     /// A writer holding the header of a `kind` recording of `game` with
-    /// `config`.
+    /// `config`, and its checksum. Records follow in chunks: see
+    /// [`RecordWriter`].
     pub fn with_header(kind: Kind, game: &GameId, config: &[u8]) -> Writer {
         let mut w = Writer::default();
         w.bytes.extend_from_slice(MAGIC);
@@ -134,6 +153,8 @@ impl Writer {
         w.text(&game.name);
         w.varint(u64::from(game.version));
         w.byte_string(config);
+        let crc = crc32c(&w.bytes);
+        w.u32(crc);
         w
     }
 }
@@ -165,8 +186,9 @@ impl FormatError {
 }
 
 impl<'a> Reader<'a> {
-    /// Reads the header of a `kind` recording and returns it with a reader
-    /// at the first record.
+    /// Reads the header of a `kind` recording and returns it with its
+    /// records. From format 6 the header's checksum is checked first, so
+    /// a changed byte in it is damage, not another kind, game or version.
     ///
     /// # Errors
     /// Not a recording, another kind, format or protocol, or damaged.
@@ -174,8 +196,12 @@ impl<'a> Reader<'a> {
         bytes: &'a [u8],
         kind: Kind,
         expected: &GameId,
-    ) -> Result<(Header, Reader<'a>), FormatError> {
-        if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
+    ) -> Result<(Header, Records<'a>), FormatError> {
+        if bytes.len() < MAGIC.len() {
+            return Err(FormatError::NotARecording);
+        }
+        let check = check_header(bytes)?;
+        if &bytes[..MAGIC.len()] != MAGIC {
             return Err(FormatError::NotARecording);
         }
         let mut r = Reader::at(bytes, MAGIC.len());
@@ -211,31 +237,22 @@ impl<'a> Reader<'a> {
                 expected: kind.name(),
             });
         }
-        let config = r.byte_string()?.to_vec();
+        let config = r.byte_string()?;
+        let config_at = r.offset() - config.len();
+        let records = match check {
+            HeaderCheck::Whole(start) => Records::chunked(bytes, start),
+            HeaderCheck::Unchecked => Records::straight(r),
+        };
         Ok((
             Header {
+                format,
                 build,
                 game,
-                config,
+                config: config.to_vec(),
+                config_at,
             },
-            r,
+            records,
         ))
-    }
-
-    /// The next record, read by `read`, with the offset it starts at;
-    /// `None` at the end or once a read failed (`failed` remembers it).
-    pub fn next_record<T>(
-        &mut self,
-        failed: &mut bool,
-        read: impl FnOnce(&mut Reader<'a>) -> Result<T, FormatError>,
-    ) -> Option<Result<(usize, T), FormatError>> {
-        if *failed || self.is_empty() {
-            return None;
-        }
-        let at = self.offset();
-        let record = read(self);
-        *failed = record.is_err();
-        Some(record.map(|r| (at, r)))
     }
 
     /// A [`FormatError::Damaged`] at the current byte.
@@ -345,6 +362,11 @@ mod tests {
         }
     }
 
+    /// A reader at the first byte after `w`'s header (its checksum).
+    fn past_header<'a>(bytes: &'a [u8], header: &Header) -> Reader<'a> {
+        Reader::at(bytes, header.config_at + header.config.len() + 4)
+    }
+
     #[test]
     fn fields_round_trip() {
         let mut w = Writer::with_header(Kind::Client, &ships_2(), b"{}");
@@ -356,9 +378,11 @@ mod tests {
         let mut times = TimeCoder::default();
         times.write(&mut w, Duration::from_millis(20));
         times.write(&mut w, Duration::from_millis(10));
-        let (header, mut r) = Reader::open(&w.bytes, Kind::Client, &ships_2()).expect("header");
+        let (header, _) = Reader::open(&w.bytes, Kind::Client, &ships_2()).expect("header");
         assert_eq!(header.config, b"{}");
         assert_eq!(header.build, BUILD);
+        assert_eq!(header.format, FORMAT_VERSION);
+        let mut r = past_header(&w.bytes, &header);
         assert_eq!(r.varint(), Ok(u64::MAX));
         assert_eq!(r.signed(), Ok(-5));
         assert_eq!(r.f32().map(f32::to_bits), Ok((-0.0f32).to_bits()));
@@ -382,20 +406,25 @@ mod tests {
             err.to_string(),
             "this is a room recording, not a client recording"
         );
-        let mut old = w.bytes.clone();
-        old[6] = 0;
-        old[7] = 0;
-        let err = Reader::open(&old, Kind::Room, &ships_2())
-            .map(|_| ())
-            .unwrap_err();
-        assert!(err.to_string().contains("format 0"), "{err}");
-        // Format 3 named no game: refused by its format, never guessed.
+        // A format-3 header (no checksum: it named no game): refused by
+        // its format, never guessed.
+        let mut old = w.bytes[..w.bytes.len() - 4].to_vec();
         old[6] = 3;
         let err = Reader::open(&old, Kind::Room, &ships_2())
             .map(|_| ())
             .unwrap_err();
         assert!(
             matches!(err, FormatError::Version { format: 3, .. }),
+            "{err}"
+        );
+        // Format 6's own format changed in place: its checksum tells.
+        let mut changed = w.bytes.clone();
+        changed[6] = 0;
+        let err = Reader::open(&changed, Kind::Room, &ships_2())
+            .map(|_| ())
+            .unwrap_err();
+        assert!(
+            matches!(&err, FormatError::Damaged { offset: 6, what } if what.contains("format 0")),
             "{err}"
         );
         assert_eq!(
@@ -411,6 +440,7 @@ mod tests {
         other.text("boats");
         other.varint(1);
         other.byte_string(b"{}");
+        other.u32(crc32c(&other.bytes));
         let err = Reader::open(&other.bytes, Kind::Room, &ships_2())
             .map(|_| ())
             .unwrap_err();
@@ -442,8 +472,8 @@ mod tests {
     fn an_overlong_integer_is_damage() {
         let mut w = Writer::with_header(Kind::Client, &ships_2(), b"");
         w.bytes.extend_from_slice(&[0xff; 11]);
-        let (_, mut r) = Reader::open(&w.bytes, Kind::Client, &ships_2()).expect("header");
-        let err = FormatError::from(r.varint().unwrap_err());
+        let (header, _) = Reader::open(&w.bytes, Kind::Client, &ships_2()).expect("header");
+        let err = FormatError::from(past_header(&w.bytes, &header).varint().unwrap_err());
         assert!(
             matches!(&err, FormatError::Damaged { what, .. } if what.contains("64 bits")),
             "{err}"
