@@ -11,7 +11,9 @@
 //!
 //! Exit status: 0 when every frame matches, 1 at the first difference (the
 //! frame, the calls that led to it and both states are printed), 2 when a
-//! file cannot be read as a recording of this build (the reason is printed).
+//! file cannot be read as a recording of this build (the reason is printed:
+//! for a changed byte, from format 6, the header or the chunk that fails
+//! its checksum, at its byte).
 //!
 //! A recording is untrusted input: a header outside the bounds a session
 //! or room runs with (`docs/RECORDING.md`) is refused (2), no frame runs
@@ -235,8 +237,8 @@ fn room<G: ServerGame>(args: &Args, bytes: &[u8]) -> ExitCode {
                     say!("ended: a tick failed and the room was closed: {why}");
                 }
                 (None, Some(at)) => say!(
-                    "cut short: the file stops inside the record at byte {at} \
-                     (a crash or a kill); replayed up to tick {}, the last whole one",
+                    "cut short: the file stops inside the chunk (a record, before format 6) \
+                     at byte {at} (a crash or a kill); replayed up to tick {}, the last whole one",
                     s.ticks
                 ),
                 (None, None) => say!(
