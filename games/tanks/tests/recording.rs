@@ -1,5 +1,6 @@
 //! The client's flight recorder and its replay: a session recorded while it
 //! plays against a real `Room` replays bit for bit; a changed byte is
+//! refused by its chunk's checksum and, with the checksums recomputed,
 //! caught at the frame it affects; damaged, foreign and other-version files
 //! are refused with a reason, and arbitrary bytes never panic the replay.
 
@@ -11,10 +12,10 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 use skirmish_tanks::{
-    decode_client_frame, open_room, replay_client, replay_room, ClientMessage, ClientSession,
-    Controls, Encoding, Frame, Incoming, LinkConditions, Outbox, PlayerId, ReplayError,
-    ReplayOptions, Room, RoomCall, RoomConfig, RoomReplayError, Seating, SessionConfig,
-    PROTOCOL_VERSION,
+    decode_client_frame, open_room, replay_client, replay_room, reseal_recording, ClientMessage,
+    ClientSession, Controls, Encoding, Frame, Incoming, LinkConditions, Outbox, PlayerId,
+    ReplayError, ReplayOptions, Room, RoomCall, RoomConfig, RoomReplayError, Seating,
+    SessionConfig, PROTOCOL_VERSION,
 };
 
 const FRAME: Duration = Duration::from_micros(16_667);
@@ -245,8 +246,15 @@ fn a_changed_byte_of_a_received_frame_is_caught_where_it_matters() {
         .map(|c| c.expect("reads").0)
         .find(|&o| o > offset)
         .expect("a call after it");
-    // The payload's last byte.
+    // The payload's last byte: refused by its chunk's checksum, then
+    // (recomputed) left to the replay.
     changed[next - 1] ^= 0x5a;
+    let refused = replay_client(&changed, ReplayOptions::default()).expect_err("damaged");
+    assert!(
+        refused.to_string().contains("fails its checksum"),
+        "{refused}"
+    );
+    reseal_recording(&mut changed).expect("reseals");
     let original = replay_client(bytes, ReplayOptions::default()).expect("replays");
     match replay_client(&changed, ReplayOptions::default()) {
         Err(ReplayError::Diverged(d)) => {
@@ -411,6 +419,12 @@ fn a_changed_input_is_caught_and_damage_is_refused() {
         .expect("the turn's bytes");
     let mut changed = bytes.to_vec();
     changed[at + 3] ^= 0x80;
+    let refused = replay_room(&changed).expect_err("damaged");
+    assert!(
+        refused.to_string().contains("fails its checksum"),
+        "{refused}"
+    );
+    reseal_recording(&mut changed).expect("reseals");
     match replay_room(&changed) {
         Err(RoomReplayError::Diverged(d)) => {
             assert!(d.tick > ticks_before(k), "{d:?}");
@@ -418,12 +432,21 @@ fn a_changed_input_is_caught_and_damage_is_refused() {
         }
         other => panic!("expected a divergence, got {other:?}"),
     }
-    // Cut short inside its last record (a crash, a kill): replayed up to
-    // the last whole tick, saying where it stops.
+    // Cut short inside its last chunk (a crash, a kill): replayed up to
+    // the last whole tick, saying where it stops (where the chunk of the
+    // last tick's calls starts, the length and check before its first).
     let (last, last_call) = calls.last().expect("records");
     let whole = ticks_before(calls.len()) - u64::from(matches!(last_call, RoomCall::Tick(_)));
+    let tick_calls = calls[..calls.len() - 1]
+        .iter()
+        .rposition(|(_, c)| matches!(c, RoomCall::Tick(_)))
+        .map_or(0, |k| k + 1);
     let cut = replay_room(&bytes[..bytes.len() - 4]).expect("a file cut short replays");
-    assert_eq!((cut.cut_at, cut.ticks), (Some(*last), whole), "{cut:?}");
+    assert_eq!(
+        (cut.cut_at, cut.ticks),
+        (Some(calls[tick_calls].0 - 8), whole),
+        "{cut:?}"
+    );
     // Wrong bytes are still damage: an unknown tag where the last record starts.
     let mut wrong = bytes.to_vec();
     wrong[*last] = 0xee;
@@ -445,25 +468,37 @@ fn varint(mut v: u64, out: &mut Vec<u8>) {
     out.push(v as u8);
 }
 
+/// `bytes` (a whole recording) with `record` after it, in a chunk of its
+/// own whose checksums hold.
+fn with_record(bytes: &[u8], record: &[u8]) -> Vec<u8> {
+    let mut out = bytes.to_vec();
+    out.extend_from_slice(&(record.len() as u32).to_le_bytes());
+    out.extend_from_slice(&[0; 4]);
+    out.extend_from_slice(record);
+    out.extend_from_slice(&[0; 4]);
+    reseal_recording(&mut out).expect("reseals");
+    out
+}
+
 #[test]
 fn hostile_records_are_refused_or_bounded() {
-    // The recording up to its 200th call: playing, after a welcome.
-    let base = first_calls(compact(), 200, false);
+    // The whole recording: playing, after a welcome.
+    let base = compact();
     // `sent` of more than a frame could be is damage, not an overflow.
-    let mut sent = base.clone();
-    sent.push(9);
+    let mut sent = vec![9];
     varint(u64::MAX, &mut sent);
+    let sent = with_record(base, &sent);
     let err = replay_client(&sent, ReplayOptions::default()).expect_err("refused");
     assert!(err.to_string().contains("bytes sent at once"), "{err}");
     // A frame 500 years after the last one: the session skips at most an
     // hour of steps, so this returns (with a difference: the hash is made
     // up) rather than stepping for hours.
-    let mut jump = base;
-    jump.push(8);
+    let mut jump = vec![8];
     let years = 500 * 365 * 24 * 3600 * 1_000_000_000u64;
     varint(years << 1, &mut jump);
     jump.extend_from_slice(&[0; 8]);
     jump.push(0);
+    let jump = with_record(base, &jump);
     let result = replay_client(&jump, ReplayOptions::default());
     assert!(
         matches!(result, Err(ReplayError::Diverged(_))),
@@ -530,7 +565,8 @@ fn frames_are_recorded_as_they_arrived_not_enlarged() {
     }
     take(&mut by_frame, &mut framed);
     take(&mut by_message, &mut decoded);
-    let ticks = 100 * 9; // a tick record each
+    // A tick record each, and its chunk's length, check and checksum.
+    let ticks = 100 * (9 + 12);
     let framed_bytes = framed.len() - framed_before - ticks;
     let decoded_bytes = decoded.len() - decoded_before - ticks;
     // The frame's bytes and a few of the record's own (tag, player, arrival,
