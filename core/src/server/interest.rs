@@ -312,9 +312,86 @@ impl<F> Viewer<F> {
         }
         seen.sort_unstable();
         seen.dedup();
+        // However wide the view, its stale mask fits the budget: the
+        // nearest only (itself and its partners always).
+        let cap = max_view(scene.config.budget);
+        if seen.len() > cap {
+            let partners: Vec<usize> = seen
+                .iter()
+                .copied()
+                .filter(|&i| self.partners.contains_key(&scene.truth[i].0))
+                .collect();
+            keep_nearest(&mut seen, scene.positions, here, me, &partners, cap);
+        }
         self.in_view = seen.iter().map(|&i| scene.truth[i].0).collect();
         Some(seen)
     }
+}
+
+/// Most players and things one JSON snapshot carries: the nearest of its
+/// client's view. JSON has no deltas and no byte budget, so a crowded
+/// view (an .io arena's pellets) is cut here rather than sent whole.
+pub const MAX_JSON_VIEW: usize = 256;
+
+/// How far any view reaches, for an interest radius of `radius`: a game's
+/// [`view_radius`](crate::ServerGame::view_radius) (a heavy blob's wider
+/// view) stops at three times the room's radius.
+pub(crate) fn max_view_radius(radius: f32) -> f32 {
+    3.0 * radius
+}
+
+/// Most entities a binary client's view holds within a byte budget of
+/// `budget`: its stale mask (a bit each) takes at most a quarter of it.
+pub(crate) fn max_view(budget: usize) -> usize {
+    (budget / 4 * 8).max(8)
+}
+
+/// Of the entities at `positions` (by index, in id order), those the one
+/// at `me` sees within `radius` (everyone without one or without a grid),
+/// at most `cap` of them, nearest first, itself always, into `out` in
+/// index order.
+pub(crate) fn nearest_view(
+    positions: &[Vec2],
+    grid: Option<&Grid>,
+    me: usize,
+    radius: Option<f32>,
+    cap: usize,
+    out: &mut Vec<usize>,
+) {
+    let here = positions[me];
+    if let (Some(radius), Some(grid)) = (radius, grid) {
+        grid.near(here, radius, out);
+        out.retain(|&i| i == me || positions[i].distance(here) <= radius);
+    } else {
+        out.clear();
+        out.extend(0..positions.len());
+    }
+    keep_nearest(out, positions, here, me, &[], cap);
+}
+
+/// Cuts `seen` (indices) to the `cap` nearest to `here`, keeping `me` and
+/// the `always` indices whatever their distance; leaves it in index order.
+fn keep_nearest(
+    seen: &mut Vec<usize>,
+    positions: &[Vec2],
+    here: Vec2,
+    me: usize,
+    always: &[usize],
+    cap: usize,
+) {
+    if seen.len() > cap {
+        let key = |i: usize| {
+            if i == me || always.contains(&i) {
+                -1.0
+            } else {
+                positions[i].distance_squared(here)
+            }
+        };
+        let cap = cap.max(1);
+        seen.select_nth_unstable_by(cap - 1, |&a, &b| key(a).total_cmp(&key(b)).then(a.cmp(&b)));
+        seen.truncate(cap);
+    }
+    seen.sort_unstable();
 }
 
 /// Bytes a delta frame spends before its body, with an own state `O`:

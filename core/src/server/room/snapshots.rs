@@ -15,7 +15,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::{Frame, Outbox, Room, RoomStats};
-use crate::server::interest::{delta_head_bytes, frames, Grid, Scene, SentFrame, Truths, Viewer};
+use crate::server::interest::{
+    delta_head_bytes, frames, max_view_radius, nearest_view, Grid, Scene, SentFrame, Truths,
+    Viewer, MAX_JSON_VIEW,
+};
 use crate::server::world::ServerGame;
 use crate::shared::compact;
 use crate::shared::delta::{self, Entity};
@@ -28,52 +31,102 @@ use crate::shared::timing::InputTiming;
 impl<G: ServerGame> Room<G> {
     /// This tick's snapshot to every seat, each shared frame encoded once.
     pub(super) fn share_snapshot(&mut self, tick: Tick, out: &mut Outbox) {
-        if self.seats.values().any(|s| s.encoding == Encoding::Json) {
-            // The world's things follow the players, as a binary client
-            // reads them: quantised, then dequantised.
-            let states = std::mem::take(&mut self.states);
-            let count = states.len();
-            let mut players = states;
-            let config = self.world.config();
-            players.extend(
-                G::things(self.world.game())
-                    .iter()
-                    .map(|t| G::dequantise(&t.entity, t.id, tick, config)),
-            );
-            let message = ServerMessage::<G>::Snapshot {
-                server_tick: tick,
-                players,
-            };
-            let text = encode(&message);
-            if let ServerMessage::Snapshot { mut players, .. } = message {
-                players.truncate(count);
-                self.states = players;
-            }
-            // Protocol-2 JSON clients get their input timing first.
-            for (&id, seat) in &self.seats {
-                if seat.encoding != Encoding::Json || !seat.scheduled {
-                    continue;
-                }
-                if let Some(timing) = self.world.take_timing(id) {
-                    let message = ServerMessage::<G>::Timing(timing);
-                    out.send(id, Frame::Text(encode(&message)), true);
-                }
-            }
-            let to = self
-                .seats
-                .iter()
-                .filter(|(_, s)| s.encoding == Encoding::Json)
-                .map(|(&id, _)| id);
-            let before = out.deliveries().len();
-            out.share(to, Frame::Text(text), true);
-            self.stats.snapshots += (out.deliveries().len() - before) as u64;
+        let json = self.seats.values().any(|s| s.encoding == Encoding::Json);
+        let binary = self.seats.values().any(|s| s.encoding == Encoding::Compact);
+        let things = G::things(self.world.game()).len();
+        // JSON clients choose by position when the room has a radius or
+        // more than a JSON view holds; viewers always do.
+        let json_chooses =
+            json && (self.interest.radius.is_some() || self.states.len() + things > MAX_JSON_VIEW);
+        self.positions.clear();
+        if json_chooses || (binary && !self.viewers.is_empty()) {
+            self.positions.extend(self.states.iter().map(G::position));
+            self.positions
+                .extend(G::things(self.world.game()).iter().map(|t| t.at));
         }
-        if self.seats.values().any(|s| s.encoding == Encoding::Compact) {
-            self.share_binary(tick, out);
+        let grid = self
+            .interest
+            .radius
+            .filter(|_| !self.positions.is_empty())
+            .map(|r| Grid::new(&self.positions, r, G::extent(self.world.config())));
+        if json {
+            let view = if json_chooses {
+                JsonView::Nearest(grid.as_ref())
+            } else {
+                JsonView::Whole
+            };
+            self.share_json(tick, view, out);
+        }
+        if binary {
+            self.share_binary(tick, grid.as_ref(), out);
         }
     }
 
-    fn share_binary(&mut self, tick: Tick, out: &mut Outbox) {
+    /// JSON clients' snapshots: the players and things a binary client
+    /// would see (within its view radius), at most [`MAX_JSON_VIEW`] of
+    /// them, nearest first. One text shared by all when everyone sees the
+    /// whole room.
+    fn share_json(&mut self, tick: Tick, view: JsonView<'_>, out: &mut Outbox) {
+        // Protocol-2 JSON clients get their input timing first.
+        for (&id, seat) in &self.seats {
+            if seat.encoding != Encoding::Json || !seat.scheduled {
+                continue;
+            }
+            if let Some(timing) = self.world.take_timing(id) {
+                let message = ServerMessage::<G>::Timing(timing);
+                out.send(id, Frame::Text(encode(&message)), true);
+            }
+        }
+        let config = self.world.config();
+        let things = G::things(self.world.game());
+        let count = self.states.len();
+        // The world's things follow the players, as a binary client reads
+        // them: quantised, then dequantised.
+        let entity = |i: usize| -> G::Own {
+            if let Some(own) = self.states.get(i) {
+                *own
+            } else {
+                let t = &things[i - count];
+                G::dequantise(&t.entity, t.id, tick, config)
+            }
+        };
+        let json_seats = self
+            .seats
+            .iter()
+            .filter(|(_, s)| s.encoding == Encoding::Json)
+            .map(|(&id, _)| id);
+        let before = out.deliveries().len();
+        match view {
+            JsonView::Whole => {
+                let players = (0..count + things.len()).map(entity).collect();
+                let text = encode(&ServerMessage::<G>::Snapshot {
+                    server_tick: tick,
+                    players,
+                });
+                out.share(json_seats, Frame::Text(text), true);
+            }
+            JsonView::Nearest(grid) => {
+                let mut seen = Vec::new();
+                for id in json_seats {
+                    let Ok(at) = self.states.binary_search_by_key(&id, OwnState::id) else {
+                        continue;
+                    };
+                    let radius = (self.interest.radius)
+                        .map(|r| G::view_radius(&self.states[at], r).min(max_view_radius(r)));
+                    nearest_view(&self.positions, grid, at, radius, MAX_JSON_VIEW, &mut seen);
+                    let players = seen.iter().map(|&i| entity(i)).collect();
+                    let text = encode(&ServerMessage::<G>::Snapshot {
+                        server_tick: tick,
+                        players,
+                    });
+                    out.send(id, Frame::Text(text), true);
+                }
+            }
+        }
+        self.stats.snapshots += (out.deliveries().len() - before) as u64;
+    }
+
+    fn share_binary(&mut self, tick: Tick, grid: Option<&Grid>, out: &mut Outbox) {
         let config = self.world.config().clone();
         let config = &config;
         // Players, then the world's things (ids of their own range, so the
@@ -94,23 +147,14 @@ impl<G: ServerGame> Room<G> {
         // Only clients that acknowledge (viewers) are chosen for: without
         // any, no grid and no speeds are needed this tick.
         let viewing = !self.viewers.is_empty();
-        self.positions.clear();
-        if viewing {
-            self.positions.extend(self.states.iter().map(G::position));
-            self.positions.extend(things.iter().map(|t| t.at));
-        }
         let extent = G::extent(config);
-        let grid = self
-            .interest
-            .radius
-            .filter(|_| viewing)
-            .map(|r| Grid::new(&self.positions, r, extent));
+        let grid = grid.filter(|_| viewing);
         let mut frames = Frames::<G> {
             scene: Scene {
                 tick,
                 truth,
                 positions: &self.positions,
-                grid: grid.as_ref(),
+                grid,
                 fields: config,
                 reach: extent.length(),
                 config: &self.interest,
@@ -166,6 +210,15 @@ impl<G: ServerGame> Room<G> {
     }
 }
 
+/// What JSON clients are sent this tick.
+#[derive(Clone, Copy)]
+enum JsonView<'a> {
+    /// The whole room, one text shared by all.
+    Whole,
+    /// Each its nearest, within its view radius when the room has a grid.
+    Nearest(Option<&'a Grid>),
+}
+
 /// A frame built this tick and its body.
 type Built<F> = (Arc<SentFrame<F>>, Vec<u8>);
 
@@ -199,7 +252,7 @@ impl<G: ServerGame> Frames<'_, G> {
         let scene = &self.scene;
         let tick = scene.tick;
         let mut frame = Vec::with_capacity(compact::head_bytes::<G::Own>() + self.tail.len());
-        let radius = scene.config.radius.map(|r| G::view_radius(own, r));
+        let radius = (scene.config.radius).map(|r| G::view_radius(own, r).min(max_view_radius(r)));
         let seen = viewer.view(at, radius, scene);
         // A baseline whose set is no longer known (older than the room's
         // ring) is as good as none.
