@@ -68,10 +68,12 @@ pub use client::session::{
 pub use client::session::{KEPT_BASELINES, MAX_STEPS_PER_FRAME};
 pub use client::smoothing::{CorrectionOutcome, SmoothingConfig, SETTLED_ANGLE, SETTLED_DISTANCE};
 pub use client::timeline::RemoteTimeline;
-pub use server::interest::{InterestConfig, KEPT_FRAMES};
+pub use server::interest::{InterestConfig, KEPT_FRAMES, MAX_JSON_VIEW};
 pub use server::record::{open_room_of, RoomCalls, RoomConfigError, RoomEnd, RoomRecorder};
 pub use server::replay::{replay_room_of, RoomDivergence, RoomReplayError, RoomSummary};
-pub use server::room::{place, Outbox, Placement, RoomStats, Seating};
+pub use server::room::{
+    place, Outbox, Placement, RoomStats, Seating, RECORD_BURST, RECORD_BYTES_PER_TICK,
+};
 pub use server::things::{Thing, Things, FIRST_THING};
 pub use server::world::{
     Command, InputMode, JoinError, Received, ServerGame, Step, Wired, WorldStats, CATCH_UP_ABOVE,

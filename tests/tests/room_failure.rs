@@ -135,7 +135,9 @@ async fn a_panicking_message_fails_its_room_alone() -> Result<()> {
     other.snapshot().await?;
 
     assert!(running.state.rooms.fail_next_message("doomed"));
-    doomed[0].inputs(vec![skirmish_tests::input(1, 0.0, 1.0, false)]).await?;
+    doomed[0]
+        .inputs(vec![skirmish_tests::input(1, 0.0, 1.0, false)])
+        .await?;
     for client in &mut doomed {
         assert_eq!(client.error().await?, ErrorCode::RoomFailed);
         assert_eq!(client.closed().await?, "room_failed");

@@ -97,6 +97,11 @@ impl RoomRecorder {
         self.w.take(into);
     }
 
+    /// Bytes recorded and not taken yet.
+    pub(crate) fn pending(&self) -> usize {
+        self.w.len()
+    }
+
     /// The running hash of what the room sent.
     pub fn sent_hash(&self) -> u64 {
         self.sent.0

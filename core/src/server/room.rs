@@ -95,7 +95,20 @@ pub struct RoomStats {
     pub over_budget: u64,
     /// Bytes of binary snapshot frames.
     pub binary_bytes: u64,
+    /// Messages refused because their seat had added all it may to the
+    /// room's recording ([`RECORD_BYTES_PER_TICK`]).
+    pub record_refused: u64,
 }
+
+/// Bytes a seat may add to the room's recording per tick, on average
+/// (5 KiB/s at 20 Hz). An honest client adds 20 to 80 bytes a tick (its
+/// inputs, the ones it resends and its pings); past this and
+/// [`RECORD_BURST`], its messages are refused (`rate_limited`) unhandled
+/// and unrecorded, so the recording still replays bit for bit.
+pub const RECORD_BYTES_PER_TICK: u32 = 256;
+
+/// Bytes a seat may add to the room's recording at once, beyond its rate.
+pub const RECORD_BURST: u32 = 4096;
 
 /// How a client takes its seat: what its `hello` asked for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -142,6 +155,9 @@ struct Seat {
     echo: bool,
     /// It takes control messages in binary.
     binary: bool,
+    /// What it may still add to the room's recording (bytes; below zero
+    /// once a message took more than was left), as of a tick.
+    recording: (i64, Tick),
 }
 
 /// A room of game `G`: the world, its seats, and what every client is
@@ -309,6 +325,12 @@ impl<G: ServerGame> Room<G> {
         seating: Seating,
         out: &mut Outbox,
     ) -> Result<(), ProtocolError> {
+        if id.is_thing() {
+            return Err(ProtocolError::new(
+                ErrorCode::BadMessage,
+                format!("player id {id} is in the things' range"),
+            ));
+        }
         if self.seats.contains_key(&id) {
             return Err(ProtocolError::new(
                 ErrorCode::AlreadyJoined,
@@ -336,6 +358,7 @@ impl<G: ServerGame> Room<G> {
                 scheduled: seating.scheduled(),
                 echo: seating.datagrams && seating.encoding == Encoding::Compact,
                 binary: seating.binary_control,
+                recording: (i64::from(RECORD_BURST), self.world.tick()),
             },
         );
         // With interest, a binary client sees its part from its first
@@ -406,17 +429,22 @@ impl<G: ServerGame> Room<G> {
         since: std::time::Duration,
         out: &mut Outbox,
     ) -> Result<Received, ProtocolError> {
-        self.record_and_handle(id, message, since, out, |r| r.message(id, message, since))
+        self.record_and_handle(id, message, since, out, false, |r| {
+            r.message(id, message, since);
+        })
     }
 
     /// Like [`Room::receive_at`], for a message decoded from a frame as it
     /// arrived (`text` or binary, `payload`: `message` must be what
     /// [`decode_client_frame`](crate::decode_client_frame) made of it). A
-    /// recording keeps the frame's own bytes, never a larger re-encoding,
-    /// and decodes them again on replay.
+    /// recording keeps a binary frame's own bytes (its decoder refuses any
+    /// byte past the message) and a text frame's message as it decoded (no
+    /// padding, no unknown field); each seat adds at most
+    /// [`RECORD_BYTES_PER_TICK`] a tick past [`RECORD_BURST`].
     ///
     /// # Errors
-    /// As [`Room::receive`].
+    /// As [`Room::receive`]; `rate_limited` past the seat's allowance of
+    /// the recording (the message is neither recorded nor handled).
     pub fn receive_frame_at(
         &mut self,
         id: PlayerId,
@@ -425,25 +453,61 @@ impl<G: ServerGame> Room<G> {
         since: std::time::Duration,
         out: &mut Outbox,
     ) -> Result<Received, ProtocolError> {
-        self.record_and_handle(id, message, since, out, |r| {
-            r.frame(id, text, payload, since);
+        // A binary frame is recorded as it came (its decoder refuses
+        // trailing bytes: it is as small as its message); a text one as
+        // its decoded message, so padding and unknown fields never reach
+        // the disk.
+        self.record_and_handle(id, message, since, out, true, |r| {
+            if text {
+                r.message(id, message, since);
+            } else {
+                r.frame(id, text, payload, since);
+            }
         })
     }
 
     /// Handles a message, recording it first with `record` (and what it
-    /// made the room send after) when the room records itself.
+    /// made the room send after) when the room records itself. A message
+    /// from the network (`bounded`) takes its bytes from its seat's
+    /// allowance; a replayed one was within it when it was recorded.
     fn record_and_handle(
         &mut self,
         id: PlayerId,
         message: &ClientMessage<G::Wire>,
         since: std::time::Duration,
         out: &mut Outbox,
+        bounded: bool,
         record: impl FnOnce(&mut RoomRecorder),
     ) -> Result<Received, ProtocolError> {
         let Some(recorder) = &mut self.recorder else {
             return self.handle(id, message, since, out);
         };
+        // What a seat adds to the recording is bounded: past its
+        // allowance, the message is neither recorded nor handled.
+        let now = self.world.tick();
+        let mut allowance = None;
+        if let Some(seat) = self.seats.get_mut(&id).filter(|_| bounded) {
+            let (left, at) = &mut seat.recording;
+            let gained = i64::from(now.0.saturating_sub(at.0)) * i64::from(RECORD_BYTES_PER_TICK);
+            *left = (*left + gained).min(i64::from(RECORD_BURST));
+            *at = now;
+            if *left <= 0 {
+                self.stats.record_refused += 1;
+                return Err(ProtocolError::new(
+                    ErrorCode::RateLimited,
+                    format!(
+                        "more than the room's recording takes from one player \
+                         ({RECORD_BYTES_PER_TICK} bytes a tick)"
+                    ),
+                ));
+            }
+            allowance = Some(left);
+        }
+        let before = recorder.pending();
         record(recorder);
+        if let Some(left) = allowance {
+            *left -= recorder.pending().saturating_sub(before) as i64;
+        }
         let mark = Self::mark(out);
         let received = self.handle(id, message, since, out);
         self.sent(out, mark);

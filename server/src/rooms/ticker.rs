@@ -112,10 +112,13 @@ impl TickHealth {
         self.fail_message.store(true, Ordering::Relaxed);
     }
 
-    /// Whether a test asked this message to panic (asked once, fails once).
+    /// Panics if a test asked this message to (asked once, fails once).
     #[cfg(feature = "test-hooks")]
-    pub(super) fn take_message_failure(&self) -> bool {
-        self.fail_message.swap(false, Ordering::Relaxed)
+    pub(super) fn fail_message_if_asked(&self, room: &str) {
+        assert!(
+            !self.fail_message.swap(false, Ordering::Relaxed),
+            "room {room} was asked to fail on a message by a test"
+        );
     }
 
     /// Takes the pause a test asked for, if any.
