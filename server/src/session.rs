@@ -101,6 +101,7 @@ pub async fn serve<G: Hosted, T: Transport>(
         transport,
         frame: None,
         binary: false,
+        read_binary: false,
     };
     let reason = session.run(address).await;
     let _ = timeout(CLOSE_TIMEOUT, session.transport.end()).await;
@@ -136,9 +137,13 @@ struct Session<'a, G: Hosted, T> {
     /// Once seated in a room that records itself: the last frame read as
     /// it arrived (text or not, its bytes), for the recording to keep.
     frame: Option<(bool, Vec<u8>)>,
-    /// Whether the client's `hello` was binary: its control messages and
-    /// errors go in binary too.
+    /// Whether the `hello` that seated the client was binary: its control
+    /// messages and errors go in binary too. Chosen once, by that hello: a
+    /// refused hello changes nothing, and so does any frame once seated.
     binary: bool,
+    /// Whether the frame last read came binary (which form a `hello`
+    /// took).
+    read_binary: bool,
 }
 
 impl<G: Hosted, T: Transport> Session<'_, G, T> {
@@ -194,9 +199,7 @@ impl<G: Hosted, T: Transport> Session<'_, G, T> {
             Raw::Ended(reason) => return Read::Ended(reason),
         };
         self.state.metrics.received(payload.len());
-        if !text && payload.first() == Some(&control::HELLO) {
-            self.binary = true;
-        }
+        self.read_binary = !text;
         match self.gate.admit(payload.len()) {
             // A hello of another game is refused by name, first.
             Admit::Read => match decode_client_frame_of::<G>(text, payload) {
@@ -232,7 +235,12 @@ impl<G: Hosted, T: Transport> Session<'_, G, T> {
             }
         };
         let (name, room, encoding, protocol) = match hello {
-            Ok(Ok(hello)) => hello,
+            Ok(Ok(hello)) => {
+                // The hello that joins chooses the encoding of control
+                // messages for good; a refusal of the join answers in it.
+                self.binary = self.read_binary;
+                hello
+            }
             Ok(Err((reason, farewell))) => {
                 if let Some((code, message)) = farewell {
                     self.close(code, &message).await;
@@ -285,6 +293,10 @@ impl<G: Hosted, T: Transport> Session<'_, G, T> {
                         ErrorCode::BadProtocol | ErrorCode::BadName | ErrorCode::WrongGame
                     ) =>
                 {
+                    // The session ends with the answer to this hello, in
+                    // the hello's own form (a binary client may read no
+                    // JSON at all).
+                    self.binary = self.read_binary;
                     self.state.metrics.rejected(e.code);
                     return Err((DisconnectReason::Refused, Some((e.code, e.message))));
                 }

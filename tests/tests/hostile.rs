@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use skirmish_tanks::{ClientMessage, ErrorCode, Tick, MAX_FRAME_BYTES};
+use skirmish_tanks::{ClientMessage, ErrorCode, Frame, Tick, MAX_FRAME_BYTES};
 use skirmish_tests::{config_with, input, metric, server, test_config, Client};
 
 type Result = anyhow::Result<()>;
@@ -142,6 +142,73 @@ async fn hello_with_a_wrong_protocol_game_or_name_is_refused() -> Result {
         .send_text(r#"{"type":"hello","name":"  ","protocol":1}"#)
         .await?;
     assert_eq!(nameless.error().await?, ErrorCode::BadName);
+    srv.shutdown().await
+}
+
+/// The next `error` frame, as it came (text or binary), skipping the rest.
+async fn error_frame(client: &mut Client) -> anyhow::Result<Frame> {
+    loop {
+        match client.recv_frame().await? {
+            Frame::Text(text) if text.starts_with(r#"{"type":"error""#) => {
+                return Ok(Frame::Text(text))
+            }
+            Frame::Binary(bytes) if bytes.first() == Some(&b'E') => {
+                return Ok(Frame::Binary(bytes))
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A binary `hello` from a tank client named `name`.
+fn binary_hello(name: &str) -> Vec<u8> {
+    skirmish_tanks::control::encode_client::<skirmish_tanks::WireInput>(&ClientMessage::Hello {
+        name: name.into(),
+        protocol: 2,
+        room: None,
+        encoding: skirmish_tanks::Encoding::Compact,
+        game: Some(skirmish_tanks::GameId::of::<skirmish_tanks::Tanks>()),
+    })
+    .expect("a hello has a binary form")
+}
+
+/// Regression (issue 37): any binary frame starting with `H` switched the
+/// session's control messages to binary, refused or not, joined or not.
+/// The hello that joins chooses, once.
+#[tokio::test]
+async fn one_encoding_per_session_chosen_by_the_hello_that_joins() -> Result {
+    let srv = server(test_config())?;
+    // A malformed binary hello, then a text one: JSON all along.
+    let mut first = Client::connect(srv.addr).await?;
+    first
+        .send_binary(vec![skirmish_tanks::control::HELLO])
+        .await?;
+    let refused = error_frame(&mut first).await?;
+    assert!(
+        matches!(&refused, Frame::Text(t) if t.contains("bad_message")),
+        "{refused:?}"
+    );
+    first.hello("ann", None).await?;
+    let welcome = first.recv_frame().await?;
+    assert!(
+        matches!(&welcome, Frame::Text(t) if t.starts_with(r#"{"type":"welcome""#)),
+        "{welcome:?}"
+    );
+    // A text join, then a binary hello: `already_joined` in JSON, and the
+    // errors after it too.
+    let mut second = Client::join(srv.addr, "bob", None).await?;
+    second.send_binary(binary_hello("bob")).await?;
+    let again = error_frame(&mut second).await?;
+    assert!(
+        matches!(&again, Frame::Text(t) if t.contains("already_joined")),
+        "{again:?}"
+    );
+    second.send_text("garbage").await?;
+    let later = error_frame(&mut second).await?;
+    assert!(
+        matches!(&later, Frame::Text(t) if t.contains("bad_message")),
+        "{later:?}"
+    );
     srv.shutdown().await
 }
 

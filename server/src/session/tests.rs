@@ -7,7 +7,8 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use skirmish_core::{decode_server, ErrorCode, MAX_FRAME_BYTES};
+use skirmish_core::MAX_FRAME_BYTES;
+use skirmish_core::{control, decode_server, ClientMessage, ErrorCode, GameId, Networked};
 // Matched, never built here: only the room builds what clients are told.
 use crate::game::TestedMessage as Told;
 
@@ -41,8 +42,11 @@ enum Step {
 /// What the fake's peer saw.
 #[derive(Debug, Default)]
 struct Seen {
-    /// Text frames sent to the client, decoded.
+    /// Messages sent to the client (text, and binary control messages),
+    /// decoded.
     told: Vec<ServerMessage>,
+    /// Whether each of `told` came as text.
+    text: Vec<bool>,
     kicked: Option<ErrorCode>,
     waker: Option<Waker>,
     /// Refuse every send as slow.
@@ -62,6 +66,12 @@ impl Outbound for FakePeer {
             let text = std::str::from_utf8(payload).expect("the server sends UTF-8 text");
             let message = decode_server(text).expect("the server sends what it documents");
             seen.told.push(message);
+            seen.text.push(true);
+        } else if control::is_server_control(payload) {
+            let message = control::decode_server::<Tested>(payload)
+                .expect("the server sends what it documents");
+            seen.told.push(message);
+            seen.text.push(false);
         }
         Ok(())
     }
@@ -146,6 +156,8 @@ impl Transport for Fake {
 /// What a finished session left behind.
 struct Outcome {
     told: Vec<ServerMessage>,
+    /// Whether each of `told` came as text.
+    text: Vec<bool>,
     closed_with: Option<ErrorCode>,
     state: Arc<AppState>,
 }
@@ -208,10 +220,17 @@ async fn play(
     tokio::task::yield_now().await;
     then(state.clone(), peer.clone());
     session.await.expect("the session does not panic");
-    let told = std::mem::take(&mut peer.0.lock().expect("not poisoned").told);
+    let (told, text) = {
+        let mut seen = peer.0.lock().expect("not poisoned");
+        (
+            std::mem::take(&mut seen.told),
+            std::mem::take(&mut seen.text),
+        )
+    };
     let closed_with = *closed_with.lock().expect("not poisoned");
     Outcome {
         told,
+        text,
         closed_with,
         state,
     }
@@ -358,4 +377,111 @@ async fn a_client_too_slow_for_its_welcome_is_dropped() {
         "a client that takes nothing does not stay"
     );
     assert_eq!(out.state.metrics.players(), 0);
+}
+
+/// A binary `hello` from a client of this server's game, named `name`.
+fn binary_hello(name: &str) -> Vec<u8> {
+    control::encode_client::<<Tested as Networked>::Wire>(&ClientMessage::Hello {
+        name: name.into(),
+        protocol: 2,
+        room: None,
+        encoding: skirmish_core::Encoding::Compact,
+        game: Some(GameId::of::<Tested>()),
+    })
+    .expect("a hello has a binary form")
+}
+
+/// Regression: a refused binary frame starting with `H` switched the
+/// session to binary, so a text `hello` after it got a binary `welcome`.
+#[tokio::test(start_paused = true)]
+async fn a_refused_binary_hello_changes_nothing_and_a_text_hello_gets_json() {
+    let mut trailing = binary_hello("ann");
+    trailing.push(0);
+    let script = vec![
+        Step::Binary(vec![control::HELLO]),
+        Step::Binary(trailing),
+        Step::Text(HELLO.into()),
+        Step::End,
+    ];
+    let out = play(config(), script, false, |_, _| {}).await;
+    assert_eq!(out.errors(), [ErrorCode::BadMessage, ErrorCode::BadMessage]);
+    assert!(
+        matches!(out.told[2], Told::Welcome { .. }),
+        "{:?}",
+        out.told
+    );
+    assert!(
+        out.text.iter().all(|&text| text),
+        "all JSON: {:?}",
+        out.text
+    );
+}
+
+/// Regression: a binary `H` after a text join turned `already_joined`
+/// and every later error binary.
+#[tokio::test(start_paused = true)]
+async fn a_binary_hello_after_a_text_join_changes_nothing() {
+    let script = vec![
+        Step::Text(HELLO.into()),
+        Step::Binary(binary_hello("ann")),
+        Step::Binary(vec![control::HELLO]),
+        Step::Text("garbage".into()),
+        Step::End,
+    ];
+    let out = play(config(), script, false, |_, _| {}).await;
+    assert!(
+        matches!(out.told[0], Told::Welcome { .. }),
+        "{:?}",
+        out.told
+    );
+    assert_eq!(
+        out.errors(),
+        [
+            ErrorCode::AlreadyJoined,
+            ErrorCode::BadMessage,
+            ErrorCode::BadMessage
+        ]
+    );
+    assert!(
+        out.text.iter().all(|&text| text),
+        "all JSON: {:?}",
+        out.text
+    );
+}
+
+/// A binary `hello` is answered in binary, seated or refused, and a seated
+/// binary client stays binary whatever it sends after.
+#[tokio::test(start_paused = true)]
+async fn a_binary_hello_is_answered_in_binary_joined_or_refused() {
+    let script = vec![
+        Step::Binary(binary_hello("ann")),
+        Step::Text(HELLO.into()),
+        Step::Text("garbage".into()),
+        Step::End,
+    ];
+    let out = play(config(), script, false, |_, _| {}).await;
+    assert!(
+        matches!(out.told[0], Told::Welcome { .. }),
+        "{:?}",
+        out.told
+    );
+    assert_eq!(
+        out.errors(),
+        [ErrorCode::AlreadyJoined, ErrorCode::BadMessage]
+    );
+    assert!(
+        out.text.iter().all(|&text| !text),
+        "all binary: {:?}",
+        out.text
+    );
+
+    let out = play(
+        config(),
+        vec![Step::Binary(binary_hello(" "))],
+        false,
+        |_, _| {},
+    )
+    .await;
+    assert_eq!(out.errors(), [ErrorCode::BadName]);
+    assert_eq!(out.text, [false], "the refusal in the hello's form");
 }
