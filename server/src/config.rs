@@ -94,6 +94,12 @@ pub struct WebTransportSettings {
     /// gives TCP and UDP one public port (Agones' `protocol: TCPUDP`).
     #[arg(long = "webtransport-port-from-host")]
     pub port_from_host: bool,
+    /// The host pages are told to reach WebTransport at (a name or an
+    /// address, with a port or not); default: the `Host` the page was
+    /// reached at when it is a plain host name or address, else `--addr`'s
+    /// address.
+    #[arg(long = "public-host", env = "SKIRMISH_PUBLIC_HOST", value_parser = public_host)]
+    pub public_host: Option<String>,
     /// A PEM certificate chain for WebTransport (with `--tls-key`); without
     /// it a self-signed certificate is made, valid 14 days and renewed a day
     /// before it expires, which pages pin by hash (`GET /transport`).
@@ -283,6 +289,13 @@ impl Default for ServerConfig {
         ServerConfig::try_parse_from(["skirmish-server"])
             .unwrap_or_else(|e| unreachable!("the defaults parse: {e}"))
     }
+}
+
+/// Checks `--public-host` as a page's `Host` is checked.
+fn public_host(text: &str) -> Result<String, String> {
+    crate::http::host::checked(text)
+        .map(str::to_string)
+        .ok_or_else(|| format!("`{text}` is not a host name or address, with a port or not"))
 }
 
 /// Parses a number of seconds (fractions allowed) into a duration.

@@ -17,6 +17,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 use tower_http::services::{ServeDir, ServeFile};
 
+use super::host;
 use crate::app::AppState;
 use crate::limits::Permit;
 use crate::rooms::RoomInfo;
@@ -124,7 +125,9 @@ fn redirect(slash: &str, uri: &Uri) -> Redirect {
 }
 
 /// `GET /transport`: where a page may connect over WebTransport and which
-/// certificate hashes to pin; `{"webtransport":null}` when it is off.
+/// certificate hashes to pin; `{"webtransport":null}` when it is off. The
+/// host is the configured one or a checked `Host`, never the header as
+/// sent ([`host::offered`]).
 async fn transport(
     State(routes): State<Routes>,
     uri: Uri,
@@ -135,14 +138,16 @@ async fn transport(
         .strip_suffix("/transport")
         .unwrap_or_default()
         .trim_start_matches('/');
-    let host = headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or("127.0.0.1");
+    let config = &routes.app.config;
+    let host = host::offered(
+        config.webtransport.public_host.as_deref(),
+        headers.get(header::HOST).and_then(|h| h.to_str().ok()),
+        config.addr,
+    );
     let offer = routes
         .webtransport
         .as_ref()
-        .map(|wt| wt.offer(host, folder));
+        .map(|wt| wt.offer(&host, folder));
     Json(serde_json::json!({ "webtransport": offer }))
 }
 
@@ -155,4 +160,62 @@ async fn metrics(State(routes): State<Routes>) -> impl IntoResponse {
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         routes.app.metrics.render(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ServerConfig;
+    use crate::limits::AddressBook;
+    use crate::metrics::Metrics;
+    use crate::rooms::Games;
+
+    /// What `GET /transport` offers a request with `host` as its `Host`,
+    /// from a server configured by `config`.
+    async fn offered(config: ServerConfig, host: &str) -> String {
+        let metrics = Arc::new(Metrics::default());
+        let book = AddressBook::new(config.limits.clone());
+        let routes = Routes {
+            app: AppState::new(config, Games::new(Vec::new()), metrics, book),
+            webtransport: Some(Arc::new(WebTransport::fixed(8443, true))),
+            doors: Arc::from(Vec::new()),
+        };
+        let mut headers = HeaderMap::new();
+        headers.insert(header::HOST, host.parse().expect("a header value"));
+        let uri = Uri::from_static("/transport");
+        let Json(answer) = transport(State(routes), uri, headers).await;
+        answer.to_string()
+    }
+
+    /// Regression: the `Host` header went into the offered URL verbatim.
+    #[tokio::test]
+    async fn a_hostile_host_never_reaches_the_offer() {
+        for host in [
+            "evil.com/x?\"<script>",
+            "a@b",
+            "evil.com x",
+            "evil.com:80/wt#",
+        ] {
+            let answer = offered(ServerConfig::default(), host).await;
+            assert!(
+                answer.contains(r#""url":"https://127.0.0.1:8443/wt""#),
+                "{host:?}: {answer}"
+            );
+            for part in ["evil", "script", "@", " "] {
+                assert!(!answer.contains(part), "{host:?}: {answer}");
+            }
+        }
+        let answer = offered(ServerConfig::default(), "game.example.com:7034").await;
+        assert!(
+            answer.contains(r#""url":"https://game.example.com:7034/wt""#),
+            "{answer}"
+        );
+        let mut config = ServerConfig::default();
+        config.webtransport.public_host = Some("play.example.com".into());
+        let answer = offered(config, "evil.com").await;
+        assert!(
+            answer.contains(r#""url":"https://play.example.com:8443/wt""#),
+            "{answer}"
+        );
+    }
 }

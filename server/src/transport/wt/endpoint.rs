@@ -40,7 +40,8 @@ pub struct WebTransport {
 
 impl WebTransport {
     /// What a page of the game in `folder` (`""` at the root) reaching us
-    /// at `host` (its `Host`, port included or not) should use.
+    /// at `host` (port included or not: `--public-host` or the page's
+    /// checked `Host`, never a header as sent) should use.
     pub fn offer(&self, host: &str, folder: &str) -> Offer {
         let (name, port) = match host.rsplit_once(':') {
             // Not `[::1]` alone: a port is digits after the last colon.
@@ -60,6 +61,18 @@ impl WebTransport {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .clone(),
+        }
+    }
+
+    /// An endpoint that runs nothing, offering `port` and the hash `ab`
+    /// (tests of what pages are offered).
+    #[cfg(test)]
+    pub(crate) fn fixed(port: u16, port_from_host: bool) -> WebTransport {
+        WebTransport {
+            port,
+            port_from_host,
+            hashes: Mutex::new(vec!["ab".into()]),
+            task: Mutex::new(None),
         }
     }
 
@@ -221,12 +234,7 @@ mod tests {
     use super::*;
 
     fn endpoint(port_from_host: bool) -> WebTransport {
-        WebTransport {
-            port: 8080,
-            port_from_host,
-            hashes: Mutex::new(vec!["ab".into()]),
-            task: Mutex::new(None),
-        }
+        WebTransport::fixed(8080, port_from_host)
     }
 
     #[test]
