@@ -2,6 +2,8 @@
 //! command line is derived from these structs, and [`ServerConfig::default`]
 //! is what an empty command line gives.
 
+pub mod host;
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -293,7 +295,7 @@ impl Default for ServerConfig {
 
 /// Checks `--public-host` as a page's `Host` is checked.
 fn public_host(text: &str) -> Result<String, String> {
-    crate::http::host::checked(text)
+    host::checked(text)
         .map(str::to_string)
         .ok_or_else(|| format!("`{text}` is not a host name or address, with a port or not"))
 }

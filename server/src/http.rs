@@ -3,7 +3,6 @@
 //! (the page, `/ws`, `/healthz`, `/rooms`, `/metrics`, `/transport`).
 
 mod accept;
-pub mod host;
 mod router;
 
 pub use accept::accept;

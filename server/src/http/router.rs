@@ -17,8 +17,8 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 use tower_http::services::{ServeDir, ServeFile};
 
-use super::host;
 use crate::app::AppState;
+use crate::config::host;
 use crate::limits::Permit;
 use crate::rooms::RoomInfo;
 use crate::transport::wt::WebTransport;
