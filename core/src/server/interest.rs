@@ -330,7 +330,8 @@ impl<F> Viewer<F> {
 
 /// Most players and things one JSON snapshot carries: the nearest of its
 /// client's view. JSON has no deltas and no byte budget, so a crowded
-/// view (an .io arena's pellets) is cut here rather than sent whole.
+/// view (an .io game's thousands of pellets) is cut here rather than
+/// sent whole.
 pub const MAX_JSON_VIEW: usize = 256;
 
 /// How far any view reaches, for an interest radius of `radius`: a game's
