@@ -87,6 +87,21 @@ impl<G: PageGame> App<G> {
         self.busy_ms += crate::net::now_ms() - started;
     }
 
+    /// Between frames, at `now`: what arrived is handed over and what the
+    /// conditioner holds goes out when it is due, not at the next frame.
+    pub fn between_frames(&mut self, now: f64) {
+        self.network(now);
+        self.step(now);
+    }
+
+    /// When the next message the conditioner holds is due (ms, on the
+    /// clock of [`App::frame`]).
+    pub fn next_send_due(&self) -> Option<f64> {
+        self.session
+            .next_send_due()
+            .map(|d| d.as_secs_f64() * 1000.0)
+    }
+
     /// A key went down or up; whether the game uses it.
     pub fn key(&mut self, code: &str, down: bool) -> bool {
         G::key(&mut self.keys, code, down)
@@ -152,6 +167,7 @@ impl<G: PageGame> App<G> {
             .with("room", hud.joined.as_ref().map(|(_, room)| room.as_str()))
             .with("alive", hud.alive)
             .with("rtt_ms", hud.rtt.map(ms))
+            .with("conditioner_rtt_ms", ms(hud.added_rtt))
             .with("pending", hud.pending)
             .with("corrections", hud.corrections)
             .with("snaps", hud.snaps)

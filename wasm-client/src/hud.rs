@@ -225,7 +225,13 @@ pub fn hud_text(hud: &Hud, game_line: &str, lost: &Counters, fps: f64) -> String
         || "-".to_string(),
         |d| format!("{} ms", fixed(d.as_secs_f64() * 1000.0, 0)),
     );
-    let _ = writeln!(out, "RTT {rtt}");
+    if hud.added_rtt > std::time::Duration::ZERO {
+        // The conditioner's share apart: the base network is the rest.
+        let added = fixed(hud.added_rtt.as_secs_f64() * 1000.0, 0);
+        let _ = writeln!(out, "RTT {rtt} ({added} ms added by the conditioner)");
+    } else {
+        let _ = writeln!(out, "RTT {rtt}");
+    }
     let tick = hud
         .server_tick
         .map_or_else(|| "-".to_string(), |t| fixed(t, 1));

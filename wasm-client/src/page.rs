@@ -162,6 +162,36 @@ fn listen_pointer(canvas: &HtmlCanvasElement) -> Result<(), JsValue> {
     Ok(())
 }
 
+thread_local! {
+    /// When the timer set for the conditioner's next message fires (ms).
+    static BETWEEN_AT: std::cell::Cell<Option<f64>> = const { std::cell::Cell::new(None) };
+}
+
+/// Sets a timer for when the conditioner's next message is due, unless one
+/// is set for then or sooner: what the page sends leaves on time, not at
+/// the next frame (up to 17 ms late at 60 Hz, more at lower rates).
+fn between_frames(window: &Window) {
+    let Some(due) = with_app(|app| app.next_send_due()).flatten() else {
+        return;
+    };
+    if BETWEEN_AT.with(|at| at.get().is_some_and(|at| at <= due)) {
+        return;
+    }
+    let delay = (due - crate::net::now_ms()).max(0.0).ceil() as i32;
+    let again = window.clone();
+    let fire = Closure::once_into_js(move || {
+        BETWEEN_AT.with(|at| at.set(None));
+        with_app(|app| app.between_frames(crate::net::now_ms()));
+        between_frames(&again);
+    });
+    if window
+        .set_timeout_with_callback_and_timeout_and_arguments_0(fire.unchecked_ref(), delay)
+        .is_ok()
+    {
+        BETWEEN_AT.with(|at| at.set(Some(due)));
+    }
+}
+
 fn start_frame_loop(window: &Window) -> Result<(), JsValue> {
     type Loop = Rc<RefCell<Option<Closure<dyn FnMut(f64)>>>>;
     let slot: Loop = Rc::new(RefCell::new(None));
@@ -169,6 +199,7 @@ fn start_frame_loop(window: &Window) -> Result<(), JsValue> {
     let window_in_loop = window.clone();
     *slot.borrow_mut() = Some(Closure::new(move |now: f64| {
         with_app(|app| app.frame(now));
+        between_frames(&window_in_loop);
         if let Some(callback) = again.borrow().as_ref() {
             let _ = window_in_loop.request_animation_frame(callback.as_ref().unchecked_ref());
         }

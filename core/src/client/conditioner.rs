@@ -203,9 +203,17 @@ impl<T: Clone> Conditioner<T> {
 
     /// The next message due at `now`, earliest first, ties in send order.
     pub fn deliver(&mut self, now: Duration) -> Option<T> {
+        self.deliver_timed(now).map(|(_, message)| message)
+    }
+
+    /// Like [`Conditioner::deliver`], with when the message was due: a
+    /// shell that looks only now and then (once a frame) still learns when
+    /// it arrived, as a real network's arrival is stamped.
+    pub fn deliver_timed(&mut self, now: Duration) -> Option<(Duration, T)> {
         if self.in_flight.first().is_some_and(|m| m.due <= now) {
             self.stats.delivered += 1;
-            Some(self.in_flight.remove(0).message)
+            let m = self.in_flight.remove(0);
+            Some((m.due, m.message))
         } else {
             None
         }
@@ -326,6 +334,32 @@ mod tests {
         }
         assert_eq!(c.deliver(ms(69)), None);
         assert_eq!(drain(&mut c, ms(130)).len(), 1000);
+    }
+
+    /// A shell that looks once a frame learns when each message was due,
+    /// as a network's arrival is stamped, not when it looked.
+    #[test]
+    fn a_late_look_still_tells_when_each_message_was_due() {
+        let mut c = Conditioner::new(
+            8,
+            LinkConditions {
+                latency_ms: 75.0,
+                jitter_ms: 30.0,
+                ..LinkConditions::default()
+            },
+        );
+        for i in 0..100u64 {
+            c.send(ms(i * 50), i);
+        }
+        let mut now = Duration::ZERO;
+        let mut seen = 0;
+        while seen < 100 {
+            now += Duration::from_micros(16_667);
+            while let Some((due, _)) = c.deliver_timed(now) {
+                assert!(due <= now && now.saturating_sub(due) < Duration::from_micros(16_667));
+                seen += 1;
+            }
+        }
     }
 
     #[test]

@@ -405,6 +405,14 @@ impl<G: ClientGame> ClientSession<G> {
         });
     }
 
+    /// When the next message the uplink's conditioner holds is due: a shell
+    /// that runs once a frame calls [`ClientSession::advance`] then too, so
+    /// that what it sends leaves when the conditioner says, not at the
+    /// next frame.
+    pub fn next_send_due(&self) -> Option<Duration> {
+        self.up.next_due()
+    }
+
     /// Lets time pass to the shell's `now`: handles due messages, runs the
     /// fixed steps, and returns the messages to send now.
     pub fn advance(&mut self, now: Duration) -> Vec<ClientMessage<G::Wire>> {

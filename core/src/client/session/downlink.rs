@@ -185,8 +185,15 @@ impl<G: ClientGame> ClientSession<G> {
         self.on_snapshot(frame.server_tick, &players, Some(&present), at);
     }
 
-    pub(super) fn deliver_incoming(&mut self, at: Duration) {
-        while let Some(message) = self.down.deliver(at) {
+    /// Handles what the conditioner holds that is due by `now`, each at
+    /// the time it was due (never later than `now`): under added latency a
+    /// frame's arrival is when the network would have brought it, not the
+    /// next look at it.
+    pub(super) fn deliver_incoming(&mut self, now: Duration) {
+        let mut floor = Duration::ZERO;
+        while let Some((due, message)) = self.down.deliver_timed(now) {
+            let at = due.clamp(floor, now);
+            floor = at;
             match message {
                 Downlink::Text(message) => self.handle(message, at),
                 Downlink::Binary(frame) => self.on_binary(frame, at),

@@ -140,6 +140,9 @@ pub struct Hud {
     pub up: ConditionerStats,
     /// Server to client conditioner counters.
     pub down: ConditionerStats,
+    /// The round trip the conditioners add (both ways' latency), beside
+    /// the measured [`Hud::rtt`] that includes it.
+    pub added_rtt: Duration,
 }
 
 /// Bytes per second each way, measured over whole seconds.
@@ -222,6 +225,10 @@ impl<G: ClientGame> ClientSession<G> {
             },
             up: self.up.stats(),
             down: self.down.stats(),
+            added_rtt: Duration::from_secs_f64(
+                f64::from(self.up.conditions().latency_ms + self.down.conditions().latency_ms)
+                    / 1000.0,
+            ),
         }
     }
 }
