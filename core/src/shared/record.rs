@@ -21,11 +21,12 @@
 
 use std::time::Duration;
 
-use crc32c::crc32c;
+use checksum::crc32c;
 
 use crate::shared::bytes::ReadError;
 use crate::shared::protocol::{GameId, PROTOCOL_VERSION};
 
+mod checksum;
 mod chunks;
 
 use self::chunks::{check_header, HeaderCheck};

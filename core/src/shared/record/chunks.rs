@@ -17,7 +17,7 @@
 //! CRC-32C finds every change of up to 32 bits in a row, so every
 //! single changed byte; it is a check against damage, not a signature.
 
-use crc32c::{crc32c, crc32c_append};
+use super::checksum::{crc32c, crc32c_append};
 
 use super::{FormatError, Kind, Writer, CUT_SHORT, FORMAT_VERSION, MAGIC};
 use crate::shared::bytes::{ReadError, Reader};
