@@ -5,6 +5,11 @@
 //! WebTransport, with the defaults the page ships. Its input-to-ack under
 //! the conditioner is within 15 ms of the relay's and within the targets
 //! (p50 <= RTT + 75 ms, p99 <= RTT + 150 ms).
+//!
+//! A page notices an acknowledgement at an animation frame, so each run's
+//! p50 is a whole number of frames (216.7, 233.3 ms): two runs of the same
+//! network land a frame apart about one time in three. "Within 15 ms" is
+//! read at that resolution: within 15 ms plus one frame.
 
 mod browser_support;
 
@@ -106,8 +111,9 @@ async fn the_pages_conditioner_costs_what_the_relay_costs() -> Result<()> {
         num(&conditioned, "input_to_ack_p99_ms"),
     );
     let relay_p50 = num(&relayed, "input_to_ack_p50_ms");
+    let frame = 1000.0 / 60.0;
     assert!(
-        (p50 - relay_p50).abs() <= 15.0,
+        (p50 - relay_p50).abs() <= 15.0 + frame,
         "input-to-ack p50 {p50:.1} ms under the conditioner, {relay_p50:.1} ms through the relay"
     );
     assert!(p50 <= rtt + 75.0, "p50 {p50:.1} ms at RTT {rtt:.1}");
