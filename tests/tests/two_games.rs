@@ -165,33 +165,40 @@ async fn each_game_path_refuses_the_other_games_hello_and_no_other_path_upgrades
 }
 
 /// `cargo xtask replay`'s binary reads the game from the recording: a
-/// walker bot's recording replays frame for frame and its room's (the
-/// server's `--record`, named after the game's folder) tick for tick.
-#[tokio::test]
-async fn the_replay_binary_replays_a_walkers_page_and_room() -> Result {
-    let dir = std::env::temp_dir().join(format!("skirmish-two-games-{}", std::process::id()));
+/// bot's recording of game `G` at `folder` replays frame for frame and its
+/// room's (the server's `--record`, named after the game's folder) tick for
+/// tick.
+async fn the_replay_binary_replays<G, D>(folder: &str, driver: &mut D) -> Result
+where
+    G: skirmish_core::ClientGame,
+    D: skirmish_tests::stepper::Driver<G>,
+{
+    let dir = std::env::temp_dir().join(format!(
+        "skirmish-two-games-{folder}-{}",
+        std::process::id()
+    ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir)?;
     let srv = server(skirmish_tests::config_with(|c| {
         c.rooms.record.dir = Some(dir.join("rooms"));
     }))?;
-    let recorded = dir.join("walker.skrec");
-    let mut pace = Pace::new(200.0, 400.0);
+    let recorded = dir.join(format!("{folder}.skrec"));
     let options = BotOptions {
         record: Some(recorded.clone()),
         room: Some("recorded".into()),
-        ..options("walker", "walkers", BotTransport::Websocket)
+        ..options(folder, folder, BotTransport::Websocket)
     };
-    played(&run_bot_of::<Walkers, _>(srv.addr, options, &mut pace).await?);
+    played(&run_bot_of::<G, D>(srv.addr, options, driver).await?);
     srv.shutdown().await?;
+    let first_part = format!("1-{folder}-recorded");
     let room = std::fs::read_dir(dir.join("rooms"))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .find(|p| {
             p.file_name()
                 .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("1-walkers-recorded"))
+                .is_some_and(|n| n.starts_with(&first_part))
         })
-        .ok_or_else(|| anyhow::anyhow!("no recording of the walkers room"))?;
+        .ok_or_else(|| anyhow::anyhow!("no recording of the {folder} room"))?;
     for (file, room_flag, says) in [
         (&recorded, false, "frames match"),
         (&room, true, "ticks match"),
@@ -213,4 +220,14 @@ async fn the_replay_binary_replays_a_walkers_page_and_room() -> Result {
     }
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
+}
+
+#[tokio::test]
+async fn the_replay_binary_replays_a_walkers_page_and_room() -> Result {
+    the_replay_binary_replays::<Walkers, _>("walkers", &mut Pace::new(200.0, 400.0)).await
+}
+
+#[tokio::test]
+async fn the_replay_binary_replays_a_blobs_page_and_room() -> Result {
+    the_replay_binary_replays::<Blobs, _>("blobs", &mut Graze).await
 }

@@ -6,8 +6,10 @@
 //! also checks that every frame the client received was sent to it by that
 //! room.
 //!
-//! A recording names its game: this build replays the tank game's and
-//! walkers' (the guide's game); `--with-room` is the tank game's only.
+//! A recording names its game: this build replays the tank game's,
+//! walkers' (the guide's game) and blobs' (the .io arena); a recording of
+//! any other game is refused by its name (2). `--with-room` is the tank
+//! game's only.
 //!
 //! Exit status: 0 when every frame matches, 1 at the first difference (the
 //! frame, the calls that led to it and both states are printed), 2 when a
@@ -25,6 +27,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
+use skirmish_blobs::Blobs;
 use skirmish_core::ServerGame;
 use skirmish_core::{replay_client_of, replay_room_of, ClientGame, FormatError, Game as _, GameId};
 use skirmish_tanks::{replay_room, ReplayError, ReplayOptions, RoomEnd, RoomReplayError, Tanks};
@@ -295,6 +298,13 @@ fn main() -> ExitCode {
                 self::room::<Walkers>(&args, &bytes)
             } else {
                 client::<Walkers>(&args, &bytes)
+            }
+        }
+        (Some(game), room) if game == GameId::of::<Blobs>() => {
+            if room {
+                self::room::<Blobs>(&args, &bytes)
+            } else {
+                client::<Blobs>(&args, &bytes)
             }
         }
         // The tank game's, or not a readable recording: the tank game's
