@@ -3,8 +3,9 @@
 //! ± 30 ms and 5 % loss each way) once through the UDP impairment relay
 //! and once under its own conditioner (`?up-latency=75&…`) over a clean
 //! WebTransport, with the defaults the page ships. Its input-to-ack under
-//! the conditioner is within 15 ms of the relay's and within the targets
-//! (p50 <= RTT + 75 ms, p99 <= RTT + 150 ms).
+//! the conditioner is within 15 ms of the relay's and within a page's
+//! targets (p50 <= RTT + 75 ms, p99 <= RTT + 150 ms, each plus the frame
+//! at which a page sees an acknowledgement).
 //!
 //! A page notices an acknowledgement at an animation frame, so each run's
 //! p50 is a whole number of frames (216.7, 233.3 ms): two runs of the same
@@ -116,7 +117,12 @@ async fn the_pages_conditioner_costs_what_the_relay_costs() -> Result<()> {
         (p50 - relay_p50).abs() <= 15.0 + frame,
         "input-to-ack p50 {p50:.1} ms under the conditioner, {relay_p50:.1} ms through the relay"
     );
-    assert!(p50 <= rtt + 75.0, "p50 {p50:.1} ms at RTT {rtt:.1}");
-    assert!(p99 <= rtt + 150.0, "p99 {p99:.1} ms at RTT {rtt:.1}");
+    // A page's targets have one frame more (`docs/QUALITY.md`): it sees
+    // an acknowledgement at its next frame.
+    assert!(p50 <= rtt + 75.0 + frame, "p50 {p50:.1} ms at RTT {rtt:.1}");
+    assert!(
+        p99 <= rtt + 150.0 + frame,
+        "p99 {p99:.1} ms at RTT {rtt:.1}"
+    );
     srv.shutdown().await
 }
