@@ -321,7 +321,7 @@ impl<F> Viewer<F> {
                 .copied()
                 .filter(|&i| self.partners.contains_key(&scene.truth[i].0))
                 .collect();
-            keep_nearest(&mut seen, scene.positions, here, me, &partners, cap);
+            keep_nearest(&mut seen, scene.positions, me, &partners, cap);
         }
         self.in_view = seen.iter().map(|&i| scene.truth[i].0).collect();
         Some(seen)
@@ -367,19 +367,20 @@ pub(crate) fn nearest_view(
         out.clear();
         out.extend(0..positions.len());
     }
-    keep_nearest(out, positions, here, me, &[], cap);
+    keep_nearest(out, positions, me, &[], cap);
 }
 
-/// Cuts `seen` (indices) to the `cap` nearest to `here`, keeping `me` and
-/// the `always` indices whatever their distance; leaves it in index order.
-fn keep_nearest(
+/// Cuts `seen` (indices) to the `cap` nearest to `me` (at least one),
+/// keeping `me` and the `always` indices whatever their distance; leaves it
+/// in index order.
+pub(crate) fn keep_nearest(
     seen: &mut Vec<usize>,
     positions: &[Vec2],
-    here: Vec2,
     me: usize,
     always: &[usize],
     cap: usize,
 ) {
+    let here = positions[me];
     if seen.len() > cap {
         let key = |i: usize| {
             if i == me || always.contains(&i) {

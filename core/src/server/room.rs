@@ -101,10 +101,11 @@ pub struct RoomStats {
 }
 
 /// Bytes a seat may add to the room's recording per tick, on average
-/// (5 KiB/s at 20 Hz). An honest client adds 20 to 80 bytes a tick (its
-/// inputs, the ones it resends and its pings); past this and
-/// [`RECORD_BURST`], its messages are refused (`rate_limited`) unhandled
-/// and unrecorded, so the recording still replays bit for bit.
+/// (5 KiB/s at 20 Hz). An honest client adds about 15 to 40 bytes a tick
+/// (its inputs, the ones it resends and its pings; counted from the record
+/// layout in `docs/RECORDING.md`); past this and [`RECORD_BURST`], its
+/// messages are refused (`rate_limited`) unhandled and unrecorded, so the
+/// recording still replays bit for bit.
 pub const RECORD_BYTES_PER_TICK: u32 = 256;
 
 /// Bytes a seat may add to the room's recording at once, beyond its rate.
@@ -461,7 +462,7 @@ impl<G: ServerGame> Room<G> {
             if text {
                 r.message(id, message, since);
             } else {
-                r.frame(id, text, payload, since);
+                r.frame(id, false, payload, since);
             }
         })
     }

@@ -16,8 +16,8 @@ use std::sync::Arc;
 
 use super::{Frame, Outbox, Room, RoomStats};
 use crate::server::interest::{
-    delta_head_bytes, frames, max_view_radius, nearest_view, Grid, Scene, SentFrame, Truths,
-    Viewer, MAX_JSON_VIEW,
+    delta_head_bytes, frames, keep_nearest, max_view_radius, nearest_view, Grid, Scene, SentFrame,
+    Truths, Viewer, MAX_JSON_VIEW,
 };
 use crate::server::world::ServerGame;
 use crate::shared::compact;
@@ -111,8 +111,7 @@ impl<G: ServerGame> Room<G> {
                     let Ok(at) = self.states.binary_search_by_key(&id, OwnState::id) else {
                         continue;
                     };
-                    let radius = (self.interest.radius)
-                        .map(|r| G::view_radius(&self.states[at], r).min(max_view_radius(r)));
+                    let radius = view_radius_of::<G>(&self.states[at], self.interest.radius);
                     nearest_view(&self.positions, grid, at, radius, MAX_JSON_VIEW, &mut seen);
                     let players = seen.iter().map(|&i| entity(i)).collect();
                     let text = encode(&ServerMessage::<G>::Snapshot {
@@ -252,7 +251,7 @@ impl<G: ServerGame> Frames<'_, G> {
         let scene = &self.scene;
         let tick = scene.tick;
         let mut frame = Vec::with_capacity(compact::head_bytes::<G::Own>() + self.tail.len());
-        let radius = (scene.config.radius).map(|r| G::view_radius(own, r).min(max_view_radius(r)));
+        let radius = view_radius_of::<G>(own, scene.config.radius);
         let seen = viewer.view(at, radius, scene);
         // A baseline whose set is no longer known (older than the room's
         // ring) is as good as none.
@@ -341,22 +340,14 @@ fn nearest_within<F: Fields>(
 ) -> Vec<usize> {
     // A full frame's entry: the id (4 bytes) and every field.
     let room = budget.saturating_sub(2) / (4 + full_bytes::<F>());
-    if seen.len() <= room {
-        return seen.to_vec();
-    }
-    let here = scene.positions[me];
     let mut chosen = seen.to_vec();
-    chosen.sort_by(|&a, &b| {
-        let d = |i: usize| scene.positions[i].distance_squared(here);
-        d(a).total_cmp(&d(b)).then(a.cmp(&b))
-    });
-    // Itself always, within the room: it is nearest, unless another stands
-    // on the same spot with a lower index.
-    chosen.truncate(room.max(1));
-    if !chosen.contains(&me) {
-        chosen.truncate(room.saturating_sub(1));
-        chosen.push(me);
-    }
-    chosen.sort_unstable();
+    keep_nearest(&mut chosen, scene.positions, me, &[], room);
     chosen
+}
+
+/// The radius `own` sees within, for the room's interest radius: the
+/// game's [`view_radius`](ServerGame::view_radius), at most
+/// [`max_view_radius`].
+fn view_radius_of<G: ServerGame>(own: &G::Own, radius: Option<f32>) -> Option<f32> {
+    radius.map(|r| G::view_radius(own, r).min(max_view_radius(r)))
 }
