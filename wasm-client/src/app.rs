@@ -18,10 +18,10 @@ use skirmish_core::{
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 
 use crate::fields::Fields;
+use crate::game::Overlays;
 use crate::game::PageGame;
 use crate::hud::{self, Panel};
 use crate::net::{Connection, Payload, Status, Transport};
-use crate::render::Overlays;
 
 /// The client of game `G`: the session and everything the shell keeps
 /// around it.

@@ -12,8 +12,8 @@ use skirmish_core::{ClientSession, PlayerId, RemoteView, ServerGame, Vec2};
 use web_sys::CanvasRenderingContext2d;
 
 use crate::fields::Fields;
+use crate::game::Overlays;
 use crate::game::{shown_name, PageGame};
-use crate::render::Overlays;
 
 /// Where the pointer says to go, and whether Space boosts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

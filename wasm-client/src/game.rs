@@ -2,13 +2,14 @@
 //! make, how it draws a frame, and what of it the HUD and the debug state
 //! show. The shell itself (the connection, the session, the HUD's
 //! netcode numbers, the graph, the recorder, the conditioner panel) is the
-//! same for every game; `tank.rs` is the tank game's side.
+//! same for every game. What every game's drawing shares is here too:
+//! the [`Overlays`] the panel turns on and the [`Fit`] of a field into the
+//! canvas.
 
-use skirmish_core::{ClientGame, ClientSession, PlayerId, RemoteView};
+use skirmish_core::{ClientGame, ClientSession, PlayerId, RemoteView, Vec2};
 use web_sys::CanvasRenderingContext2d;
 
 use crate::fields::Fields;
-use crate::render::Overlays;
 
 /// A game the page plays.
 pub trait PageGame: ClientGame {
@@ -73,4 +74,64 @@ pub fn shown_name<G: ClientGame>(session: &ClientSession<G>, id: PlayerId) -> St
     session
         .name_of(id)
         .map_or_else(|| format!("#{id}"), str::to_string)
+}
+
+/// What to draw besides the players, as the panel asks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Overlays {
+    /// Outlines of the own player's authoritative and predicted poses.
+    pub ghosts: bool,
+}
+
+/// The fit of a game's field (the tank game's arena, say) into the
+/// canvas: scaled as large as it fits with a margin, and centred.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Fit {
+    /// Pixels per unit of the field.
+    pub scale: f64,
+    /// Canvas position of the field's origin.
+    pub origin: (f64, f64),
+}
+
+impl Fit {
+    /// The largest scale at which `field` (its far corner; the near one
+    /// is the origin) fits `width` x `height` pixels with a margin,
+    /// centred.
+    pub fn new(field: Vec2, width: f64, height: f64) -> Fit {
+        let margin = 8.0;
+        let scale = ((width - 2.0 * margin) / f64::from(field.x))
+            .min((height - 2.0 * margin) / f64::from(field.y))
+            .max(0.01);
+        Fit {
+            scale,
+            origin: (
+                (width - f64::from(field.x) * scale) / 2.0,
+                (height - f64::from(field.y) * scale) / 2.0,
+            ),
+        }
+    }
+
+    /// Canvas coordinates of a point of the field.
+    pub fn point(&self, p: Vec2) -> (f64, f64) {
+        (
+            self.origin.0 + f64::from(p.x) * self.scale,
+            self.origin.1 + f64::from(p.y) * self.scale,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_field_fits_and_is_centred() {
+        let fit = Fit::new(Vec2::new(2000.0, 1200.0), 1280.0, 720.0);
+        let (x0, y0) = fit.point(Vec2::ZERO);
+        let (x1, y1) = fit.point(Vec2::new(2000.0, 1200.0));
+        assert!(x0 >= 8.0 - 1e-9 && y0 >= 8.0 - 1e-9);
+        assert!(x1 <= 1272.0 + 1e-9 && y1 <= 712.0 + 1e-9);
+        assert!((f64::midpoint(x0, x1) - 640.0).abs() < 1e-9);
+        assert!((f64::midpoint(y0, y1) - 360.0).abs() < 1e-9);
+    }
 }

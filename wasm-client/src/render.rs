@@ -1,54 +1,15 @@
 //! Drawing a [`View`] on a 2D canvas: arena, obstacles, players with HP
 //! bars, ghost outlines of the authoritative and predicted poses, tracers.
 //!
-//! The arena is scaled to fit the canvas and centred; nothing here decides
+//! The arena is scaled to fit the canvas and centred (the shell's `Fit`);
+//! nothing here decides
 //! anything, it only draws what core computed.
 
 use skirmish_tanks::View;
 use skirmish_tanks::{PlayerId, Pose, SimConfig, Vec2};
 use web_sys::CanvasRenderingContext2d;
 
-/// What to draw besides the players.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Overlays {
-    /// Outlines of the own player's authoritative and predicted poses.
-    pub ghosts: bool,
-}
-
-/// The fit of the arena into the canvas.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Fit {
-    /// Pixels per arena unit.
-    pub scale: f64,
-    /// Canvas position of the arena's origin.
-    pub origin: (f64, f64),
-}
-
-impl Fit {
-    /// The largest scale at which `arena` fits `width` x `height` pixels
-    /// with a margin, centred.
-    pub fn new(arena: Vec2, width: f64, height: f64) -> Fit {
-        let margin = 8.0;
-        let scale = ((width - 2.0 * margin) / f64::from(arena.x))
-            .min((height - 2.0 * margin) / f64::from(arena.y))
-            .max(0.01);
-        Fit {
-            scale,
-            origin: (
-                (width - f64::from(arena.x) * scale) / 2.0,
-                (height - f64::from(arena.y) * scale) / 2.0,
-            ),
-        }
-    }
-
-    /// Canvas coordinates of an arena point.
-    pub fn point(&self, p: Vec2) -> (f64, f64) {
-        (
-            self.origin.0 + f64::from(p.x) * self.scale,
-            self.origin.1 + f64::from(p.y) * self.scale,
-        )
-    }
-}
+use crate::game::{Fit, Overlays};
 
 const OWN: &str = "#4fc3f7";
 const REMOTE: &str = "#ffb74d";
@@ -193,20 +154,4 @@ fn label(ctx: &CanvasRenderingContext2d, fit: &Fit, pose: &Pose, radius: f64, na
     ctx.set_font("12px system-ui, sans-serif");
     ctx.set_text_align("center");
     let _ = ctx.fill_text(name, x, top - 4.0);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_arena_fits_and_is_centred() {
-        let fit = Fit::new(Vec2::new(2000.0, 1200.0), 1280.0, 720.0);
-        let (x0, y0) = fit.point(Vec2::ZERO);
-        let (x1, y1) = fit.point(Vec2::new(2000.0, 1200.0));
-        assert!(x0 >= 8.0 - 1e-9 && y0 >= 8.0 - 1e-9);
-        assert!(x1 <= 1272.0 + 1e-9 && y1 <= 712.0 + 1e-9);
-        assert!((f64::midpoint(x0, x1) - 640.0).abs() < 1e-9);
-        assert!((f64::midpoint(y0, y1) - 360.0).abs() < 1e-9);
-    }
 }

@@ -7,9 +7,10 @@ use skirmish_tanks::{ClientSession, Controls, PlayerId, Pose, RemoteView, Tanks}
 use web_sys::CanvasRenderingContext2d;
 
 use crate::fields::Fields;
+use crate::game::Overlays;
 use crate::game::{shown_name, PageGame};
 use crate::input::Keys;
-use crate::render::{self, Overlays};
+use crate::render;
 
 impl PageGame for Tanks {
     const TITLE: &'static str = "Skirmish";

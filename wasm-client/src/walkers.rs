@@ -10,7 +10,7 @@ use web_sys::CanvasRenderingContext2d;
 
 use crate::fields::Fields;
 use crate::game::{shown_name, PageGame};
-use crate::render::{Fit, Overlays};
+use crate::game::{Fit, Overlays};
 
 /// The arrow keys or WASD held: up, down, left, right.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

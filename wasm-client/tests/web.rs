@@ -3,8 +3,9 @@
 
 use std::time::Duration;
 
+use skirmish_client::game::{Fit, Overlays};
 use skirmish_client::input::Keys;
-use skirmish_client::render::{draw, Overlays};
+use skirmish_client::render::draw;
 use skirmish_tanks::determinism::{golden_trajectory_hash, GOLDEN_TRAJECTORY_HASH};
 use skirmish_tanks::{
     compact, control, ClientMessage, CorrectionOutcome, Encoding, PlayerId, PlayerState, Pose,
@@ -117,7 +118,7 @@ fn drawing_puts_the_own_player_on_the_canvas() {
     );
     // Arena 2000 x 1200 into 1000 x 600 with an 8 px margin: the player's
     // centre (1000, 100) lands near (500, 56) and is drawn in the own colour.
-    let fit = skirmish_client::render::Fit::new(sim.arena, 1000.0, 600.0);
+    let fit = Fit::new(sim.arena, 1000.0, 600.0);
     let (x, y) = fit.point(Vec2::new(1000.0, 100.0));
     assert_eq!(pixel(&ctx, x, y), [0x4f, 0xc3, 0xf7, 255]);
     // An empty view draws the arena only.

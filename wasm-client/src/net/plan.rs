@@ -17,7 +17,7 @@
 
 use std::time::Duration;
 
-use skirmish_tanks::Backoff;
+use skirmish_core::Backoff;
 
 /// How long WebTransport has to come up before the WebSocket is used.
 pub const FALLBACK_MS: f64 = 3000.0;

@@ -1,5 +1,5 @@
 //! The WebTransport link: one session, one bidirectional stream for `hello`
-//! and the other reliable messages (framed by `skirmish_tanks::framing`),
+//! and the other reliable messages (framed by `skirmish_core::framing`),
 //! datagrams for inputs, pings, snapshots and pongs.
 //!
 //! Everything the browser hands over arrives in promise callbacks; they only
@@ -13,7 +13,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use js_sys::{Promise, Reflect, Uint8Array};
-use skirmish_tanks::framing::{write_message, StreamMessage, StreamReader};
+use skirmish_core::framing::{write_message, StreamMessage, StreamReader};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 use web_sys::{
