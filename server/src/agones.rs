@@ -38,6 +38,10 @@ pub use sdk::Agones;
 /// The `GameServer` annotation that names the room an allocation is for
 /// (set in the `GameServerAllocation`'s `metadata.annotations`).
 pub const ROOM_ANNOTATION: &str = "skirmish.dev/room";
+/// The `GameServer` annotation that names the game of the allocated room
+/// (its name, `Game::NAME`, or the path it is hosted at); without it, the
+/// game hosted first.
+pub const GAME_ANNOTATION: &str = "skirmish.dev/game";
 /// The Agones Counter of open rooms (and of the most rooms, as capacity).
 pub const ROOMS_COUNTER: &str = "rooms";
 /// The Agones Counter of seated players.
@@ -92,6 +96,16 @@ pub fn allocated_room<'a>(
         .find(|(key, _)| key.as_str() == ROOM_ANNOTATION)
         .map(|(_, room)| room.trim())
         .filter(|room| !room.is_empty())
+}
+
+/// The game an allocation asks for, if its annotation names one.
+pub fn allocated_game<'a>(
+    mut annotations: impl Iterator<Item = (&'a String, &'a String)>,
+) -> Option<&'a str> {
+    annotations
+        .find(|(key, _)| key.as_str() == GAME_ANNOTATION)
+        .map(|(_, game)| game.trim())
+        .filter(|game| !game.is_empty())
 }
 
 /// When `--agones-shutdown-when-empty` is due: the server was allocated
@@ -227,6 +241,9 @@ mod tests {
         assert_eq!(allocated_room(meta.iter()), None);
         meta.insert(ROOM_ANNOTATION.to_string(), "final-7".to_string());
         assert_eq!(allocated_room(meta.iter()), Some("final-7"));
+        assert_eq!(allocated_game(meta.iter()), None);
+        meta.insert(GAME_ANNOTATION.to_string(), " blobs ".to_string());
+        assert_eq!(allocated_game(meta.iter()), Some("blobs"));
     }
 
     #[test]

@@ -13,8 +13,6 @@ use skirmish_core::{InterestConfig, MAX_FRAME_BYTES};
 
 use skirmish_core::{RoomConfig, ServerGame};
 
-use crate::game::GameSettings;
-
 /// How the server runs.
 #[derive(Clone, Debug, Parser)]
 #[command(
@@ -132,9 +130,6 @@ pub struct RoomSettings {
     /// Seconds a room without players stays open.
     #[arg(long = "empty-room-timeout", default_value = "30", value_parser = seconds)]
     pub empty_timeout: Duration,
-    /// The game's own settings (`crate::game`).
-    #[command(flatten)]
-    pub game: GameSettings,
     /// Binary clients only get the players within this many units (plus a
     /// 100-unit margin before they are dropped, and anyone they fought);
     /// unset: every player of the room.
@@ -313,16 +308,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_games_arena_and_the_interest_radius_parse() {
-        let parsed = ServerConfig::try_parse_from([
-            "skirmish-server",
-            "--arena",
-            "8000x8000",
-            "--interest-radius",
-            "900",
-        ])
-        .expect("parses");
-        assert_eq!(parsed.rooms.game.sim().arena.x, 8000.0);
+    fn the_interest_radius_parses() {
+        let parsed =
+            ServerConfig::try_parse_from(["skirmish-server", "--interest-radius", "900"])
+                .expect("parses");
         assert_eq!(parsed.rooms.interest().radius, Some(900.0));
         assert_eq!(ServerConfig::default().rooms.interest().radius, None);
     }

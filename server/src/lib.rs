@@ -1,10 +1,13 @@
-//! The authoritative Skirmish server: the imperative shell around
-//! `skirmish-core`'s [`Room`](skirmish_core::Room), of every game named in
-//! [`game`] (the one module that names them).
+//! The authoritative Skirmish server as a library: the imperative shell
+//! around `skirmish-core`'s [`Room`](skirmish_core::Room), for any game.
+//! It names none: a binary lists the games it serves in a [`Catalog`] and
+//! calls [`serve`] (the repository's own binary, `main.rs`, hosts the
+//! games listed in `skirmish-games`; a game of its own writes the same few
+//! lines, see `docs/GUIDE.md`).
 //!
-//! - `GET /` serves the `web/` folder (the page and the built wasm client).
-//! - `GET /ws` upgrades to the first game (`docs/PROTOCOL.md`), `GET
-//!   /walkers/ws` to the game in the folder `walkers`.
+//! - `GET /` serves the `--web-dir` folder (the pages and their wasm).
+//! - `GET /ws` upgrades to the game hosted at `""` (`docs/PROTOCOL.md`),
+//!   `GET /{path}/ws` to the game hosted at `path`.
 //! - `GET /healthz` answers `ok`; `GET /rooms` lists rooms as JSON;
 //!   `GET /metrics` is Prometheus text; `GET /transport` says where to
 //!   connect over WebTransport (served on UDP beside).
@@ -15,7 +18,7 @@
 //! [`Outbound`](rooms::Outbound)); `app` (the shared state); `session` (one
 //! conversation for every transport); `transport::{ws, wt}` (bytes only,
 //! never each other); `http` (the router and the accept loop); `server`
-//! (bind and wire) and `agones` on top.
+//! (bind and wire), `agones` and `serve` (until a signal) on top.
 //!
 //! [`start`] binds, spawns the server and returns a [`RunningServer`]; tests
 //! start one on `127.0.0.1:0` and talk to it over real sockets.
@@ -40,9 +43,13 @@ pub mod server;
 
 pub mod agones;
 
+pub mod serve;
+
 pub use app::AppState;
 pub use config::{Limits, RoomSettings, ServerConfig};
 pub use limits::{AddressBook, Permit};
 pub use metrics::{DisconnectReason, Metrics, Refusal};
 pub use rooms::{RoomInfo, Rooms};
-pub use server::{start, RunningServer};
+pub use game::Hosted;
+pub use serve::{log_to_stderr, serve};
+pub use server::{start, Catalog, RunningServer};

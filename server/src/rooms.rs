@@ -127,6 +127,8 @@ pub struct RoomInfo {
 pub trait AnyRooms: Send + Sync + std::fmt::Debug {
     /// Where its pages connect (see [`Rooms::path`]).
     fn path(&self) -> &'static str;
+    /// The game's name (`Game::NAME`).
+    fn game(&self) -> &'static str;
     /// Every open room, by name.
     fn list(&self) -> Vec<RoomInfo>;
     /// See [`Rooms::slowest_tick`].
@@ -152,6 +154,9 @@ pub trait AnyRooms: Send + Sync + std::fmt::Debug {
 impl<G: Hosted> AnyRooms for Rooms<G> {
     fn path(&self) -> &'static str {
         Rooms::path(self)
+    }
+    fn game(&self) -> &'static str {
+        G::NAME
     }
     fn list(&self) -> Vec<RoomInfo> {
         Rooms::list(self)
@@ -192,12 +197,16 @@ impl Games {
         Games { games }
     }
 
-    /// The first game's registry: the one Agones allocates rooms of.
-    ///
-    /// # Panics
-    /// Without games (the server always hosts at least one).
-    pub fn first(&self) -> &Arc<dyn AnyRooms> {
-        &self.games[0]
+    /// The registry of the game `name`d by its `Game::NAME` or its path;
+    /// the first game's without a name.
+    pub fn named(&self, name: Option<&str>) -> Option<&Arc<dyn AnyRooms>> {
+        match name {
+            None => self.games.first(),
+            Some(name) => self
+                .games
+                .iter()
+                .find(|g| g.game() == name || g.path() == name),
+        }
     }
 
     /// Every game's registry.

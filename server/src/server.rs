@@ -11,7 +11,7 @@ use tokio::task::JoinHandle;
 
 use crate::app::AppState;
 use crate::config::{RoomSettings, ServerConfig};
-use crate::game::{self, EachGame, Hosted};
+use crate::game::Hosted;
 use crate::http::{accept, Routes};
 use crate::limits::AddressBook;
 use crate::metrics::Metrics;
@@ -54,13 +54,63 @@ impl RunningServer {
     }
 }
 
-/// Binds `config.addr` and serves in the background. Call it inside a
-/// Tokio runtime.
+/// The games a server hosts, each at its path with its settings: what a
+/// game's own binary writes to serve it.
+///
+/// ```no_run
+/// # use skirmish_server::{Catalog, Hosted};
+/// # fn games<Pong: Hosted, Ball: Hosted>() -> Catalog {
+/// Catalog::new()
+///     .host::<Pong>("", Default::default()) // pages at `/`, socket `/ws`
+///     .host::<Ball>("ball", Default::default()) // `/ball/`, `/ball/ws`
+/// # }
+/// ```
+#[derive(Default)]
+pub struct Catalog {
+    hosts: Vec<Box<dyn FnOnce(&mut Hosting<'_>) + Send>>,
+    paths: Vec<&'static str>,
+}
+
+impl std::fmt::Debug for Catalog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Catalog").field("paths", &self.paths).finish()
+    }
+}
+
+impl Catalog {
+    /// No game yet.
+    pub fn new() -> Catalog {
+        Catalog::default()
+    }
+
+    /// Hosts game `G`, whose rooms are set up with `settings` and whose
+    /// pages connect under `path`: `""` for the page at `/` and its socket
+    /// at `/ws`, else `/{path}/` and `/{path}/ws`. The first game hosted is
+    /// the one Agones allocations open unless they name another.
+    #[must_use]
+    pub fn host<G: Hosted>(mut self, path: &'static str, settings: G::Settings) -> Catalog {
+        self.paths.push(path);
+        self.hosts
+            .push(Box::new(move |hosting| hosting.host::<G>(path, settings)));
+        self
+    }
+
+    /// The paths of the games, in the order they were hosted.
+    pub fn paths(&self) -> &[&'static str] {
+        &self.paths
+    }
+}
+
+/// Binds `config.addr` and serves `games` in the background. Call it
+/// inside a Tokio runtime.
 ///
 /// # Errors
-/// The address cannot be bound, or `--record` is asked for rooms whose
-/// recordings would not replay (see `RoomConfig::validate`).
-pub fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
+/// No game, two games at one path (or a path that is not one folder name),
+/// a game's settings refused by its `check`, the address cannot be bound,
+/// or `--record` is asked for rooms whose recordings would not replay (see
+/// `RoomConfig::validate`).
+pub fn start(config: ServerConfig, games: Catalog) -> anyhow::Result<RunningServer> {
+    check_paths(&games.paths)?;
     let metrics = Arc::new(Metrics::default());
     let book = AddressBook::new(config.limits.clone());
     let mut hosting = Hosting {
@@ -70,7 +120,9 @@ pub fn start(config: ServerConfig) -> anyhow::Result<RunningServer> {
         doors: Vec::new(),
         refused: None,
     };
-    game::each(&config.rooms.game, &mut hosting);
+    for host in games.hosts {
+        host(&mut hosting);
+    }
     if let Some(e) = hosting.refused {
         return Err(e);
     }
@@ -133,7 +185,27 @@ struct Hosting<'a> {
     refused: Option<anyhow::Error>,
 }
 
-impl EachGame for Hosting<'_> {
+/// The paths of a catalog are one each, and each one folder name (or the
+/// root's `""`).
+fn check_paths(paths: &[&'static str]) -> anyhow::Result<()> {
+    if paths.is_empty() {
+        anyhow::bail!("no game to host: the catalog is empty");
+    }
+    for (i, path) in paths.iter().enumerate() {
+        let folder = path
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !folder {
+            anyhow::bail!("a game's path `{path}` is not one folder name (letters, digits, - and _)");
+        }
+        if paths[..i].contains(path) {
+            anyhow::bail!("two games at the path `{path}`");
+        }
+    }
+    Ok(())
+}
+
+impl Hosting<'_> {
     fn host<G: Hosted>(&mut self, path: &'static str, settings: G::Settings) {
         if let Err(e) = G::check(&settings) {
             self.refused

@@ -14,8 +14,8 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use fake::{Call, Fake, Listener, Record};
 use futures_util::{SinkExt, StreamExt};
-use skirmish_server::agones::{Agones, ROOM_ANNOTATION};
-use skirmish_server::{start, ServerConfig};
+use skirmish_server::agones::{Agones, GAME_ANNOTATION, ROOM_ANNOTATION};
+use skirmish_server::{start, Catalog, ServerConfig};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::net::TcpStream;
 use tokio::sync::oneshot;
@@ -54,7 +54,12 @@ struct Running {
 
 async fn run(fake: &Fake, config: ServerConfig) -> Result<Running> {
     let agones = Agones::connect(&config.agones).await?;
-    let server = start(config)?;
+    // Two games, as the repository's binary hosts: allocations open the
+    // first unless they name another.
+    let games = Catalog::new()
+        .host::<skirmish_tanks::Tanks>("", Default::default())
+        .host::<skirmish_walkers::Walkers>("walkers", ());
+    let server = start(config, games)?;
     fake.server_is_at(server.addr);
     let (addr, state) = (server.addr, server.state.clone());
     let (stop, stopped) = oneshot::channel::<()>();
@@ -332,6 +337,42 @@ async fn the_rooms_counter_comes_back_when_an_allocation_opens_no_room() -> Resu
     })
     .await?;
     assert_eq!(server.state.rooms.list().len(), 1);
+    server.terminate().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_allocation_opens_a_room_of_the_game_it_names() -> Result<()> {
+    let fake = Fake::start().await?;
+    let server = run(&fake, config(&fake)).await?;
+    fake.wait_until(PATIENCE, "a watch", |_, c| count(c, &Call::Watch) >= 1)
+        .await?;
+    let allocated = Instant::now();
+    fake.allocate(&[(ROOM_ANNOTATION, "w-1"), (GAME_ANNOTATION, "walkers")]);
+    fake.wait_until(PATIENCE, "the allocated room counted by the server", |_, c| {
+        c.iter().any(|r| r.at > allocated && is_rooms_count(&r.call, 1))
+    })
+    .await?;
+    let listed = server.state.rooms.list();
+    let rooms: Vec<_> = listed.iter().map(|r| (r.game.as_str(), r.name.as_str())).collect();
+    assert_eq!(rooms, [("walkers", "w-1")]);
+    // A game the server does not host opens nothing: the count is set
+    // back to the one room.
+    let allocated = Instant::now();
+    fake.allocate(&[(ROOM_ANNOTATION, "p-1"), (GAME_ANNOTATION, "pong")]);
+    fake.wait_until(PATIENCE, "the count set back to 1", |_, c| {
+        c.iter().any(|r| r.at > allocated && is_rooms_count(&r.call, 1))
+    })
+    .await?;
+    let allocated = Instant::now();
+    fake.allocate(&[(ROOM_ANNOTATION, "t-1"), (GAME_ANNOTATION, "tanks")]);
+    fake.wait_until(PATIENCE, "two rooms counted by the server", |_, c| {
+        c.iter().any(|r| r.at > allocated && is_rooms_count(&r.call, 2))
+    })
+    .await?;
+    let listed = server.state.rooms.list();
+    let mut rooms: Vec<_> = listed.iter().map(|r| (r.game.as_str(), r.name.as_str())).collect();
+    rooms.sort_unstable();
+    assert_eq!(rooms, [("tanks", "t-1"), ("walkers", "w-1")]);
     server.terminate().await
 }
 

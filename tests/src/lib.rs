@@ -25,7 +25,8 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use futures_util::{SinkExt, StreamExt};
-use skirmish_server::{start, RunningServer, ServerConfig};
+use skirmish_games::{Entry, GameSettings, Listed, Visit};
+use skirmish_server::{start, Catalog, RunningServer, ServerConfig};
 use skirmish_tanks::{
     decode_server, encode, ClientMessage, Encoding, ErrorCode, PlayerId, PlayerState,
     ServerMessage, SimConfig, Tick, WireInput,
@@ -38,26 +39,70 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 /// How long any single wait may take before the test fails.
 pub const DEADLINE: Duration = Duration::from_secs(10);
 
+/// What the repository's server binary is told: the server's settings and
+/// the listed games' own (its command line, `server/src/main.rs`). It
+/// reads as a [`ServerConfig`] (`config.rooms`, `config.limits`, ...) and
+/// has the games' settings in `config.games`.
+#[derive(Clone, Debug, clap::Parser)]
+#[command(name = "skirmish-server")]
+pub struct TestConfig {
+    /// The server's settings.
+    #[command(flatten)]
+    pub server: ServerConfig,
+    /// The listed games' settings.
+    #[command(flatten)]
+    pub games: GameSettings,
+}
+
+impl std::ops::Deref for TestConfig {
+    type Target = ServerConfig;
+    fn deref(&self) -> &ServerConfig {
+        &self.server
+    }
+}
+
+impl std::ops::DerefMut for TestConfig {
+    fn deref_mut(&mut self) -> &mut ServerConfig {
+        &mut self.server
+    }
+}
+
+/// Every game of the repository, as its server binary hosts them.
+pub fn catalog(settings: &GameSettings) -> Catalog {
+    struct Host(Catalog);
+    impl Visit for Host {
+        fn game<G: Listed>(&mut self, game: Entry<G>) {
+            self.0 = std::mem::take(&mut self.0).host::<G>(game.path, game.settings);
+        }
+    }
+    let mut host = Host(Catalog::new());
+    skirmish_games::each(settings, &mut host);
+    host.0
+}
+
 /// A server config for tests: a free port on 127.0.0.1 and protocol-1
 /// clients seated (this crate's [`Client`] speaks protocol 1 unless told
 /// otherwise, as tools written against it do), every other setting as in
 /// production; [`shipped_config`] changes only the port.
-pub fn test_config() -> ServerConfig {
+pub fn test_config() -> TestConfig {
     let mut config = shipped_config();
     config.rooms.allow_protocol_1 = true;
     config
 }
 
 /// The server as it ships, on a free port of 127.0.0.1.
-pub fn shipped_config() -> ServerConfig {
-    ServerConfig {
-        addr: SocketAddr::from(([127, 0, 0, 1], 0)),
-        ..ServerConfig::default()
+pub fn shipped_config() -> TestConfig {
+    TestConfig {
+        server: ServerConfig {
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            ..ServerConfig::default()
+        },
+        games: GameSettings::default(),
     }
 }
 
 /// [`test_config`] changed by `change`.
-pub fn config_with(change: impl FnOnce(&mut ServerConfig)) -> ServerConfig {
+pub fn config_with(change: impl FnOnce(&mut TestConfig)) -> TestConfig {
     let mut config = test_config();
     change(&mut config);
     config
@@ -119,8 +164,8 @@ pub fn open_arena(w: f32, h: f32) -> SimConfig {
 ///
 /// # Errors
 /// It cannot bind.
-pub fn server(config: ServerConfig) -> Result<RunningServer> {
-    start(config)
+pub fn server(config: TestConfig) -> Result<RunningServer> {
+    start(config.server, catalog(&config.games))
 }
 
 /// A server on its own Tokio runtime and threads, as if it were another
@@ -138,7 +183,7 @@ impl SeparateServer {
     ///
     /// # Errors
     /// The runtime or the server cannot start.
-    pub fn start(config: ServerConfig) -> Result<SeparateServer> {
+    pub fn start(config: TestConfig) -> Result<SeparateServer> {
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::spawn(move || -> Result<()> {
@@ -147,7 +192,7 @@ impl SeparateServer {
                 .enable_all()
                 .build()?;
             runtime.block_on(async move {
-                let server = start(config)?;
+                let server = start(config.server, catalog(&config.games))?;
                 let _ = addr_tx.send(server.addr);
                 let _ = stopped.await;
                 server.shutdown().await

@@ -320,7 +320,7 @@ async fn uplink_below_downlink(page: &Client) -> Result<()> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_pages_one_shoots_the_other_and_both_huds_show_the_hp_drop() -> Result<()> {
-    let srv = web_server(config_with(|c| c.rooms.game.sim = open_arena(600.0, 400.0)))?;
+    let srv = web_server(config_with(|c| c.games.sim = open_arena(600.0, 400.0)))?;
     let driver = start_driver()?;
     let target = browser(&driver).await?;
     let shooter = browser(&driver).await?;

@@ -54,8 +54,8 @@ const SPIRAL: &str = "const start = performance.now();
 async fn an_eater_grows_and_the_other_page_sees_it_and_the_pellets_go() -> Result<()> {
     // A small arena, so that each page sees all of it.
     let srv = web_server(config_with(|c| {
-        c.rooms.game.blobs_side = 800.0;
-        c.rooms.game.blobs_pellets = 300;
+        c.games.blobs_side = 800.0;
+        c.games.blobs_pellets = 300;
     }))?;
     let driver = start_driver()?;
     let eater = browser(&driver).await?;

@@ -84,7 +84,7 @@ where
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sixteen_bots_keep_their_rate_and_counters_through_chaos() -> anyhow::Result<()> {
     let srv = SeparateServer::start(config_with(|c| {
-        c.rooms.game.sim = open_arena(6000.0, 6000.0);
+        c.games.sim = open_arena(6000.0, 6000.0);
     }))?;
     let addr = srv.addr;
     let (stop_tx, stop) = watch::channel(false);

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Parser;
 use skirmish_server::agones::{PLAYERS_COUNTER, ROOMS_COUNTER, ROOM_ANNOTATION};
-use skirmish_server::ServerConfig;
+use skirmish_tests::TestConfig as ServerConfig;
 use skirmish_tanks::check_room_name;
 use yaml_rust2::{Yaml, YamlLoader};
 

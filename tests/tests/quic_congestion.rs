@@ -61,7 +61,7 @@ fn lateness(report: &BotReport) -> Vec<f64> {
 async fn a_crowded_view_over_a_lossy_path_gets_its_snapshots_on_time() -> anyhow::Result<()> {
     // Twice the shipped pellets: a view of thousands, so that every
     // snapshot of the run fills the budget, not only the first seconds'.
-    let srv = server(config_with(|c| c.rooms.game.blobs_pellets = 10_000))?;
+    let srv = server(config_with(|c| c.games.blobs_pellets = 10_000))?;
     let offer = skirmish_tests::wt::offer(srv.addr).await?;
     let quic = offer.endpoint(srv.addr.ip())?;
     let relay = UdpRelay::start(quic, MAIN_CELL, MAIN_CELL, 11).await?;

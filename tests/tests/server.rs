@@ -132,7 +132,7 @@ async fn rs6_ack_advances_once_per_input_in_every_snapshot() -> Result {
 #[tokio::test]
 async fn twenty_full_throttle_inputs_move_exactly_one_second_of_speed() -> Result {
     let srv = server(config_with(|c| {
-        c.rooms.game.sim = open_arena(20_000.0, 20_000.0);
+        c.games.sim = open_arena(20_000.0, 20_000.0);
     }))?;
     let mut client = Client::join(srv.addr, "ana", None).await?;
     let start = client.own_state().await?.pose();
@@ -245,7 +245,7 @@ async fn aim(shooter: &mut Client, target: PlayerId, mut tick: u32) -> anyhow::R
 
 /// Two players in a small open arena, within range of each other.
 async fn duel() -> anyhow::Result<(skirmish_server::RunningServer, Client, Client)> {
-    let srv = server(config_with(|c| c.rooms.game.sim = open_arena(600.0, 400.0)))?;
+    let srv = server(config_with(|c| c.games.sim = open_arena(600.0, 400.0)))?;
     let shooter = Client::join(srv.addr, "shooter", None).await?;
     let target = Client::join(srv.addr, "target", None).await?;
     Ok((srv, shooter, target))

@@ -43,7 +43,7 @@ async fn smoke_sixteen_bots_with_compact_snapshots_use_few_bytes() -> anyhow::Re
 
 async fn sixteen_bots(encoding: Encoding) -> anyhow::Result<f64> {
     let srv = SeparateServer::start(config_with(|c| {
-        c.rooms.game.sim = open_arena(6000.0, 6000.0);
+        c.games.sim = open_arena(6000.0, 6000.0);
     }))?;
     let link = LinkConditions {
         latency_ms: 75.0,

@@ -9,7 +9,7 @@ use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::watch;
 use tokio::time::{Instant, MissedTickBehavior};
 
-use super::{allocated_room, healthy, publish, AgonesSettings, EmptyDrain, ROOMS_COUNTER};
+use super::{allocated_game, allocated_room, healthy, publish, AgonesSettings, EmptyDrain, ROOMS_COUNTER};
 use crate::server::RunningServer;
 
 /// How often the drain condition and a broken watch are looked at.
@@ -204,7 +204,7 @@ impl Agones {
                 }
                 next = next_state(&mut watch) => {
                     if let Ok(Some(gameserver)) = next {
-                        if allocation.seen(&gameserver, rooms.first()) {
+                        if allocation.seen(&gameserver, rooms) {
                             drain.allocated_again();
                         }
                         shown.send_replace(counted_rooms(&gameserver));
@@ -264,7 +264,7 @@ impl Allocation {
     fn seen(
         &mut self,
         gameserver: &agones::GameServer,
-        rooms: &std::sync::Arc<dyn crate::rooms::AnyRooms>,
+        games: &crate::rooms::Games,
     ) -> bool {
         self.allocated |= gameserver
             .status
@@ -278,6 +278,11 @@ impl Allocation {
             return false;
         }
         self.handled_room = Some(room.to_string());
+        let game = annotations.and_then(|a| allocated_game(a.iter()));
+        let Some(rooms) = games.named(game) else {
+            tracing::warn!(room, game, "agones: allocated for a game this server does not host");
+            return true;
+        };
         match rooms.clone().open_named(room) {
             Ok(true) => tracing::info!(room, "agones: allocated; room opened"),
             Ok(false) => tracing::info!(room, "agones: allocated; the room is open already"),

@@ -8,9 +8,11 @@ use skirmish_core::{Encoding, ErrorCode, PlayerId, FIRST_THING, PROTOCOL_VERSION
 
 use super::{Common, Games, Joiner, Outbound, Rooms, SendError};
 use crate::config::ServerConfig;
-use crate::game::Tested;
 use crate::limits::AddressBook;
 use crate::metrics::Metrics;
+
+/// The game these tests play: the tank game (the shell names none).
+type Tested = skirmish_tanks::Tanks;
 
 /// An outbound that counts what it is given, or refuses it as slow.
 #[derive(Debug, Default)]
@@ -40,7 +42,7 @@ fn registry(change: impl FnOnce(&mut ServerConfig)) -> (Arc<Rooms<Tested>>, Arc<
     let metrics = Arc::new(Metrics::default());
     let book = AddressBook::new(config.limits.clone());
     let common = Common::new(&config.rooms, metrics.clone(), book);
-    let game = config.rooms.game.settings();
+    let game = skirmish_tanks::TankSettings::default();
     (Rooms::new(config.rooms, game, "", &common), metrics)
 }
 
@@ -159,7 +161,7 @@ async fn every_games_registry_shares_the_room_slots_and_the_player_ids() {
     let metrics = Arc::new(Metrics::default());
     let book = AddressBook::new(config.limits.clone());
     let common = Common::new(&config.rooms, metrics.clone(), book);
-    let game = config.rooms.game.settings();
+    let game = skirmish_tanks::TankSettings::default();
     let first = Rooms::<Tested>::new(config.rooms.clone(), game.clone(), "", &common);
     let second = Rooms::<Tested>::new(config.rooms.clone(), game, "second", &common);
     let out: Arc<dyn Outbound> = Arc::new(Fake::default());

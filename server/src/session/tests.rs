@@ -9,18 +9,23 @@ use std::time::Duration;
 
 use skirmish_core::MAX_FRAME_BYTES;
 use skirmish_core::{control, decode_server, ClientMessage, ErrorCode, GameId, Networked};
-// Matched, never built here: only the room builds what clients are told.
-use crate::game::TestedMessage as Told;
 
 use super::{serve, Peer, Raw, Transport};
 use crate::app::AppState;
 use crate::config::ServerConfig;
-use crate::game::{Tested, TestedMessage as ServerMessage};
 use crate::limits::AddressBook;
 use crate::metrics::DisconnectReason;
 use crate::metrics::Metrics;
 use crate::rooms::{Common, Games, Rooms};
 use crate::rooms::{Outbound, SendError};
+
+/// The game these tests play: the tank game (the shell names none).
+type Tested = skirmish_tanks::Tanks;
+// Matched, never built here: only the room builds what clients are told.
+/// What the server of [`Tested`] sends.
+type Told = skirmish_core::ServerMessage<Tested>;
+/// The same, by its own name.
+type ServerMessage = Told;
 
 /// One step of what the fake client does.
 enum Step {
@@ -199,7 +204,7 @@ async fn play(
     let metrics = Arc::new(Metrics::default());
     let book = AddressBook::new(config.limits.clone());
     let common = Common::new(&config.rooms, metrics.clone(), book.clone());
-    let game = config.rooms.game.settings();
+    let game = skirmish_tanks::TankSettings::default();
     let rooms = Rooms::<Tested>::new(config.rooms.clone(), game, "", &common);
     let state = AppState::new(config, Games::new(vec![rooms.clone()]), metrics, book);
     let peer = Arc::new(FakePeer::default());

@@ -13,8 +13,8 @@ use anyhow::{bail, Context, Result};
 use fantoccini::actions::{InputSource, KeyAction, KeyActions};
 use fantoccini::{Client, ClientBuilder};
 use serde_json::{json, Value};
-use skirmish_server::{RunningServer, ServerConfig};
-use skirmish_tests::server;
+use skirmish_server::RunningServer;
+use skirmish_tests::{server, TestConfig};
 
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -86,11 +86,9 @@ pub fn page_url(srv: &RunningServer, query: &str) -> Result<String> {
     Ok(format!("http://{}/?{query}", srv.addr))
 }
 
-pub fn web_server(config: ServerConfig) -> Result<RunningServer> {
-    server(ServerConfig {
-        web_dir: root().join("web"),
-        ..config
-    })
+pub fn web_server(mut config: TestConfig) -> Result<RunningServer> {
+    config.web_dir = root().join("web");
+    server(config)
 }
 
 /// The page's debug state (`window.skirmish.debug()`).
