@@ -262,9 +262,19 @@ impl Reaped {
     }
 }
 
-/// A binary of the release build.
+/// A binary of the release build, in `CARGO_TARGET_DIR` when it is set
+/// (relative to the project root, as cargo reads it), else `target/`.
 fn release_bin(name: &str) -> std::path::PathBuf {
-    root().join("target").join("release").join(name)
+    target_dir().join("release").join(name)
+}
+
+/// Where cargo builds: `CARGO_TARGET_DIR` (relative to the project root,
+/// where xtask runs cargo) or `target/`.
+pub fn target_dir() -> std::path::PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) if !dir.is_empty() => root().join(dir),
+        _ => root().join("target"),
+    }
 }
 
 /// Starts the server on a free port; one room is big enough for every run,

@@ -54,24 +54,13 @@ fn game_relay(game: &str, seconds: u32) -> Result<String> {
          --seconds {seconds} --relay-latency-ms 75 --relay-jitter-ms 30 --relay-loss 0.05 --seed 7"
     );
     let m = bots(&main, &format!("{game}-relay-main-cell"))?;
-    let (driver, remark) = match game {
-        "blobs" => (
-            "the grazing driver of the stepper's cell, in the default arena of 5,000 units and \
-5,000 pellets",
-            "Blobs never push each other; being eaten and coming back are placements.",
-        ),
-        _ => (
-            "the pacing driver of the stepper's cell",
-            "Walkers never push each other.",
-        ),
-    };
     Ok(format!(
         "{RELAY_SECTION}\n\n\
 `cargo xtask quality --game {game}` ran the release server and `target/release/bots {main}`\n\
-on {date}: 16 {game} bots ({driver}, the library's client session), protocol 2 over\n\
-WebTransport through the UDP impairment relay on 127.0.0.1, the shipped defaults; wall-clock\n\
-time on a shared 2-core machine, so the figures move from run to run. \"Settled\" leaves out\n\
-each bot's first five seconds. {remark}\n\n\
+on {date}: 16 {game} bots (the driver of the stepper's main cell above, the library's client\n\
+session, the game's shipped settings), protocol 2 over WebTransport through the UDP impairment\n\
+relay on 127.0.0.1, the shipped defaults; wall-clock time on a shared 2-core machine, so the\n\
+figures move from run to run. \"Settled\" leaves out each bot's first five seconds.\n\n\
 | run | RTT p50 | input-to-ack p50 / p99 | settled (from 5 s) | slack p50 | late | repeated | mispredictions | pushes | snaps | hard resyncs | input resends | bytes/s per bot, up / down |\n\
 |---|---|---|---|---|---|---|---|---|---|---|---|---|\n\
 | main cell, 16 bots (as shipped) | {} |\n",
