@@ -511,3 +511,25 @@ async fn a_dropped_client_reconnects_as_a_fresh_player_without_a_ghost() -> Resu
     );
     srv.shutdown().await
 }
+
+/// A game's web folder needs only its bundle: without an `index.html` of
+/// its own, the server serves the page shell's page at `/` and at every
+/// game's folder; with one, its own.
+#[tokio::test]
+async fn a_web_folder_without_a_page_gets_the_shells_page() -> Result {
+    let empty = std::env::temp_dir().join(format!("skirmish-no-page-{}", std::process::id()));
+    std::fs::create_dir_all(&empty)?;
+    let srv = server(config_with(|c| c.web_dir = empty.clone()))?;
+    for path in ["/", "/index.html", "/walkers/", "/blobs/index.html"] {
+        let page = http_get(srv.addr, path).await?;
+        assert!(page.contains("./pkg/skirmish_client.js"), "{path}: {page}");
+    }
+    srv.shutdown().await?;
+    std::fs::write(empty.join("index.html"), "<p>its own</p>")?;
+    let srv = server(config_with(|c| c.web_dir = empty.clone()))?;
+    assert_eq!(http_get(srv.addr, "/").await?, "<p>its own</p>");
+    assert_eq!(http_get(srv.addr, "/walkers/").await?, "<p>its own</p>");
+    srv.shutdown().await?;
+    std::fs::remove_dir_all(&empty)?;
+    Ok(())
+}

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, StatusCode, Uri};
-use axum::response::Redirect;
+use axum::response::{Html, Redirect};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Extension, Json, Router};
@@ -36,11 +36,24 @@ pub struct Routes {
     pub doors: Arc<[Arc<dyn Door>]>,
 }
 
+/// The page shell's page (`web/index.html`), served for every game when
+/// the web folder has no `index.html` of its own.
+pub const SHELL_PAGE: &str = include_str!("../../../web/index.html");
+
 /// The router. Requests reaching `/ws` must carry the connection's
 /// [`Permit`] as an extension, as the accept loop adds.
 pub fn router(routes: Routes) -> Router {
     let web = ServeDir::new(&routes.app.config.web_dir).append_index_html_on_directories(true);
+    let own_page = routes.app.config.web_dir.join("index.html");
+    // A web folder without a page of its own gets the shell's: a game's
+    // folder then needs only its bundle (`pkg/`, `{path}/pkg/`).
+    let has_own_page = own_page.is_file();
     let mut app = Router::new();
+    if !has_own_page {
+        for route in ["/", "/index.html"] {
+            app = app.route(route, get(|| async { Html(SHELL_PAGE) }));
+        }
+    }
     for door in routes.doors.iter() {
         let folder = match door.path() {
             "" => String::new(),
@@ -52,11 +65,18 @@ pub fn router(routes: Routes) -> Router {
         if !folder.is_empty() {
             // One page for every game: `web/index.html` loads the bundle
             // beside its URL (`/walkers/pkg`).
-            let page = ServeFile::new(routes.app.config.web_dir.join("index.html"));
             let slash = format!("{folder}/");
+            if has_own_page {
+                let page = ServeFile::new(&own_page);
+                app = app
+                    .route_service(&slash, page.clone())
+                    .route_service(&format!("{folder}/index.html"), page);
+            } else {
+                for route in [slash.clone(), format!("{folder}/index.html")] {
+                    app = app.route(&route, get(|| async { Html(SHELL_PAGE) }));
+                }
+            }
             app = app
-                .route_service(&slash, page.clone())
-                .route_service(&format!("{folder}/index.html"), page)
                 .route(
                     &folder,
                     get(move |uri: Uri| std::future::ready(redirect(&slash, &uri))),
