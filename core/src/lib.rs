@@ -15,7 +15,10 @@
 //! [`Applied`] (authoritative states and events applied once),
 //! [`OwnState`] and [`Fields`] (how its states travel), [`Wired`] and
 //! [`Networked`] (its messages), [`ServerGame`] (its world on the server),
-//! [`ClientGame`] (its page) and [`Harness`] (its determinism check).
+//! [`ClientGame`] (its page) and [`Harness`] (its determinism check);
+//! for the harness crate (`skirmish-harness`), [`SteppedGame`] (how the
+//! stepper watches it), [`Driver`] (a client's brain) and [`MainCell`]
+//! (its main cell and the words of its quality page).
 //! Skirmish's first game lives in a crate of its own beside this one, and
 //! uses only this API.
 //!
@@ -48,6 +51,7 @@ mod client;
 mod harness;
 mod server;
 mod shared;
+mod stepped;
 
 pub use client::authority::{AuthorityStats, Refused};
 pub use client::backoff::Backoff;
@@ -136,6 +140,7 @@ pub use glam::Vec2;
 #[doc = include_str!("../../docs/GUIDE.md")]
 struct Guide;
 pub use harness::{first_divergence, trace, Harness};
+pub use stepped::{Driver, MainCell, QualityWords, SteppedGame};
 pub use shared::game::{
     Applied, EventOf, Game, Networked, Offset, OwnState, Replicated, Size, Stamp, Visual,
 };

@@ -1,95 +1,30 @@
-//! Blobs, the .io game (`skirmish-blobs`), in the harness: how the stepper
-//! sees it, a driver that grazes pellets and flees larger blobs, and its
-//! main cell.
+//! Blobs, the .io game (`skirmish-blobs`), in the harness: its grazer (in
+//! the game's crate, `games/blobs/src/driver.rs`) and its main cell.
 
 use std::time::Duration;
 
-use skirmish_blobs::{Arena, BlobSettings, Blobs, Body, Steer, BLOB, BOOST, MOVE, PELLET};
-use skirmish_core::{ClientSession, Encoding, InterestConfig, RoomConfig, Vec2};
+use skirmish_blobs::Blobs;
+use skirmish_core::{Encoding, MainCell};
+
+pub use skirmish_blobs::driver::Graze;
 
 use crate::matrix::main_link;
 use crate::scenario::{ClientClock, NetScript};
-use crate::stepper::{ClientSpec, Driver, SteppedGame, Stepper};
-
-/// A blob is drawn where it is, and may turn back at once: it snapped back
-/// only if drawn going back faster than it can go (450 units a second
-/// boosting, 4.5 in a 10 ms frame, drawn up to 10 % faster while the
-/// remote timeline catches up: 5).
-impl SteppedGame for Blobs {
-    fn place(body: &Body) -> Vec2 {
-        body.at
-    }
-
-    fn snapped_back(before: Vec2, now: Vec2) -> bool {
-        before.length() > 0.1 && now.dot(before) < 0.0 && now.length() > 5.0
-    }
-}
-
-/// Grazes: heads for the nearest pellet it sees, away from any blob half
-/// again its size within 300 units, and boosts when fleeing.
-#[derive(Clone, Debug, Default)]
-pub struct Graze;
-
-/// The steering toward `to` from `from`.
-fn toward(from: Vec2, to: Vec2, flags: u8) -> Steer {
-    let way = to - from;
-    let turn = libm::atan2f(way.y, way.x).rem_euclid(std::f32::consts::TAU);
-    (
-        (turn / std::f32::consts::TAU * 65_536.0) as u32 as u16,
-        flags,
-    )
-}
-
-impl Driver<Blobs> for Graze {
-    fn controls(&mut self, session: &ClientSession<Blobs>, _: &Arena) -> Steer {
-        let view = session.view();
-        let Some(me) = view.own.filter(|o| o.alive) else {
-            return (0, 0);
-        };
-        let here = me.predicted.at;
-        let mass = me.predicted.mass;
-        let threat = view
-            .remotes
-            .iter()
-            .filter(|r| r.state.kind == BLOB && r.state.mass >= 1.5 * mass)
-            .map(|r| r.visual.at)
-            .find(|at| at.distance(here) < 300.0);
-        if let Some(at) = threat {
-            return toward(at, here, MOVE | BOOST);
-        }
-        view.remotes
-            .iter()
-            .filter(|r| r.state.kind == PELLET)
-            .map(|r| r.visual.at)
-            .min_by(|a, b| a.distance(here).total_cmp(&b.distance(here)))
-            .map_or((0, 0), |at| toward(here, at, MOVE))
-    }
-}
+use crate::stepper::{ClientSpec, Stepper};
 
 /// The main cell for blobs: 16 grazers, 60 s, 150 ms RTT, ±30 ms jitter,
 /// 5 % loss each way, binary all the way, the shipped defaults; 300
 /// pellets on a square of 1,500 units, each page seeing 500 units and
 /// more as it grows.
 pub fn main_cell() -> Stepper<Blobs, Graze> {
-    let mut s: Stepper<Blobs, Graze> = Stepper::with_room(RoomConfig {
-        name: "blobs".into(),
-        capacity: usize::MAX,
-        seed: 13,
-        game: BlobSettings {
-            side: 1500.0,
-            pellets: 300,
-        },
-        interest: InterestConfig {
-            radius: Some(500.0),
-            ..InterestConfig::default()
-        },
-    });
-    for i in 0..16u64 {
+    let mut s: Stepper<Blobs, Graze> = Stepper::with_room(Blobs::main_room());
+    for i in 0..Blobs::PLAYERS {
+        let (graze, seed) = Blobs::main_player(i);
         s.join_spec(ClientSpec {
             net: NetScript::steady(main_link()),
             clock: ClientClock::default(),
             encoding: Encoding::Compact,
-            ..ClientSpec::new(Graze, main_link(), 500 + i)
+            ..ClientSpec::new(graze, main_link(), seed)
         });
     }
     s.run(Duration::from_secs(60));

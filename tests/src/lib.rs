@@ -14,10 +14,11 @@ pub mod plot;
 pub mod recordings;
 pub mod relay;
 pub mod scenario;
-pub mod script;
 pub mod stepper;
 pub mod walkers;
 pub mod wt;
+
+pub use skirmish_tanks::script;
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicU32, Ordering};

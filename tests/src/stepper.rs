@@ -26,62 +26,17 @@ use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 use skirmish_core::{
-    decode_client_frame, ClientGame, ClientMessage, ClientSession, Conditioner, Delivery, Encoding,
-    Frame, Incoming, Networked, Outbox, OwnState, PlayerId, Room, RoomConfig, Seating, ServerGame,
-    SessionConfig, SessionEvent, Tick, World, PROTOCOL_VERSION,
+    decode_client_frame, ClientMessage, ClientSession, Conditioner, Delivery, Encoding, Frame,
+    Incoming, Networked, Outbox, OwnState, PlayerId, Room, RoomConfig, Seating, SessionConfig,
+    SessionEvent, Tick, World, PROTOCOL_VERSION,
 };
 use skirmish_core::{delta, LinkConditions, Vec2};
-use skirmish_tanks::{SimConfig, TankNote, TankSettings, Tanks};
+use skirmish_tanks::script::Script;
+use skirmish_tanks::{SimConfig, TankSettings, Tanks};
+
+pub use skirmish_core::{Driver, SteppedGame};
 
 use crate::scenario::{ClientClock, NetScript};
-use crate::script::Script;
-
-/// What the stepper needs of a game beyond the library's traits.
-pub trait SteppedGame: ServerGame + ClientGame {
-    /// Where a drawn visual is on the plane (drawn remotes are watched for
-    /// snap-backs there).
-    fn place(visual: &Self::Local) -> Vec2;
-
-    /// Whether a remote drawn moving `before` last frame and `now` this one
-    /// snapped back: what its motion cannot do in one frame. By default a
-    /// tank's rule: it brakes before it reverses.
-    fn snapped_back(before: Vec2, now: Vec2) -> bool {
-        snapped_back(before, now)
-    }
-
-    /// Whether a note tells a hit of the own action (counted in the
-    /// trace); by default none does.
-    fn is_hit(note: &Self::Note) -> bool {
-        let _ = note;
-        false
-    }
-}
-
-/// A client's brain: the controls it holds this frame.
-pub trait Driver<G: ClientGame> {
-    /// The controls for this frame of `session`, in a world of `config`.
-    fn controls(&mut self, session: &ClientSession<G>, config: &G::Config) -> G::Controls;
-}
-
-impl SteppedGame for Tanks {
-    fn place(pose: &skirmish_tanks::Pose) -> Vec2 {
-        pose.position
-    }
-
-    fn is_hit(note: &TankNote) -> bool {
-        matches!(note, TankNote::HitConfirmed(_))
-    }
-}
-
-impl Driver<Tanks> for Script {
-    fn controls(
-        &mut self,
-        session: &ClientSession<Tanks>,
-        config: &SimConfig,
-    ) -> skirmish_tanks::Controls {
-        Script::controls(self, session, config.arena)
-    }
-}
 
 /// How one client joins a stepper match.
 #[derive(Clone, Debug)]
@@ -151,18 +106,8 @@ pub struct SimClient<G: SteppedGame = Tanks, D = Script> {
     drawn: BTreeMap<PlayerId, (Vec2, Vec2)>,
 }
 
-/// A drawn remote moving back against its last frame's motion by more than
-/// this (world units) in one frame has snapped back.
-const SNAP_BACK: f32 = 0.5;
 /// A drawn remote moving more than this in one frame respawned.
 const RESPAWN_JUMP: f32 = 40.0;
-
-/// Whether a drawn remote that moved `before` last frame and `now` this one
-/// snapped back: it was moving, and now goes the other way by more than
-/// [`SNAP_BACK`] in one frame, which no tank can (it brakes first).
-fn snapped_back(before: Vec2, now: Vec2) -> bool {
-    before.length() > 0.1 && now.dot(before) < 0.0 && now.length() > SNAP_BACK
-}
 
 /// What one client went through over time (true seconds since the start).
 #[derive(Clone, Debug, Default)]
@@ -626,7 +571,7 @@ impl<G: SteppedGame, D: Driver<G>> SimClient<G, D> {
     }
 
     /// What is drawn must not snap back either: a remote drawn moving one
-    /// way, then the next frame more than [`SNAP_BACK`] the other way (a
+    /// way, then the next frame farther the other way than it can go (a
     /// wrong extrapolation corrected, say), is counted; a jump of over
     /// [`RESPAWN_JUMP`] is a respawn, not motion. A remote that left the
     /// view (out of interest) and comes back is drawn afresh, not moved.
@@ -671,21 +616,5 @@ impl<G: SteppedGame, D: Driver<G>> SimClient<G, D> {
             repeated: hud.pacing.repeated,
             resyncs: hud.pacing.resyncs,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_drawn_pose_that_goes_back_against_its_motion_has_snapped_back() {
-        let ahead = Vec2::new(2.0, 0.0);
-        // Turning, slowing down, standing still: motion, not a snap.
-        assert!(!snapped_back(ahead, Vec2::new(1.5, 1.0)));
-        assert!(!snapped_back(ahead, Vec2::new(-0.2, 0.0)));
-        assert!(!snapped_back(Vec2::ZERO, Vec2::new(-3.0, 0.0)));
-        // An extrapolation taken back: two units the other way in a frame.
-        assert!(snapped_back(ahead, Vec2::new(-2.0, 0.5)));
     }
 }

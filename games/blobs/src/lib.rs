@@ -15,6 +15,7 @@
 //! `server.rs`.
 
 mod bit;
+pub mod driver;
 mod happen;
 mod server;
 

@@ -20,6 +20,7 @@ mod input;
 mod life;
 mod quantised;
 mod recordings;
+pub mod script;
 mod session;
 mod shots;
 mod sim;

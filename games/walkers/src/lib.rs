@@ -8,6 +8,8 @@ mod listing;
 
 pub use listing::*;
 
+pub mod driver;
+
 #[cfg(test)]
 mod tests {
     use skirmish_core::{decode_inputs, encode_inputs, ErrorCode, Networked, Tick};

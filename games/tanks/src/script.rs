@@ -1,16 +1,19 @@
-//! Scripted bot brains: seeded wandering that keeps clear of walls and,
-//! optionally, of other players; or a recorded trace of controls.
+//! The tank game in the harness (`skirmish-harness`): scripted brains
+//! (seeded wandering that keeps clear of walls and, optionally, of other
+//! players; a shooter; a circler; or a recorded trace of controls), how
+//! the stepper sees a tank, and its main cell.
 //!
 //! A brain reads only what a player sees (its session's view) and answers
 //! with controls, so the same brain drives bots over real WebSockets and
 //! clients in the deterministic stepper.
 
-use skirmish_tanks::prelude::*;
 use std::time::Duration;
 
-use skirmish_tanks::SeededRng;
-use skirmish_tanks::{angle_delta, shot_path, Vec2};
-use skirmish_tanks::{ClientSession, Controls};
+use skirmish_core::{ClientSession, Driver, MainCell, QualityWords, RoomConfig, SeededRng};
+use skirmish_core::{SteppedGame, Vec2};
+
+use crate::prelude::*;
+use crate::{angle_delta, shot_path, Controls, Pose, SimConfig, TankNote, TankSettings, Tanks};
 
 /// How a bot decides.
 #[derive(Clone, Debug)]
@@ -27,7 +30,7 @@ pub enum Script {
 
 impl Script {
     /// The controls to hold now.
-    pub fn controls(&mut self, session: &ClientSession, arena: Vec2) -> Controls {
+    pub fn controls(&mut self, session: &ClientSession<Tanks>, arena: Vec2) -> Controls {
         match self {
             Script::Wander(w) => w.controls(session, arena),
             Script::Trace(trace) if !trace.is_empty() => {
@@ -77,7 +80,7 @@ impl Wander {
     }
 
     /// The controls to hold now.
-    pub fn controls(&mut self, session: &ClientSession, arena: Vec2) -> Controls {
+    pub fn controls(&mut self, session: &ClientSession<Tanks>, arena: Vec2) -> Controls {
         let now = session.now();
         if now >= self.next_change {
             self.turn = self.rng.range_f32(-0.6, 0.6);
@@ -110,7 +113,7 @@ impl Wander {
             self.turn
         } else {
             let wanted = away.y.atan2(away.x);
-            skirmish_tanks::clamp(angle_delta(own.predicted.rotation, wanted) * 3.0, -1.0, 1.0)
+            skirmish_core::clamp(angle_delta(own.predicted.rotation, wanted) * 3.0, -1.0, 1.0)
         };
         Controls {
             turn,
@@ -132,7 +135,7 @@ pub struct Shooter {
 
 impl Shooter {
     /// The controls to hold now.
-    pub fn controls(&mut self, session: &ClientSession) -> Controls {
+    pub fn controls(&mut self, session: &ClientSession<Tanks>) -> Controls {
         let view = session.view();
         let Some(own) = view.own.filter(|o| o.alive) else {
             return Controls::default();
@@ -157,9 +160,69 @@ impl Shooter {
         let miss = to.perp_dot(dir).abs();
         let ahead = to.dot(dir);
         Controls {
-            turn: skirmish_tanks::clamp(delta * 4.0, -1.0, 1.0),
+            turn: skirmish_core::clamp(delta * 4.0, -1.0, 1.0),
             throttle: 0.0,
             fire: miss < self.radius * 0.5 && ahead > 0.0 && ahead < reach,
+        }
+    }
+}
+
+impl Driver<Tanks> for Script {
+    fn controls(&mut self, session: &ClientSession<Tanks>, config: &SimConfig) -> Controls {
+        Script::controls(self, session, config.arena)
+    }
+}
+
+/// A tank is drawn at its pose's position; it brakes before it reverses
+/// (the stepper's default snap-back rule); a confirmed hit is a hit.
+impl SteppedGame for Tanks {
+    fn place(pose: &Pose) -> Vec2 {
+        pose.position
+    }
+
+    fn is_hit(note: &TankNote) -> bool {
+        matches!(note, TankNote::HitConfirmed(_))
+    }
+}
+
+/// The main cell: 16 bots wandering clear of walls and of each other in
+/// an open arena of 6,000 units, never firing.
+impl MainCell for Tanks {
+    type Driver = Script;
+
+    const WORDS: QualityWords = QualityWords {
+        title: "tanks, the first game",
+        cell: "`games/tanks/src/script.rs`: 16 bots wandering clear of walls and of each other in an open arena \
+of 6,000 units, never firing, the real `Room` and `ClientSession`s",
+        remark: "These bots never collide, so every misprediction is a late or repeated input's.",
+    };
+
+    fn main_room() -> RoomConfig<Tanks> {
+        RoomConfig {
+            name: "stepper".into(),
+            capacity: usize::MAX,
+            game: TankSettings::from(SimConfig {
+                arena: Vec2::new(6000.0, 6000.0),
+                obstacles: Vec::new(),
+                ..SimConfig::default()
+            }),
+            seed: 11,
+            ..RoomConfig::default()
+        }
+    }
+
+    fn main_player(i: usize) -> (Script, u64) {
+        let i = i as u64;
+        (Script::Wander(Wander::new(100 + i)), 200 + i)
+    }
+}
+
+/// A room of `sim` with the rules of combat as shipped.
+impl From<SimConfig> for TankSettings {
+    fn from(sim: SimConfig) -> TankSettings {
+        TankSettings {
+            sim,
+            ..TankSettings::default()
         }
     }
 }

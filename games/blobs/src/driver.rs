@@ -1,0 +1,101 @@
+//! Blobs in the harness (`skirmish-harness`): how the stepper sees a
+//! blob, a brain that grazes pellets and flees larger blobs ([`Graze`]),
+//! and the main cell of its quality page.
+
+use skirmish_core::{ClientSession, Driver, InterestConfig, MainCell, QualityWords, RoomConfig};
+use skirmish_core::{SteppedGame, Vec2};
+
+use crate::{Arena, BlobSettings, Blobs, Body, Steer, BLOB, BOOST, MOVE, PELLET};
+
+/// A blob is drawn where it is, and may turn back at once: it snapped back
+/// only if drawn going back faster than it can go (450 units a second
+/// boosting, 4.5 in a 10 ms frame, drawn up to 10 % faster while the
+/// remote timeline catches up: 5).
+impl SteppedGame for Blobs {
+    fn place(body: &Body) -> Vec2 {
+        body.at
+    }
+
+    fn snapped_back(before: Vec2, now: Vec2) -> bool {
+        before.length() > 0.1 && now.dot(before) < 0.0 && now.length() > 5.0
+    }
+}
+
+/// Grazes: heads for the nearest pellet it sees, away from any blob half
+/// again its size within 300 units, and boosts when fleeing.
+#[derive(Clone, Debug, Default)]
+pub struct Graze;
+
+/// The steering toward `to` from `from`.
+fn toward(from: Vec2, to: Vec2, flags: u8) -> Steer {
+    let way = to - from;
+    let turn = libm::atan2f(way.y, way.x).rem_euclid(std::f32::consts::TAU);
+    (
+        (turn / std::f32::consts::TAU * 65_536.0) as u32 as u16,
+        flags,
+    )
+}
+
+impl Driver<Blobs> for Graze {
+    fn controls(&mut self, session: &ClientSession<Blobs>, _: &Arena) -> Steer {
+        let view = session.view();
+        let Some(me) = view.own.filter(|o| o.alive) else {
+            return (0, 0);
+        };
+        let here = me.predicted.at;
+        let mass = me.predicted.mass;
+        let threat = view
+            .remotes
+            .iter()
+            .filter(|r| r.state.kind == BLOB && r.state.mass >= 1.5 * mass)
+            .map(|r| r.visual.at)
+            .find(|at| at.distance(here) < 300.0);
+        if let Some(at) = threat {
+            return toward(at, here, MOVE | BOOST);
+        }
+        view.remotes
+            .iter()
+            .filter(|r| r.state.kind == PELLET)
+            .map(|r| r.visual.at)
+            .min_by(|a, b| a.distance(here).total_cmp(&b.distance(here)))
+            .map_or((0, 0), |at| toward(here, at, MOVE))
+    }
+}
+
+/// The main cell for blobs: 16 grazers, the shipped defaults; 300
+/// pellets on a square of 1,500 units, each page seeing 500 units and
+/// more as it grows.
+impl MainCell for Blobs {
+    type Driver = Graze;
+
+    const WORDS: QualityWords = QualityWords {
+        title: "blobs, the .io arena",
+        cell: "`games/blobs/src/driver.rs`: 16 grazers chasing the nearest pellet and fleeing larger \
+blobs, 300 pellets the server owns on a square of 1,500 units, each page seeing 500 units and more as \
+it grows, the real `Room` and `ClientSession`s",
+        remark: "Growing never changes a prediction (a blob's pace follows its mass a second after the \
+server schedules it); being eaten and coming back are placements, not corrections; so every \
+misprediction is a late or repeated input's. Downlink is every frame a page received: the blobs and \
+the pellets in its view.",
+    };
+
+    fn main_room() -> RoomConfig<Blobs> {
+        RoomConfig {
+            name: "blobs".into(),
+            capacity: usize::MAX,
+            seed: 13,
+            game: BlobSettings {
+                side: 1500.0,
+                pellets: 300,
+            },
+            interest: InterestConfig {
+                radius: Some(500.0),
+                ..InterestConfig::default()
+            },
+        }
+    }
+
+    fn main_player(i: usize) -> (Graze, u64) {
+        (Graze, 500 + i as u64)
+    }
+}
