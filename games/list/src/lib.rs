@@ -12,15 +12,16 @@ mod settings;
 
 use std::fmt::Debug;
 
-use skirmish_core::{ClientGame, Harness, ServerGame};
+use skirmish_core::{ClientGame, Harness, MainCell, ServerGame};
 
 pub use settings::GameSettings;
 
 /// What every tool asks of a listed game: the server's side, the page's
-/// side and the harness's.
-pub trait Listed: ServerGame + ClientGame + Harness + Send + Sync + Debug {}
+/// side and the harness's (its determinism check, its stepper and bots'
+/// brain, its main cell and quality words).
+pub trait Listed: ServerGame + ClientGame + Harness + MainCell + Send + Sync + Debug {}
 
-impl<G: ServerGame + ClientGame + Harness + Send + Sync + Debug> Listed for G {}
+impl<G: ServerGame + ClientGame + Harness + MainCell + Send + Sync + Debug> Listed for G {}
 
 /// One listed game.
 #[derive(Clone, Debug)]
