@@ -28,12 +28,12 @@ COPY . .
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target \
     cargo build --release --locked -p skirmish-server --features agones \
- && cargo build --profile wasm-release --locked -p skirmish-client --target wasm32-unknown-unknown \
+ && cargo build --profile wasm-release --locked -p skirmish-tanks-page --target wasm32-unknown-unknown \
  && mkdir -p /out/web/pkg \
  && cp target/release/skirmish-server /out/ \
  && cp web/index.html /out/web/ \
- && wasm-bindgen --target web --no-typescript --out-dir /out/web/pkg \
-      target/wasm32-unknown-unknown/wasm-release/skirmish_client.wasm
+ && wasm-bindgen --target web --no-typescript --out-dir /out/web/pkg --out-name skirmish_client \
+      target/wasm32-unknown-unknown/wasm-release/skirmish_tanks_page.wasm
 
 # ---- run: the binary and the page, nothing else ---------------------------
 FROM debian:${DEBIAN}-slim

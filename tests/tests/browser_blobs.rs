@@ -1,5 +1,5 @@
 //! Blobs, the .io arena, in the browser: its own wasm bundle
-//! (`web/blobs/pkg`, built with `--features blobs`) at `/blobs/`, served by
+//! (`web/blobs/pkg`, built from `games/blobs/page`) at `/blobs/`, served by
 //! the same process as the other games. Two pages in headless Chromium
 //! share a small arena: one steers a spiral through the pellets and grows,
 //! the other sees it grow and the pellets it ate vanish; inputs are

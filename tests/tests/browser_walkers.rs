@@ -1,5 +1,5 @@
 //! The guide's game in the browser: walkers' own wasm bundle
-//! (`web/walkers/pkg`, built with `--features walkers`) at `/walkers/`,
+//! (`web/walkers/pkg`, built from `games/walkers/page`) at `/walkers/`,
 //! served by the same process as the tank game. Two pages in headless
 //! Chromium share a room: one walks, the other draws it walking; the
 //! walker's inputs are acknowledged and never corrected, the HUD shows the
@@ -56,10 +56,12 @@ async fn two_walker_pages_share_a_room_and_one_sees_the_other_walk() -> Result<(
     joined(&watcher).await?;
     let from = x_of(&start, "visible").ok_or_else(|| anyhow!("no x: {start}"))?;
     let id = start["player_id"].clone();
-    // Walk right (away from the middle, where a walker starts) for a while.
+    // Walk right (away from the middle, where a walker starts) for a while:
+    // a walker's controls as an object (the tank and blob pages' tests use
+    // the positional form).
     walker
         .execute(
-            "window.skirmish.setControls(1, 0, false); return true;",
+            "window.skirmish.setControls({x: 1, y: 0}); return true;",
             vec![],
         )
         .await?;

@@ -19,20 +19,20 @@ use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 
 use crate::fields::Fields;
 use crate::game::Overlays;
-use crate::game::PageGame;
+use crate::game::{Controls, Local, PageGame};
 use crate::hud::{self, Panel};
 use crate::net::{Connection, Payload, Status, Transport};
 
-/// The client of game `G`: the session and everything the shell keeps
-/// around it.
+/// The client of game `G` (a game's page): the session and everything the
+/// shell keeps around it.
 pub struct App<G: PageGame> {
     canvas: HtmlCanvasElement,
     ctx: CanvasRenderingContext2d,
     panel: Panel,
     keys: G::Keys,
-    controls_override: Option<G::Controls>,
+    controls_override: Option<Controls<G>>,
     connection: Connection,
-    session: ClientSession<G>,
+    session: ClientSession<G::Game>,
     encoding: Encoding,
     overlays: Overlays,
     last_frame: Option<f64>,
@@ -120,7 +120,7 @@ impl<G: PageGame> App<G> {
 
     /// Overrides the keyboard's controls (as the game merges them), or
     /// gives them back to it with `None`.
-    pub fn override_controls(&mut self, controls: Option<G::Controls>) {
+    pub fn override_controls(&mut self, controls: Option<Controls<G>>) {
         self.controls_override = controls;
     }
 
@@ -144,7 +144,7 @@ impl<G: PageGame> App<G> {
         let hud = self.session.hud();
         let view = self.session.view();
         let lost = self.connection.counters();
-        let pose = |v: G::Local| G::numbers(&v);
+        let pose = |v: Local<G>| G::numbers(&v);
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
         let remotes: Vec<Fields> = view
             .remotes
@@ -307,7 +307,7 @@ impl<G: PageGame> App<G> {
     }
 
     /// Sends a message and tells the session how many bytes went out.
-    fn send(&mut self, message: &ClientMessage<<G as Networked>::Wire>) {
+    fn send(&mut self, message: &ClientMessage<<G::Game as Networked>::Wire>) {
         let frame = self.session.encode(message);
         if let Some(bytes) = self.connection.send(message, frame) {
             self.session.sent(bytes);

@@ -12,6 +12,12 @@ use wasm_bindgen::JsValue;
 /// An object being filled.
 pub struct Fields(Object);
 
+impl Default for Fields {
+    fn default() -> Fields {
+        Fields::new()
+    }
+}
+
 impl Fields {
     /// An empty object.
     pub fn new() -> Fields {

@@ -6,13 +6,23 @@
 //! the [`Overlays`] the panel turns on and the [`Fit`] of a field into the
 //! canvas.
 
-use skirmish_core::{ClientGame, ClientSession, PlayerId, RemoteView, Vec2};
+use skirmish_core::{ClientGame, ClientSession, Game, Harness, PlayerId, RemoteView, Vec2};
 use web_sys::CanvasRenderingContext2d;
 
 use crate::fields::Fields;
 
-/// A game the page plays.
-pub trait PageGame: ClientGame {
+/// The controls of the game a page plays.
+pub type Controls<P> = <<P as PageGame>::Game as ClientGame>::Controls;
+
+/// What the game draws, of the game a page plays.
+pub type Local<P> = <<P as PageGame>::Game as Game>::Local;
+
+/// A game's page: what the shell asks of the game it plays. Implemented by
+/// the game's page crate, on a type of its own.
+pub trait PageGame: Sized + 'static {
+    /// The game played.
+    type Game: ClientGame + Harness;
+
     /// The page's title.
     const TITLE: &'static str;
 
@@ -26,9 +36,11 @@ pub trait PageGame: ClientGame {
     /// the game does not use it (the browser then handles it).
     fn key(keys: &mut Self::Keys, code: &str, down: bool) -> bool;
 
-    /// The controls a script asks for with `skirmish.setControls(turn,
-    /// throttle, fire)`, in the game's terms.
-    fn scripted(turn: f32, throttle: f32, fire: bool) -> Self::Controls;
+    /// The controls a script asks for with `skirmish.setControls({..})`,
+    /// read by name from `script`, in the game's terms. The positional
+    /// `setControls(turn, throttle, fire)` comes as the names `turn`,
+    /// `throttle` and `fire`, which every game reads in some way.
+    fn scripted(script: &dyn Script) -> Controls<Self>;
 
     /// The pointer moved to `x`, `y` on a canvas of `width` x `height`
     /// pixels (CSS pixels from its top left). By default the game ignores
@@ -43,29 +55,54 @@ pub trait PageGame: ClientGame {
     /// This frame's controls from the keys, and from a script's override
     /// when there is one (`skirmish.setControls`); taps since the last
     /// frame count once.
-    fn controls(keys: &mut Self::Keys, scripted: Option<Self::Controls>) -> Self::Controls;
+    fn controls(keys: &mut Self::Keys, scripted: Option<Controls<Self>>) -> Controls<Self>;
 
     /// Draws the session's view on a canvas of `width` x `height` pixels.
     fn draw(
         ctx: &CanvasRenderingContext2d,
         width: f64,
         height: f64,
-        session: &ClientSession<Self>,
+        session: &ClientSession<Self::Game>,
         overlays: Overlays,
     );
 
     /// The game's line at the top of the HUD (a tank's hit points).
-    fn hud_line(session: &ClientSession<Self>) -> String;
+    fn hud_line(session: &ClientSession<Self::Game>) -> String;
 
     /// What is drawn, as numbers for the debug state (a tank's x, y and
     /// heading).
-    fn numbers(visual: &Self::Local) -> Vec<f32>;
+    fn numbers(visual: &Local<Self>) -> Vec<f32>;
 
     /// The game's own fields of the debug state.
-    fn debug(session: &ClientSession<Self>, fields: Fields) -> Fields;
+    fn debug(session: &ClientSession<Self::Game>, fields: Fields) -> Fields;
 
     /// The game's own fields of a remote in the debug state.
-    fn debug_remote(remote: &RemoteView<Self>, fields: Fields) -> Fields;
+    fn debug_remote(remote: &RemoteView<Self::Game>, fields: Fields) -> Fields;
+}
+
+/// The controls a script asks for (`skirmish.setControls({..})`), by
+/// name: a game reads the numbers and flags it knows and ignores the rest.
+pub trait Script {
+    /// The number named `name`, if the script gave one.
+    fn number(&self, name: &str) -> Option<f64>;
+
+    /// Whether `name` is set (in JavaScript, truthy); not set if absent.
+    fn flag(&self, name: &str) -> bool;
+}
+
+/// A script's controls as names and numbers (a flag is a number other
+/// than 0): the positional `setControls(turn, throttle, fire)`, and tests.
+#[derive(Clone, Copy, Debug)]
+pub struct Named<'a>(pub &'a [(&'a str, f64)]);
+
+impl Script for Named<'_> {
+    fn number(&self, name: &str) -> Option<f64> {
+        self.0.iter().find(|(n, _)| *n == name).map(|&(_, v)| v)
+    }
+
+    fn flag(&self, name: &str) -> bool {
+        self.number(name).is_some_and(|v| v != 0.0 && !v.is_nan())
+    }
 }
 
 /// A player's name as a page draws it: the roster's, or `#id` until the
@@ -123,6 +160,15 @@ impl Fit {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn named_controls_read_numbers_and_flags() {
+        let named = Named(&[("turn", -0.5), ("fire", 1.0), ("boost", 0.0)]);
+        assert_eq!(named.number("turn"), Some(-0.5));
+        assert_eq!(named.number("throttle"), None);
+        assert!(named.flag("fire"));
+        assert!(!named.flag("boost") && !named.flag("throttle"));
+    }
 
     #[test]
     fn the_field_fits_and_is_centred() {

@@ -262,7 +262,7 @@ async fn ask_transport(answer: Rc<RefCell<Option<Offer>>>) {
 
 #[cfg(test)]
 mod tests {
-    use skirmish_tanks::{ClientSession, Encoding, SessionConfig, Tick, WireInput};
+    use skirmish_core::{Encoding, Tick};
 
     use super::*;
 
@@ -283,30 +283,32 @@ mod tests {
 
     #[test]
     fn hello_goes_reliably_and_inputs_and_pings_may_be_dropped() {
-        let session: ClientSession = ClientSession::new(SessionConfig {
+        let hello = ClientMessage::<u8>::Hello {
+            name: "ann".to_string(),
+            protocol: 2,
+            room: None,
             encoding: Encoding::Compact,
-            ..SessionConfig::default()
-        });
-        let hello = session.hello();
-        let (payload, reliability) = outgoing(&hello, session.encode(&hello));
+            game: None,
+        };
+        let (payload, reliability) = outgoing(&hello, Wire::Binary(vec![1, 2]));
         assert_eq!(reliability, Reliability::Reliable);
-        let binary = skirmish_tanks::control::encode_client(&hello).expect("a binary hello");
-        assert_eq!(payload, Payload::Binary(binary), "binary all the way");
-        let ping = ClientMessage::Ping { id: 7 };
         assert_eq!(
-            outgoing(&ping, session.encode(&ping)).1,
-            Reliability::Droppable
+            payload,
+            Payload::Binary(vec![1, 2]),
+            "the frame as the session encoded it"
         );
+        let ping = ClientMessage::<u8>::Ping { id: 7 };
+        let (payload, reliability) = outgoing(&ping, Wire::Text("{}".to_string()));
+        assert_eq!(reliability, Reliability::Droppable);
+        assert_eq!(payload, Payload::Text("{}".to_string()));
         let input = ClientMessage::Input {
-            inputs: vec![WireInput::default()],
+            inputs: vec![0_u8],
             snapshot_ack: Some(Tick(3)),
             seq: Some(1),
         };
-        let (payload, reliability) = outgoing(&input, session.encode(&input));
-        assert_eq!(reliability, Reliability::Droppable);
-        assert!(
-            matches!(payload, Payload::Binary(bytes) if bytes.len() < 16),
-            "a compact session sends its inputs as a few binary bytes"
+        assert_eq!(
+            outgoing(&input, Wire::Binary(vec![9])).1,
+            Reliability::Droppable
         );
     }
 }

@@ -4,8 +4,12 @@
 //!
 //! The one `App` lives in a thread-local slot, so that the browser's
 //! callbacks (keys, frames) and the functions `lib.rs` exports to the page
-//! reach it through [`with_app`]. Nothing here holds game state.
+//! reach it through [`with_app`]. The slot holds it as `dyn Any`, since a
+//! thread-local cannot be generic; each call names the page's game and
+//! downcasts (a bundle starts one game, so the downcast always holds).
+//! Nothing here holds game state.
 
+use std::any::Any;
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -18,14 +22,13 @@ use crate::app::App;
 use crate::game::PageGame;
 use crate::hud::Panel;
 use crate::net::{now_ms, Connection, Preference};
-use crate::played::Played;
 
 /// Starts the game on the page: connects, listens to the keyboard and runs
 /// the frame loop.
 ///
 /// # Errors
 /// The page lacks a `canvas#game` or a 2D context.
-pub fn start() -> Result<(), JsValue> {
+pub fn start<P: PageGame>() -> Result<(), JsValue> {
     let window = web_sys::window().ok_or_else(|| js_error("no window"))?;
     let document = window.document().ok_or_else(|| js_error("no document"))?;
     let canvas: HtmlCanvasElement = document
@@ -37,11 +40,11 @@ pub fn start() -> Result<(), JsValue> {
         .ok_or_else(|| js_error("no 2D canvas context"))?
         .dyn_into()?;
     // One page for every game: the bundle names its own.
-    document.set_title(Played::TITLE);
+    document.set_title(P::TITLE);
     if let Some(keys) = document.get_element_by_id("keys") {
-        keys.set_text_content(Some(Played::KEYS));
+        keys.set_text_content(Some(P::KEYS));
     }
-    listen_pointer(&canvas)?;
+    listen_pointer::<P>(&canvas)?;
     let location = window.location();
     let scheme = if location.protocol()? == "https:" {
         "wss"
@@ -59,7 +62,7 @@ pub fn start() -> Result<(), JsValue> {
         Preference::parse(query(&window, "transport").as_deref()),
         now_ms(),
     );
-    let app = App::new(
+    let app = App::<P>::new(
         canvas,
         ctx,
         Panel::new(document),
@@ -67,18 +70,23 @@ pub fn start() -> Result<(), JsValue> {
         session_config(&window),
         record_limit(&window),
     );
-    APP.with(|slot| *slot.borrow_mut() = Some(app));
-    listen_keys(&window)?;
-    start_frame_loop(&window)
+    APP.with(|slot| *slot.borrow_mut() = Some(Box::new(app)));
+    listen_keys::<P>(&window)?;
+    start_frame_loop::<P>(&window)
 }
 
-/// Runs `f` on the app, if the page has started it.
-pub fn with_app<R>(f: impl FnOnce(&mut App<Played>) -> R) -> Option<R> {
-    APP.with(|slot| slot.borrow_mut().as_mut().map(f))
+/// Runs `f` on the app of game `P`, if the page has started it.
+pub fn with_app<P: PageGame, R>(f: impl FnOnce(&mut App<P>) -> R) -> Option<R> {
+    APP.with(|slot| {
+        slot.borrow_mut()
+            .as_mut()
+            .and_then(|app| app.downcast_mut::<App<P>>())
+            .map(f)
+    })
 }
 
 thread_local! {
-    static APP: RefCell<Option<App<Played>>> = const { RefCell::new(None) };
+    static APP: RefCell<Option<Box<dyn Any>>> = const { RefCell::new(None) };
 }
 
 fn js_error(message: &str) -> JsValue {
@@ -127,7 +135,7 @@ fn query(window: &Window, name: &str) -> Option<String> {
         .filter(|v| !v.is_empty())
 }
 
-fn listen_keys(window: &Window) -> Result<(), JsValue> {
+fn listen_keys<P: PageGame>(window: &Window) -> Result<(), JsValue> {
     for (event, down) in [("keydown", true), ("keyup", false)] {
         let on_key = Closure::<dyn FnMut(KeyboardEvent)>::new(move |e: KeyboardEvent| {
             let typing = e
@@ -137,7 +145,7 @@ fn listen_keys(window: &Window) -> Result<(), JsValue> {
             if typing {
                 return;
             }
-            if with_app(|app| app.key(&e.code(), down)) == Some(true) {
+            if with_app::<P, _>(|app| app.key(&e.code(), down)) == Some(true) {
                 e.prevent_default();
             }
         });
@@ -145,7 +153,7 @@ fn listen_keys(window: &Window) -> Result<(), JsValue> {
         on_key.forget();
     }
     let on_blur = Closure::<dyn FnMut()>::new(|| {
-        with_app(App::release_keys);
+        with_app::<P, _>(App::release_keys);
     });
     window.add_event_listener_with_callback("blur", on_blur.as_ref().unchecked_ref())?;
     on_blur.forget();
@@ -153,9 +161,9 @@ fn listen_keys(window: &Window) -> Result<(), JsValue> {
 }
 
 /// The pointer over the canvas, for games steered by it.
-fn listen_pointer(canvas: &HtmlCanvasElement) -> Result<(), JsValue> {
+fn listen_pointer<P: PageGame>(canvas: &HtmlCanvasElement) -> Result<(), JsValue> {
     let on_move = Closure::<dyn FnMut(web_sys::PointerEvent)>::new(|e: web_sys::PointerEvent| {
-        with_app(|app| app.pointer(e.offset_x(), e.offset_y()));
+        with_app::<P, _>(|app| app.pointer(e.offset_x(), e.offset_y()));
     });
     canvas.add_event_listener_with_callback("pointermove", on_move.as_ref().unchecked_ref())?;
     on_move.forget();
@@ -170,8 +178,8 @@ thread_local! {
 /// Sets a timer for when the conditioner's next message is due, unless one
 /// is set for then or sooner: what the page sends leaves on time, not at
 /// the next frame (up to 17 ms late at 60 Hz, more at lower rates).
-fn between_frames(window: &Window) {
-    let Some(due) = with_app(|app| app.next_send_due()).flatten() else {
+fn between_frames<P: PageGame>(window: &Window) {
+    let Some(due) = with_app::<P, _>(|app| app.next_send_due()).flatten() else {
         return;
     };
     if BETWEEN_AT.with(|at| at.get().is_some_and(|at| at <= due)) {
@@ -181,8 +189,8 @@ fn between_frames(window: &Window) {
     let again = window.clone();
     let fire = Closure::once_into_js(move || {
         BETWEEN_AT.with(|at| at.set(None));
-        with_app(|app| app.between_frames(crate::net::now_ms()));
-        between_frames(&again);
+        with_app::<P, _>(|app| app.between_frames(crate::net::now_ms()));
+        between_frames::<P>(&again);
     });
     if window
         .set_timeout_with_callback_and_timeout_and_arguments_0(fire.unchecked_ref(), delay)
@@ -192,14 +200,14 @@ fn between_frames(window: &Window) {
     }
 }
 
-fn start_frame_loop(window: &Window) -> Result<(), JsValue> {
+fn start_frame_loop<P: PageGame>(window: &Window) -> Result<(), JsValue> {
     type Loop = Rc<RefCell<Option<Closure<dyn FnMut(f64)>>>>;
     let slot: Loop = Rc::new(RefCell::new(None));
     let again = slot.clone();
     let window_in_loop = window.clone();
     *slot.borrow_mut() = Some(Closure::new(move |now: f64| {
-        with_app(|app| app.frame(now));
-        between_frames(&window_in_loop);
+        with_app::<P, _>(|app| app.frame(now));
+        between_frames::<P>(&window_in_loop);
         if let Some(callback) = again.borrow().as_ref() {
             let _ = window_in_loop.request_animation_frame(callback.as_ref().unchecked_ref());
         }

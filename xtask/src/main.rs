@@ -328,7 +328,7 @@ fn checks(cargo: &str) -> Vec<Step> {
         step("format", cargo, &["fmt", "--all", "--check"]),
         clippy("clippy (native)", cargo, &["--workspace", "--all-targets"]),
         clippy(
-            "clippy (wasm32: core, the tank game and client, both games' pages)",
+            "clippy (wasm32: core, the tank game, the page shell and every game's page)",
             cargo,
             &[
                 "-p",
@@ -337,8 +337,12 @@ fn checks(cargo: &str) -> Vec<Step> {
                 "skirmish-tanks",
                 "-p",
                 "skirmish-client",
-                "--features",
-                "skirmish-client/walkers,skirmish-client/blobs",
+                "-p",
+                "skirmish-tanks-page",
+                "-p",
+                "skirmish-walkers-page",
+                "-p",
+                "skirmish-blobs-page",
                 "--lib",
                 "--tests",
                 "--target",
@@ -387,16 +391,20 @@ fn test() -> Result {
             .map(|&(game, out, name)| step(name, "wasm-pack", &game_build(game, out))),
     );
     steps.extend([
-        // Each game's page side has unit tests of its own (keys, pointer).
+        // Each game's page has unit tests of its own (keys, pointer).
         step(
-            "the pages of every game (unit tests)",
+            "the page shell and the pages of every game (unit tests)",
             &cargo,
             &[
                 "test",
                 "-p",
                 "skirmish-client",
-                "--features",
-                "walkers,blobs",
+                "-p",
+                "skirmish-tanks-page",
+                "-p",
+                "skirmish-walkers-page",
+                "-p",
+                "skirmish-blobs-page",
                 "--lib",
             ],
         ),
@@ -417,7 +425,7 @@ fn test() -> Result {
         step(
             "browser tests (headless Chromium)",
             "wasm-pack",
-            &["test", "--headless", "--chrome", "wasm-client"],
+            &["test", "--headless", "--chrome", "games/tanks/page"],
         ),
         // Ready to be depended on: metadata, license files, a README and
         // no path-only dependency (the packaged crate is built alone).
@@ -449,43 +457,53 @@ fn test() -> Result {
     Ok(())
 }
 
-/// `wasm-pack` arguments that build the client (the size-focused
-/// `wasm-release` profile, then `wasm-opt -Oz`) into `web/pkg`.
+/// `wasm-pack` arguments that build the tank game's page crate (the
+/// size-focused `wasm-release` profile, then `wasm-opt -Oz`) into
+/// `web/pkg` (`--out-dir` is relative to the crate), its files named
+/// `skirmish_client*` whatever the crate, as `web/index.html` loads them.
 const CLIENT_BUILD: &[&str] = &[
     "build",
-    "wasm-client",
+    "games/tanks/page",
     "--profile",
     "wasm-release",
     "--target",
     "web",
     "--no-typescript",
     "--no-pack",
+    "--out-name",
+    "skirmish_client",
     "--out-dir",
-    "../web/pkg",
+    "../../../web/pkg",
 ];
 
-/// The games besides the tank game, each with its own bundle built with
-/// its feature into `web/GAME/pkg` (its page is `/GAME/`).
+/// The games besides the tank game, each with its own bundle built from
+/// its page crate, `games/GAME/page`, into `web/GAME/pkg` (its page is
+/// `/GAME/`): the game, the bundle's folder from the root, the step's
+/// name.
 const OTHER_GAMES: &[(&str, &str, &str)] = &[
     (
         "walkers",
-        "../web/walkers/pkg",
+        "web/walkers/pkg",
         "walkers' wasm client into web/walkers/pkg",
     ),
     (
         "blobs",
-        "../web/blobs/pkg",
+        "web/blobs/pkg",
         "blobs' wasm client into web/blobs/pkg",
     ),
 ];
 
-/// The same for `game` of [`OTHER_GAMES`].
+/// The same for `game` of [`OTHER_GAMES`]: its page crate, into `out`
+/// (from the root; wasm-pack takes it from the crate, three folders
+/// down).
 fn game_build(game: &'static str, out: &'static str) -> Vec<&'static str> {
+    // Leaked once per game and command: xtask is a short-lived process.
+    let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
     let mut args = CLIENT_BUILD.to_vec();
+    args[1] = leak(format!("games/{game}/page"));
     if let Some(last) = args.last_mut() {
-        *last = out;
+        *last = leak(format!("../../../{out}"));
     }
-    args.extend(["--", "--features", game]);
     args
 }
 

@@ -1,17 +1,18 @@
-//! Browser tests, run in headless Chromium by `wasm-pack test --headless --chrome`.
+//! Browser tests of the tank game's page, run in headless Chromium by
+//! `wasm-pack test --headless --chrome games/tanks/page`.
 #![cfg(target_arch = "wasm32")]
 
 use std::time::Duration;
 
-use skirmish_client::game::{Fit, Overlays};
-use skirmish_client::input::Keys;
-use skirmish_client::render::draw;
+use skirmish_client::{Fit, Overlays};
 use skirmish_tanks::determinism::{golden_trajectory_hash, GOLDEN_TRAJECTORY_HASH};
 use skirmish_tanks::{
     compact, control, ClientMessage, CorrectionOutcome, Encoding, PlayerId, PlayerState, Pose,
     ServerMessage, SimConfig, Tick, Vec2,
 };
 use skirmish_tanks::{ClientSession, Controls, Incoming, SessionConfig, SessionEvent, View};
+use skirmish_tanks_page::input::Keys;
+use skirmish_tanks_page::render::draw;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};

@@ -9,7 +9,7 @@ use skirmish_tanks::View;
 use skirmish_tanks::{PlayerId, Pose, SimConfig, Vec2};
 use web_sys::CanvasRenderingContext2d;
 
-use crate::game::{Fit, Overlays};
+use skirmish_client::{Fit, Overlays};
 
 const OWN: &str = "#4fc3f7";
 const REMOTE: &str = "#ffb74d";
@@ -47,7 +47,7 @@ pub fn draw(
         let (bx, by) = fit.point(tracer.to);
         ctx.set_stroke_style_str(&format!(
             "rgba(255, 241, 118, {})",
-            crate::num::fixed(f64::from(tracer.fade), 3)
+            skirmish_client::num::fixed(f64::from(tracer.fade), 3)
         ));
         ctx.set_line_width(2.0);
         ctx.begin_path();

@@ -1,16 +1,21 @@
-//! Walkers (the guide's game, `docs/GUIDE.md`) on the page: WASD or the
-//! arrows walk, the field is drawn as a square with a point for each
-//! walker and its name, the HUD's first line says where the own walker
-//! is. Built into its own bundle (`--features walkers`, `web/walkers/pkg`,
-//! loaded by the one page, `web/index.html`, served at `/walkers/`).
+//! Walkers' page (the guide's game, `docs/GUIDE.md`): WASD or the arrows
+//! walk, the field is drawn as a square with a point for each walker and
+//! its name, the HUD's first line says where the own walker is. Its own
+//! bundle (`web/walkers/pkg`, loaded by the one page, `web/index.html`,
+//! served at `/walkers/`); the page shell, `skirmish-client`, does the
+//! rest.
 
+use skirmish_client::fields::Fields;
+use skirmish_client::{shown_name, Fit, Overlays, PageGame, Script};
 use skirmish_core::{ClientSession, PlayerId, RemoteView, ServerGame, Vec2};
 use skirmish_walkers::Walkers;
 use web_sys::CanvasRenderingContext2d;
 
-use crate::fields::Fields;
-use crate::game::{shown_name, PageGame};
-use crate::game::{Fit, Overlays};
+skirmish_client::page!(WalkersPage);
+
+/// Walkers' page.
+#[derive(Clone, Copy, Debug)]
+pub struct WalkersPage;
 
 /// The arrow keys or WASD held: up, down, left, right.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -36,7 +41,7 @@ impl Held {
 }
 
 /// The sign of a script's number, as a step.
-fn step(value: f32) -> i8 {
+fn step(value: f64) -> i8 {
     if value > 0.0 {
         1
     } else if value < 0.0 {
@@ -49,7 +54,8 @@ fn step(value: f32) -> i8 {
 const OWN: &str = "#4fc3f7";
 const REMOTE: &str = "#ffb74d";
 
-impl PageGame for Walkers {
+impl PageGame for WalkersPage {
+    type Game = Walkers;
     const TITLE: &'static str = "Skirmish: walkers";
     const KEYS: &'static str = "WASD or the arrows walk";
     type Keys = Held;
@@ -62,9 +68,11 @@ impl PageGame for Walkers {
         true
     }
 
-    /// `turn` walks along x, `throttle` along y (by their signs).
-    fn scripted(turn: f32, throttle: f32, _fire: bool) -> (i8, i8) {
-        (step(turn), step(throttle))
+    /// `{x, y}`: the walk along x and y, by their signs; without them,
+    /// `turn` walks along x and `throttle` along y (the positional form).
+    fn scripted(script: &dyn Script) -> (i8, i8) {
+        let axis = |name, or| step(script.number(name).or(script.number(or)).unwrap_or(0.0));
+        (axis("x", "turn"), axis("y", "throttle"))
     }
 
     fn release(keys: &mut Held) {
@@ -153,22 +161,30 @@ fn ring(ctx: &CanvasRenderingContext2d, fit: &Fit, at: Vec2, colour: &str) {
 
 #[cfg(test)]
 mod tests {
+    use skirmish_client::Named;
+
     use super::*;
 
     #[test]
     fn keys_walk_and_opposite_keys_cancel() {
         let mut held = Held::default();
-        assert!(Walkers::key(&mut held, "KeyD", true));
-        assert!(Walkers::key(&mut held, "ArrowUp", true));
-        assert_eq!(Walkers::controls(&mut held, None), (1, -1));
-        assert!(Walkers::key(&mut held, "KeyA", true));
-        assert_eq!(Walkers::controls(&mut held, None), (0, -1));
+        assert!(WalkersPage::key(&mut held, "KeyD", true));
+        assert!(WalkersPage::key(&mut held, "ArrowUp", true));
+        assert_eq!(WalkersPage::controls(&mut held, None), (1, -1));
+        assert!(WalkersPage::key(&mut held, "KeyA", true));
+        assert_eq!(WalkersPage::controls(&mut held, None), (0, -1));
         assert!(
-            !Walkers::key(&mut held, "Space", true),
+            !WalkersPage::key(&mut held, "Space", true),
             "not a walker's key"
         );
-        Walkers::release(&mut held);
-        assert_eq!(Walkers::controls(&mut held, None), (0, 0));
-        assert_eq!(Walkers::scripted(-0.5, 1.0, true), (-1, 1));
+        WalkersPage::release(&mut held);
+        assert_eq!(WalkersPage::controls(&mut held, None), (0, 0));
+        let positional = Named(&[("turn", -0.5), ("throttle", 1.0), ("fire", 1.0)]);
+        assert_eq!(WalkersPage::scripted(&positional), (-1, 1));
+        assert_eq!(
+            WalkersPage::scripted(&Named(&[("x", 2.0), ("y", -1.0)])),
+            (1, -1)
+        );
+        assert_eq!(WalkersPage::scripted(&Named(&[("y", 1.0)])), (0, 1));
     }
 }

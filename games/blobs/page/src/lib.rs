@@ -1,19 +1,23 @@
-//! Blobs (the .io arena) on the page: the pointer steers (the own blob is
+//! Blobs' page (the .io arena): the pointer steers (the own blob is
 //! drawn at the middle of the canvas, so the pointer's direction from the
 //! middle is where it goes), Space boosts; the camera follows the own blob
 //! and zooms out as it grows; pellets, blobs and their names are drawn;
 //! the HUD's first line is the own mass and what just happened to it
-//! (ate, eaten by, back). Built into its own bundle
-//! (`--features blobs`, `web/blobs/pkg`, loaded by the one page at
-//! `/blobs/`).
+//! (ate, eaten by, back). Its own bundle (`web/blobs/pkg`, loaded by the
+//! one page at `/blobs/`); the page shell, `skirmish-client`, does the
+//! rest.
 
 use skirmish_blobs::{radius, Blobs, Body, Note, Steer, BLOB, BOOST, DEAD, MOVE, PELLET};
+use skirmish_client::fields::Fields;
+use skirmish_client::{shown_name, Overlays, PageGame, Script};
 use skirmish_core::{ClientSession, PlayerId, RemoteView, ServerGame, Vec2};
 use web_sys::CanvasRenderingContext2d;
 
-use crate::fields::Fields;
-use crate::game::Overlays;
-use crate::game::{shown_name, PageGame};
+skirmish_client::page!(BlobsPage);
+
+/// Blobs' page.
+#[derive(Clone, Copy, Debug)]
+pub struct BlobsPage;
 
 /// Where the pointer says to go, and whether Space boosts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -38,7 +42,8 @@ fn half_view(mass: f32) -> f64 {
     f64::from(600.0 + 10.0 * radius(mass))
 }
 
-impl PageGame for Blobs {
+impl PageGame for BlobsPage {
+    type Game = Blobs;
     const TITLE: &'static str = "Skirmish: blobs";
     const KEYS: &'static str = "the pointer steers · Space boosts";
     type Keys = Aim;
@@ -57,14 +62,16 @@ impl PageGame for Blobs {
         keys.angle = angle_of(dx, dy);
     }
 
-    /// `turn` is the direction in radians, `throttle` above 0 goes, `fire`
-    /// boosts.
-    fn scripted(turn: f32, throttle: f32, fire: bool) -> Steer {
-        let flags = if throttle > 0.0 { MOVE } else { 0 } | if fire { BOOST } else { 0 };
-        (
-            angle_of(libm::cos(f64::from(turn)), libm::sin(f64::from(turn))),
-            flags,
-        )
+    /// `{angle, move, boost}`: the direction in radians, whether to go
+    /// and whether to boost. Without them (the positional form), `turn` is
+    /// the direction, `throttle` above 0 goes and `fire` boosts.
+    fn scripted(script: &dyn Script) -> Steer {
+        let angle = script.number("angle").or(script.number("turn"));
+        let angle = angle.unwrap_or(0.0);
+        let go = script.flag("move") || script.number("throttle").is_some_and(|t| t > 0.0);
+        let boost = script.flag("boost") || script.flag("fire");
+        let flags = if go { MOVE } else { 0 } | if boost { BOOST } else { 0 };
+        (angle_of(libm::cos(angle), libm::sin(angle)), flags)
     }
 
     fn release(keys: &mut Aim) {
@@ -200,28 +207,37 @@ fn label(ctx: &CanvasRenderingContext2d, x: f64, y: f64, text: &str) {
 
 #[cfg(test)]
 mod tests {
+    use skirmish_client::Named;
+
     use super::*;
 
     #[test]
     fn the_pointer_steers_from_the_middle_and_space_boosts() {
         let mut aim = Aim::default();
-        Blobs::pointer(&mut aim, 200.0, 100.0, 200.0, 200.0);
-        assert_eq!(Blobs::controls(&mut aim, None), (0, MOVE), "east");
-        Blobs::pointer(&mut aim, 100.0, 200.0, 200.0, 200.0);
-        assert!(Blobs::key(&mut aim, "Space", true));
+        BlobsPage::pointer(&mut aim, 200.0, 100.0, 200.0, 200.0);
+        assert_eq!(BlobsPage::controls(&mut aim, None), (0, MOVE), "east");
+        BlobsPage::pointer(&mut aim, 100.0, 200.0, 200.0, 200.0);
+        assert!(BlobsPage::key(&mut aim, "Space", true));
         assert_eq!(
-            Blobs::controls(&mut aim, None),
+            BlobsPage::controls(&mut aim, None),
             (16_384, MOVE | BOOST),
             "south"
         );
-        Blobs::pointer(&mut aim, 101.0, 101.0, 200.0, 200.0);
+        BlobsPage::pointer(&mut aim, 101.0, 101.0, 200.0, 200.0);
         assert_eq!(
-            Blobs::controls(&mut aim, None).1,
+            BlobsPage::controls(&mut aim, None).1,
             BOOST,
             "on the blob: stay"
         );
-        assert!(!Blobs::key(&mut aim, "KeyW", true));
-        assert_eq!(Blobs::scripted(0.0, 1.0, false), (0, MOVE));
+        assert!(!BlobsPage::key(&mut aim, "KeyW", true));
+        let positional = Named(&[("turn", 0.0), ("throttle", 1.0), ("fire", 0.0)]);
+        assert_eq!(BlobsPage::scripted(&positional), (0, MOVE));
+        let named = Named(&[("angle", std::f64::consts::FRAC_PI_2), ("boost", 1.0)]);
+        assert_eq!(
+            BlobsPage::scripted(&named),
+            (16_384, BOOST),
+            "south, staying"
+        );
     }
 
     #[test]
