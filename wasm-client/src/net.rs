@@ -201,18 +201,34 @@ impl Connection {
 }
 
 /// `url` (`https://host:port/path`) at `port` instead.
+///
+/// Found byte by byte and cut with `str::get`: a string slice that can
+/// fail (`&s[i..]`, `split_at`) or a search for a string pattern would
+/// bring the panic's message writer (with its tables of printable
+/// characters) and the two-way searcher into every page's bundle.
 fn with_port(url: &str, port: u16) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
+    let bytes = url.as_bytes();
+    let Some(start) = bytes.windows(3).position(|w| w == b"://").map(|i| i + 3) else {
         return url.to_string();
     };
-    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let end = bytes
+        .iter()
+        .skip(start)
+        .position(|&b| b == b'/')
+        .map_or(bytes.len(), |i| start + i);
     // The host is what comes before the last colon that follows the
     // closing bracket of an IPv6 address, if any.
+    let authority = bytes.get(start..end).unwrap_or_default();
     let host_end = authority
-        .rfind(':')
-        .filter(|&i| !authority[i..].contains(']'))
-        .unwrap_or(authority.len());
-    format!("{scheme}://{}:{port}{path}", &authority[..host_end])
+        .iter()
+        .rposition(|&b| b == b':')
+        .filter(|&i| !authority.iter().skip(i).any(|&b| b == b']'))
+        .map_or(end, |i| start + i);
+    // Both cuts are at ASCII bytes (or the end): `get` always finds them.
+    match (url.get(..host_end), url.get(end..)) {
+        (Some(host), Some(path)) => format!("{host}:{port}{path}"),
+        _ => url.to_string(),
+    }
 }
 
 /// What `/transport` said: the WebTransport URL and hashes, if offered.
@@ -279,6 +295,11 @@ mod tests {
         assert_eq!(with_port("https://[::1]/wt", 9000), "https://[::1]:9000/wt");
         assert_eq!(with_port("https://host/wt", 9000), "https://host:9000/wt");
         assert_eq!(with_port("nonsense", 9000), "nonsense");
+        assert_eq!(with_port("https://host:1", 9000), "https://host:9000");
+        assert_eq!(
+            with_port("https://hôte:1/wt?é=1", 9000),
+            "https://hôte:9000/wt?é=1"
+        );
     }
 
     #[test]
