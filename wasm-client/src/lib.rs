@@ -47,6 +47,8 @@ use crate::page::with_app;
 /// `recordingSize` and `determinismTrace`, each calling the shell's
 /// function of that name. A game's page crate says it once, at its root:
 /// `skirmish_client::page!(MyPage);`.
+// rustfmt indents the attributes' arguments deeper at every run here.
+#[rustfmt::skip]
 #[macro_export]
 macro_rules! page {
     ($page:ty) => {
@@ -56,17 +58,17 @@ macro_rules! page {
         /// # Errors
         /// The page lacks a `canvas#game` or a 2D context.
         #[$crate::__private::wasm_bindgen::prelude::wasm_bindgen(
-                    wasm_bindgen = $crate::__private::wasm_bindgen
-                )]
+            wasm_bindgen = $crate::__private::wasm_bindgen
+        )]
         pub fn run() -> ::core::result::Result<(), $crate::__private::wasm_bindgen::JsValue> {
             $crate::run::<$page>()
         }
 
         /// The client's state as JSON (`skirmish.debug()`).
         #[$crate::__private::wasm_bindgen::prelude::wasm_bindgen(
-                    wasm_bindgen = $crate::__private::wasm_bindgen,
-                    js_name = debugState
-                )]
+            wasm_bindgen = $crate::__private::wasm_bindgen,
+            js_name = debugState
+        )]
         pub fn debug_state() -> ::std::string::String {
             $crate::debug_state::<$page>()
         }
@@ -74,9 +76,9 @@ macro_rules! page {
         /// Overrides the keyboard's controls (`skirmish.setControls`): the
         /// game's controls as an object, or `turn, throttle, fire`.
         #[$crate::__private::wasm_bindgen::prelude::wasm_bindgen(
-                    wasm_bindgen = $crate::__private::wasm_bindgen,
-                    js_name = setControls
-                )]
+            wasm_bindgen = $crate::__private::wasm_bindgen,
+            js_name = setControls
+        )]
         pub fn set_controls(
             controls: &$crate::__private::wasm_bindgen::JsValue,
             throttle: &$crate::__private::wasm_bindgen::JsValue,
@@ -87,17 +89,17 @@ macro_rules! page {
 
         /// Gives the controls back to the keyboard.
         #[$crate::__private::wasm_bindgen::prelude::wasm_bindgen(
-                    wasm_bindgen = $crate::__private::wasm_bindgen,
-                    js_name = clearControls
-                )]
+            wasm_bindgen = $crate::__private::wasm_bindgen,
+            js_name = clearControls
+        )]
         pub fn clear_controls() {
             $crate::clear_controls::<$page>();
         }
 
         /// The flight recorder's bytes so far.
         #[$crate::__private::wasm_bindgen::prelude::wasm_bindgen(
-                    wasm_bindgen = $crate::__private::wasm_bindgen
-                )]
+            wasm_bindgen = $crate::__private::wasm_bindgen
+        )]
         pub fn recording() -> ::std::vec::Vec<u8> {
             $crate::recording::<$page>()
         }
@@ -105,18 +107,18 @@ macro_rules! page {
         /// The flight recorder's size in bytes, negative once it stopped at
         /// its bound, `0` without a recorder.
         #[$crate::__private::wasm_bindgen::prelude::wasm_bindgen(
-                    wasm_bindgen = $crate::__private::wasm_bindgen,
-                    js_name = recordingSize
-                )]
+            wasm_bindgen = $crate::__private::wasm_bindgen,
+            js_name = recordingSize
+        )]
         pub fn recording_size() -> f64 {
             $crate::recording_size::<$page>()
         }
 
         /// The determinism check's trace of this page's game.
         #[$crate::__private::wasm_bindgen::prelude::wasm_bindgen(
-                    wasm_bindgen = $crate::__private::wasm_bindgen,
-                    js_name = determinismTrace
-                )]
+            wasm_bindgen = $crate::__private::wasm_bindgen,
+            js_name = determinismTrace
+        )]
         pub fn determinism_trace(seed: u32, steps: u32) -> ::std::vec::Vec<u64> {
             $crate::determinism_trace::<$page>(seed, steps)
         }
