@@ -9,6 +9,7 @@
 
 use skirmish_blobs::{radius, Blobs, Body, Note, Steer, BLOB, BOOST, DEAD, MOVE, PELLET};
 use skirmish_client::fields::Fields;
+use skirmish_client::num::fixed;
 use skirmish_client::{shown_name, Overlays, PageGame, Script};
 use skirmish_core::{ClientSession, PlayerId, RemoteView, ServerGame, Vec2};
 use web_sys::CanvasRenderingContext2d;
@@ -141,7 +142,7 @@ impl PageGame for BlobsPage {
         let view = session.view();
         let mut line = match view.own {
             Some(own) if own.state.kind == DEAD => "eaten: back in a second".to_string(),
-            Some(own) => format!("mass {:.0}", own.visible.mass),
+            Some(own) => format!("mass {}", whole(own.visible.mass)),
             None => "mass -".to_string(),
         };
         if let Some(note) = view.effects.last() {
@@ -174,10 +175,16 @@ impl PageGame for BlobsPage {
     }
 }
 
+/// `v` rounded to a whole number, as the HUD shows it: the shell's `fixed`,
+/// not `{:.0}`, so that no float formatting is in the bundle.
+fn whole(v: f32) -> String {
+    fixed(f64::from(v), 0)
+}
+
 /// A note as the HUD tells it, each blob by its `name`.
 fn told(note: &Note, name: impl Fn(PlayerId) -> String) -> String {
     match *note {
-        Note::Ate(id, gain) => format!("you ate {} (+{gain:.0})", name(id)),
+        Note::Ate(id, gain) => format!("you ate {} (+{})", name(id), whole(gain)),
         Note::EatenBy(id) => format!("eaten by {}", name(id)),
         Note::Back => "back".to_string(),
     }

@@ -6,6 +6,7 @@
 //! rest.
 
 use skirmish_client::fields::Fields;
+use skirmish_client::num::fixed;
 use skirmish_client::{shown_name, Fit, Overlays, PageGame, Script};
 use skirmish_core::{ClientSession, PlayerId, RemoteView, ServerGame, Vec2};
 use skirmish_walkers::Walkers;
@@ -38,6 +39,12 @@ impl Held {
         let [up, down, left, right] = self.0.map(i8::from);
         (right - left, down - up)
     }
+}
+
+/// `v` rounded to a whole number, as the HUD shows it: the shell's `fixed`,
+/// not `{:.0}`, so that no float formatting is in the bundle.
+fn whole(v: f32) -> String {
+    fixed(f64::from(v), 0)
 }
 
 /// The sign of a script's number, as a step.
@@ -119,7 +126,7 @@ impl PageGame for WalkersPage {
 
     fn hud_line(session: &ClientSession<Walkers>) -> String {
         match session.view().own {
-            Some(own) => format!("at {:.0}, {:.0}", own.visible.x, own.visible.y),
+            Some(own) => format!("at {}, {}", whole(own.visible.x), whole(own.visible.y)),
             None => "at -".to_string(),
         }
     }
