@@ -140,7 +140,7 @@ pub use glam::Vec2;
 #[doc = include_str!("../../docs/GUIDE.md")]
 struct Guide;
 pub use harness::{first_divergence, trace, Harness};
-pub use stepped::{Driver, MainCell, QualityWords, SteppedGame};
 pub use shared::game::{
     Applied, EventOf, Game, Networked, Offset, OwnState, Replicated, Size, Stamp, Visual,
 };
+pub use stepped::{Driver, MainCell, QualityWords, SteppedGame};

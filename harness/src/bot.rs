@@ -1,6 +1,6 @@
 //! A headless bot: a [`ClientSession`] from core over a real WebSocket or
-//! WebTransport, with the network conditioner, driven by a [`Script`] (the
-//! tank game) or by any game's [`Driver`] ([`run_bot_of`]).
+//! WebTransport, with the network conditioner, driven by any game's
+//! [`Driver`] ([`run_bot`]).
 //!
 //! The bot is a shell like the browser client: it owns the clock (Tokio's),
 //! the socket and a 60 Hz frame timer, and measures what a player would
@@ -14,29 +14,27 @@ use anyhow::{Context, Result};
 use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
 use serde::Serialize;
+use skirmish_core::framing::StreamMessage;
 use skirmish_core::{delta, ClientGame, ClientMessage, ClientSession, SessionEvent};
-use skirmish_tanks::framing::StreamMessage;
-use skirmish_tanks::LinkConditions;
-use skirmish_tanks::{Delivery, Incoming, SessionConfig, Tanks};
-use skirmish_tanks::{Encoding, Frame, Tick};
+use skirmish_core::{Delivery, Driver, Encoding, Frame, Incoming, LinkConditions};
+use skirmish_core::{SessionConfig, Tick, DEFAULT_RECORDING_LIMIT};
 use tokio::time::{Instant, MissedTickBehavior};
 use tokio_tungstenite::tungstenite::Message;
 
-use crate::script::Script;
-use crate::stepper::Driver;
+use crate::net::{tcp_from, websocket_at, Socket};
 use crate::wt::WtClient;
 
-/// How one bot plays.
+/// How one bot plays, driven by `D` (a game's [`Driver`]).
 #[derive(Clone, Debug)]
-pub struct BotOptions {
+pub struct BotOptions<D> {
     /// Display name.
     pub name: String,
     /// Room to join, or the server's choice.
     pub room: Option<String>,
-    /// The brain (of a tank; [`run_bot_of`] takes any game's).
-    pub script: Script,
-    /// The folder of the game on the server: `""` for its first game
-    /// (`/ws`), `walkers` for `/walkers/ws`.
+    /// The brain.
+    pub script: D,
+    /// The folder of the game on the server: `""` for the game at its
+    /// root (`/ws`), `dots` for a game at `/dots/ws`.
     pub folder: String,
     /// Added conditions, bot to server.
     pub up: LinkConditions,
@@ -173,28 +171,42 @@ pub struct BotReport {
     pub largest_snapshot: usize,
 }
 
-pub use skirmish_tanks::percentile;
+pub use skirmish_core::percentile;
 
-/// Plays one bot to the end of its duration.
-///
-/// # Errors
-/// The connection fails or the server closes it.
-pub async fn run_bot(addr: SocketAddr, options: BotOptions) -> Result<BotReport> {
-    let mut script = options.script.clone();
-    run_bot_of::<Tanks, Script>(addr, options, &mut script).await
+impl<D> BotOptions<D> {
+    /// The same options with another brain.
+    pub fn driven_by<E>(self, driver: E) -> BotOptions<E> {
+        BotOptions {
+            name: self.name,
+            room: self.room,
+            script: driver,
+            folder: self.folder,
+            up: self.up,
+            down: self.down,
+            seed: self.seed,
+            duration: self.duration,
+            frame: self.frame,
+            encoding: self.encoding,
+            source: self.source,
+            transport: self.transport,
+            via: self.via,
+            resends: self.resends,
+            record: self.record,
+        }
+    }
 }
 
-/// Plays one bot of game `G`, driven by `driver`, to the end of its
-/// duration (`options.script` is not used).
+/// Plays one bot of game `G`, driven by the options' brain, to the end of
+/// its duration. A brain lent (`&mut D`) drives as itself, and is there
+/// to look at after.
 ///
 /// # Errors
 /// The connection fails or the server closes it.
-pub async fn run_bot_of<G: ClientGame, D: Driver<G>>(
+pub async fn run_bot<G: ClientGame, D: Driver<G>>(
     addr: SocketAddr,
-    options: BotOptions,
-    driver: &mut D,
+    mut options: BotOptions<D>,
 ) -> Result<BotReport> {
-    let link = Link::open(addr, &options).await?;
+    let link = Link::open(addr, &Route::of(&options)).await?;
     let config = SessionConfig {
         name: options.name.clone(),
         room: options.room.clone(),
@@ -206,10 +218,10 @@ pub async fn run_bot_of<G: ClientGame, D: Driver<G>>(
         ..SessionConfig::default()
     };
     let mut session = match options.record {
-        Some(_) => ClientSession::<G>::recorded(config, skirmish_tanks::DEFAULT_RECORDING_LIMIT),
+        Some(_) => ClientSession::<G>::recorded(config, DEFAULT_RECORDING_LIMIT),
         None => ClientSession::<G>::new(config),
     };
-    let played = play(link, &mut session, &options, driver).await;
+    let played = play(link, &mut session, &mut options).await;
     if let (Some(path), Some(recording)) = (&options.record, session.recording()) {
         std::fs::write(path, recording.bytes())
             .with_context(|| format!("writing the recording {}", path.display()))?;
@@ -221,8 +233,7 @@ pub async fn run_bot_of<G: ClientGame, D: Driver<G>>(
 async fn play<G: ClientGame, D: Driver<G>>(
     mut link: Link,
     session: &mut ClientSession<G>,
-    options: &BotOptions,
-    driver: &mut D,
+    options: &mut BotOptions<D>,
 ) -> Result<BotReport> {
     // The conditioner models what the transport would do with loss.
     session.set_delivery(match options.transport {
@@ -274,14 +285,14 @@ async fn play<G: ClientGame, D: Driver<G>>(
                 let controls = session
                     .game_config()
                     .cloned()
-                    .map(|config| driver.controls(session, &config))
+                    .map(|config| options.script.controls(session, &config))
                     .unwrap_or_default();
                 session.set_controls(controls);
                 for message in session.advance(now.duration_since(start)) {
                     let frame = session.encode(&message);
                     bytes_out += match &frame {
-                        skirmish_tanks::Frame::Text(text) => text.len(),
-                        skirmish_tanks::Frame::Binary(bytes) => bytes.len(),
+                        Frame::Text(text) => text.len(),
+                        Frame::Binary(bytes) => bytes.len(),
                     } as u64;
                     link.send(&message, frame).await?;
                 }
@@ -311,31 +322,44 @@ enum Payload {
     Binary(Vec<u8>, bool),
 }
 
+/// How a bot reaches its game: what [`Link::open`] reads of its options
+/// (not its brain, which need not be shared across threads).
+struct Route {
+    transport: BotTransport,
+    via: Option<SocketAddr>,
+    source: Option<IpAddr>,
+    folder: String,
+}
+
+impl Route {
+    fn of<D>(options: &BotOptions<D>) -> Route {
+        Route {
+            transport: options.transport,
+            via: options.via,
+            source: options.source,
+            folder: options.folder.clone(),
+        }
+    }
+}
+
 /// A bot's connection, over either transport.
 enum Link {
-    WebSocket(
-        SplitSink<crate::Socket, Message>,
-        SplitStream<crate::Socket>,
-    ),
+    WebSocket(SplitSink<Socket, Message>, SplitStream<Socket>),
     WebTransport(Box<WtClient>),
 }
 
 impl Link {
-    async fn open(addr: SocketAddr, options: &BotOptions) -> Result<Link> {
+    async fn open(addr: SocketAddr, options: &Route) -> Result<Link> {
         match options.transport {
             BotTransport::Websocket => {
                 let target = options.via.unwrap_or(addr);
                 let tcp = match options.source {
-                    Some(source) => crate::tcp_from(target, source)
-                        .await
-                        .context("connecting")?,
+                    Some(source) => tcp_from(target, source).await.context("connecting")?,
                     None => tokio::net::TcpStream::connect(target)
                         .await
                         .context("connecting")?,
                 };
-                let (sink, stream) = crate::websocket_at(addr, &options.folder, tcp)
-                    .await?
-                    .split();
+                let (sink, stream) = websocket_at(addr, &options.folder, tcp).await?.split();
                 Ok(Link::WebSocket(sink, stream))
             }
             BotTransport::Webtransport => {

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use skirmish_tanks::Sample;
+use skirmish_core::Sample;
 
 use crate::chart::{chart, Line};
 

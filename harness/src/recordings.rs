@@ -8,7 +8,9 @@ use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use skirmish_tanks::{Call, Calls, Frame, PlayerId, RoomCall, ServerMessage};
+use skirmish_core::{control, decode_server, open_client_of, replay_room_of};
+use skirmish_core::{Call, Calls, ClientGame, Frame, Networked, PlayerId, RoomCall};
+use skirmish_core::{ServerGame, ServerMessage};
 
 /// The bytes of `path` and of the parts that continue it.
 ///
@@ -94,14 +96,14 @@ const WINDOW: usize = 64;
 /// # Errors
 /// The recordings do not read, the room's does not replay, or no
 /// connection of the client joined that room.
-pub fn side_by_side(client: &[u8], room: &[u8]) -> Result<SideBySide> {
-    let (config, calls) = skirmish_tanks::open_client(client)?;
-    let (claims, with_frames) = connections(calls)?;
+pub fn side_by_side<G: ServerGame + ClientGame>(client: &[u8], room: &[u8]) -> Result<SideBySide> {
+    let (config, calls) = open_client_of::<G>(client)?;
+    let (claims, with_frames) = connections::<G>(calls)?;
     let name = config.name;
     let mut claims = claims;
-    let mut watching: BTreeMap<PlayerId, Matcher<'_>> = BTreeMap::new();
+    let mut watching: BTreeMap<PlayerId, Matcher<'_, G>> = BTreeMap::new();
     let mut done: BTreeMap<usize, Tally> = BTreeMap::new();
-    skirmish_tanks::replay_room_for(room, |call, out| {
+    replay_room_of::<G>(room, |call, out| {
         if let RoomCall::Join(id, joiner, _) = call {
             if *joiner == name {
                 if let Some((index, start)) = claims.remove(id) {
@@ -161,10 +163,10 @@ pub fn side_by_side(client: &[u8], room: &[u8]) -> Result<SideBySide> {
 /// them and the calls from its start), by the player its `welcome` named
 /// (the first connection to name a player has it); and how many received
 /// frames.
-type Claims<'a> = BTreeMap<PlayerId, (usize, Calls<'a>)>;
+type Claims<'a, G> = BTreeMap<PlayerId, (usize, Calls<'a, G>)>;
 
 /// The first pass over a client's recording: see [`Claims`].
-fn connections(mut calls: Calls<'_>) -> Result<(Claims<'_>, usize)> {
+fn connections<G: ClientGame>(mut calls: Calls<'_, G>) -> Result<(Claims<'_, G>, usize)> {
     let mut claims = Claims::new();
     let mut with_frames = 0;
     loop {
@@ -176,13 +178,13 @@ fn connections(mut calls: Calls<'_>) -> Result<(Claims<'_>, usize)> {
                 (_, Call::Text(bytes, _)) => {
                     received = true;
                     if player.is_none() {
-                        player = welcome(decoded(true, bytes));
+                        player = welcome(decoded::<G>(true, bytes));
                     }
                 }
                 (_, Call::Binary(bytes, _)) => {
                     received = true;
                     if player.is_none() {
-                        player = welcome(decoded(false, bytes));
+                        player = welcome(decoded::<G>(false, bytes));
                     }
                 }
                 (_, Call::Disconnected(_)) => {
@@ -206,18 +208,18 @@ fn connections(mut calls: Calls<'_>) -> Result<(Claims<'_>, usize)> {
 
 /// A control message the client received, JSON text or binary (`None`
 /// for a snapshot or anything unreadable).
-fn decoded(text: bool, bytes: &[u8]) -> Option<ServerMessage> {
+fn decoded<G: Networked>(text: bool, bytes: &[u8]) -> Option<ServerMessage<G>> {
     if text {
-        skirmish_tanks::decode_server(std::str::from_utf8(bytes).ok()?).ok()
-    } else if skirmish_tanks::control::is_server_control(bytes) {
-        skirmish_tanks::control::decode_server(bytes).ok()
+        decode_server::<G>(std::str::from_utf8(bytes).ok()?).ok()
+    } else if control::is_server_control(bytes) {
+        control::decode_server::<G>(bytes).ok()
     } else {
         None
     }
 }
 
 /// The player a `welcome` names.
-fn welcome(message: Option<ServerMessage>) -> Option<PlayerId> {
+fn welcome<G: Networked>(message: Option<ServerMessage<G>>) -> Option<PlayerId> {
     match message? {
         ServerMessage::Welcome { player_id, .. } => Some(player_id),
         _ => None,
@@ -239,10 +241,10 @@ struct Tally {
 /// room sends it: each received frame is looked for among the next
 /// [`WINDOW`] frames sent, so one is judged once that many wait (or the
 /// room sends no more).
-struct Matcher<'a> {
+struct Matcher<'a, G: ClientGame> {
     index: usize,
     /// The connection's calls not yet read.
-    received: Calls<'a>,
+    received: Calls<'a, G>,
     /// Sent and not yet matched, oldest first: at most [`WINDOW`].
     pool: VecDeque<Frame>,
     /// No more received frames are judged: the connection ended, or one
@@ -251,8 +253,8 @@ struct Matcher<'a> {
     tally: Tally,
 }
 
-impl<'a> Matcher<'a> {
-    fn new(index: usize, received: Calls<'a>) -> Matcher<'a> {
+impl<'a, G: ClientGame> Matcher<'a, G> {
+    fn new(index: usize, received: Calls<'a, G>) -> Matcher<'a, G> {
         Matcher {
             index,
             received,
@@ -296,7 +298,7 @@ impl<'a> Matcher<'a> {
                 }
                 Some(Ok(_)) => continue,
             };
-            if matches!(decoded(text, bytes), Some(ServerMessage::Error { .. })) {
+            if matches!(decoded::<G>(text, bytes), Some(ServerMessage::Error { .. })) {
                 self.tally.errors += 1;
             } else {
                 break (at, text, bytes);

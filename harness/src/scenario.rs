@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use skirmish_tanks::LinkConditions;
+use skirmish_core::LinkConditions;
 
 /// A client's clock against the stepper's (true) time.
 #[derive(Clone, Debug, PartialEq)]
@@ -116,7 +116,7 @@ pub fn link(rtt_ms: f32, jitter_ms: f32, loss: f32) -> LinkConditions {
     }
 }
 
-pub use skirmish_tanks::percentile;
+pub use skirmish_core::percentile;
 
 #[cfg(test)]
 mod tests {

@@ -31,16 +31,14 @@ use skirmish_core::{
     SessionEvent, Tick, World, PROTOCOL_VERSION,
 };
 use skirmish_core::{delta, LinkConditions, Vec2};
-use skirmish_tanks::script::Script;
-use skirmish_tanks::{SimConfig, TankSettings, Tanks};
-
 pub use skirmish_core::{Driver, SteppedGame};
 
 use crate::scenario::{ClientClock, NetScript};
+pub use crate::trace::{ClientCounters, ClientTrace};
 
 /// How one client joins a stepper match.
 #[derive(Clone, Debug)]
-pub struct ClientSpec<D = Script> {
+pub struct ClientSpec<D> {
     /// Its brain.
     pub script: D,
     /// Its network over time.
@@ -75,7 +73,7 @@ impl<D> ClientSpec<D> {
 }
 
 /// One client of game `G` in the stepper, driven by `D`.
-pub struct SimClient<G: SteppedGame = Tanks, D = Script> {
+pub struct SimClient<G: SteppedGame, D> {
     /// Its player.
     pub id: PlayerId,
     /// Its session.
@@ -109,78 +107,8 @@ pub struct SimClient<G: SteppedGame = Tanks, D = Script> {
 /// A drawn remote moving more than this in one frame respawned.
 const RESPAWN_JUMP: f32 = 40.0;
 
-/// What one client went through over time (true seconds since the start).
-#[derive(Clone, Debug, Default)]
-pub struct ClientTrace {
-    /// Per acknowledged input: when the acknowledgement arrived, and how
-    /// long after the input was sent (ms).
-    pub ack_ms: Vec<(f64, f64)>,
-    /// Per timing report with a sample: when, and the slack (ms).
-    pub slack_ms: Vec<(f64, f64)>,
-    /// Per server-late report: when, and how many inputs.
-    pub late_at: Vec<f64>,
-    /// Per repeated-input report: when, and how many ticks.
-    pub repeated_at: Vec<f64>,
-    /// Dilation in % every 100 ms: when, and the value.
-    pub dilation_pct: Vec<(f64, f64)>,
-    /// Frames where a remote was drawn at an earlier time than the frame
-    /// before.
-    pub remote_backwards: u64,
-    /// Frames where a remote was drawn snapping back against its own motion
-    /// (the drawn poses, not the timeline).
-    pub drawn_snap_backs: u64,
-    /// The slowest and fastest remote playback rate between two frames at
-    /// least 100 ms apart (1.0: real time).
-    pub remote_rate: Option<(f64, f64)>,
-    /// Bytes of input messages sent (JSON, as the wire would carry them).
-    pub uplink_bytes: u64,
-    /// Bytes of every frame received (snapshots, echoes, control
-    /// messages), as the wire carried them.
-    pub downlink_bytes: u64,
-    /// The largest binary snapshot frame received (full or delta), bytes:
-    /// past the byte budget it would not go as one datagram.
-    pub largest_snapshot: usize,
-    /// Mispredictions when each happened.
-    pub mispredicted_at: Vec<f64>,
-    /// The ticks of the shots that left (drawn as the own tracer).
-    pub shot_ticks: Vec<Tick>,
-    /// Hits of the own shots the server confirmed.
-    pub hits: u64,
-    /// Notes told (what an event meant to this player), whole run.
-    pub notes: u64,
-}
-
-/// What one client went through, for assertions and regression numbers.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct ClientCounters {
-    /// Inputs predicted and sent.
-    pub inputs: u64,
-    /// Reconciliations with any error above 0.01 u.
-    pub mispredictions: u64,
-    /// Corrections counted (at or above the dead zone).
-    pub corrections: u64,
-    /// Snaps.
-    pub snaps: u64,
-    /// The largest reconciliation error, in units.
-    pub max_error: f32,
-    /// The largest counted correction, in units.
-    pub max_correction: f32,
-    /// Snapshots handled.
-    pub snapshots: u64,
-    /// Messages the down-conditioner dropped.
-    pub lost_down: u64,
-    /// Messages the up-conditioner dropped.
-    pub lost_up: u64,
-    /// Inputs the server counted late.
-    pub late: u64,
-    /// Ticks the server simulated with a repeated input.
-    pub repeated: u64,
-    /// Hard resyncs of the input schedule.
-    pub resyncs: u64,
-}
-
 /// The in-memory match.
-pub struct Stepper<G: SteppedGame = Tanks, D = Script> {
+pub struct Stepper<G: SteppedGame, D> {
     /// The authoritative room, the same code the server drives.
     pub room: Room<G>,
     /// The clients, in join order.
@@ -195,24 +123,21 @@ pub struct Stepper<G: SteppedGame = Tanks, D = Script> {
     frame: Duration,
 }
 
-impl Stepper<Tanks, Script> {
-    /// An empty tank match on `sim`, with a world seeded by `seed`; clients
-    /// render at 100 frames per second of simulated time.
-    pub fn new(sim: SimConfig, seed: u64) -> Stepper<Tanks, Script> {
+impl<G: SteppedGame, D: Driver<G>> Stepper<G, D> {
+    /// An empty match of the game's `settings` (anything that converts to
+    /// them), with a world seeded by `seed`, seats for everyone and the
+    /// room's other defaults; clients render at 100 frames per second of
+    /// simulated time.
+    pub fn new(settings: impl Into<G::Settings>, seed: u64) -> Stepper<G, D> {
         Stepper::with_room(RoomConfig {
             name: "stepper".into(),
             capacity: usize::MAX,
-            game: TankSettings {
-                sim,
-                ..TankSettings::default()
-            },
+            game: settings.into(),
             seed,
             ..RoomConfig::default()
         })
     }
-}
 
-impl<G: SteppedGame, D: Driver<G>> Stepper<G, D> {
     /// An empty match in a room set up as `config` says.
     pub fn with_room(config: RoomConfig<G>) -> Stepper<G, D> {
         Stepper {

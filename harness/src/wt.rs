@@ -6,9 +6,15 @@
 use std::net::{IpAddr, SocketAddr};
 
 use anyhow::{anyhow, bail, Context, Result};
-use skirmish_tanks::framing::{write_message, StreamMessage, StreamReader};
+use skirmish_core::framing::{write_message, StreamMessage, StreamReader};
+use skirmish_core::{
+    decode_server, encode, ClientMessage, Encoding, GameId, Networked, ServerMessage,
+    PROTOCOL_VERSION,
+};
 use wtransport::tls::Sha256Digest;
 use wtransport::{ClientConfig, Connection, Endpoint, RecvStream, SendStream};
+
+use crate::net::DEADLINE;
 
 /// The largest message the stream may carry to us.
 const STREAM_LIMIT: usize = 1 << 20;
@@ -65,7 +71,7 @@ pub async fn offer_for(addr: SocketAddr, folder: &str) -> Result<Offer> {
         "" => "/transport".to_string(),
         folder => format!("/{folder}/transport"),
     };
-    let body = crate::http_get(addr, &path).await?;
+    let body = crate::net::http_get(addr, &path).await?;
     let json: serde_json::Value = serde_json::from_str(&body).context("/transport is not JSON")?;
     let wt = json
         .get("webtransport")
@@ -261,38 +267,44 @@ impl WtClient {
 
 impl WtClient {
     /// Connects to `offer` from `source`, says `hello` as `name` (JSON
-    /// snapshots) into `room` and waits for `welcome`.
+    /// snapshots) into `room` as a player of game `G`, and waits for
+    /// `welcome`.
     ///
     /// # Errors
     /// The handshake fails, or the connection ends (or `DEADLINE` passes)
     /// before `welcome`.
-    pub async fn join(offer: &Offer, source: IpAddr, name: &str, room: &str) -> Result<WtClient> {
+    pub async fn join<G: Networked>(
+        offer: &Offer,
+        source: IpAddr,
+        name: &str,
+        room: &str,
+    ) -> Result<WtClient> {
         let mut client = WtClient::connect(offer, Some(source)).await?;
-        let hello = skirmish_tanks::encode(&skirmish_tanks::ClientMessage::<
-            skirmish_tanks::WireInput,
-        >::Hello {
+        let hello = encode(&ClientMessage::<G::Wire>::Hello {
             name: name.into(),
-            protocol: skirmish_tanks::PROTOCOL_VERSION,
+            protocol: PROTOCOL_VERSION,
             room: Some(room.into()),
-            encoding: skirmish_tanks::Encoding::Json,
-            game: Some(skirmish_tanks::GameId::of::<skirmish_tanks::Tanks>()),
+            encoding: Encoding::Json,
+            game: Some(GameId::of::<G>()),
         });
         client.send_reliable(&hello).await?;
         loop {
-            let (text, _) = tokio::time::timeout(crate::DEADLINE, client.next_text()).await??;
-            if let skirmish_tanks::ServerMessage::Welcome { .. } =
-                skirmish_tanks::decode_server::<skirmish_tanks::Tanks>(&text)?
-            {
+            let (text, _) = tokio::time::timeout(DEADLINE, client.next_text()).await??;
+            if let ServerMessage::Welcome { .. } = decode_server::<G>(&text)? {
                 return Ok(client);
             }
         }
     }
 
-    /// Snapshots (as datagrams or on the stream) received within `span`.
+    /// Snapshots of game `G` (as datagrams or on the stream) received
+    /// within `span`.
     ///
     /// # Errors
     /// The connection ends meanwhile.
-    pub async fn snapshots_within(&mut self, span: std::time::Duration) -> Result<u32> {
+    pub async fn snapshots_within<G: Networked>(
+        &mut self,
+        span: std::time::Duration,
+    ) -> Result<u32> {
         let end = tokio::time::Instant::now() + span;
         let mut count = 0;
         while let Ok(next) = tokio::time::timeout_at(end, self.next()).await {
@@ -300,9 +312,7 @@ impl WtClient {
                 bail!("the connection ended");
             };
             if let StreamMessage::Text(text) = received.message {
-                if let Ok(skirmish_tanks::ServerMessage::Snapshot { .. }) =
-                    skirmish_tanks::decode_server::<skirmish_tanks::Tanks>(&text)
-                {
+                if let Ok(ServerMessage::Snapshot { .. }) = decode_server::<G>(&text) {
                     count += 1;
                 }
             }

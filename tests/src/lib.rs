@@ -5,20 +5,16 @@
 //! generous deadline only so that a broken server fails a test instead of
 //! hanging it.
 
-pub mod blobs;
-pub mod bot;
-pub mod chart;
 pub mod light;
 pub mod matrix;
-pub mod plot;
-pub mod recordings;
-pub mod relay;
-pub mod scenario;
-pub mod stepper;
-pub mod walkers;
-pub mod wt;
+pub mod tank;
+pub mod tank_page;
 
+pub use skirmish_blobs::driver as blobs;
+pub use skirmish_harness::{chart, net, plot, relay, replay, scenario, wt};
 pub use skirmish_tanks::script;
+pub use skirmish_walkers::driver as walkers;
+pub use tank::{bot, recordings, stepper};
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -1,146 +1,25 @@
-//! The scenario matrix: the stepper runs that show input timing, fairness
-//! and remote time under scripted clocks and networks, and the numbers each
-//! row of `docs/QUALITY.md` reports. `tests/tests/clock.rs` asserts them;
-//! `bots --quality` prints them (and the SVG plots) for the docs.
+//! The tank game's scenario matrix: the stepper runs that show input
+//! timing, fairness and remote time under scripted clocks and networks,
+//! and the numbers each row of `docs/QUALITY.md` reports.
+//! `tests/tests/clock.rs` asserts them; the `quality` binary prints them
+//! (and the SVG plots) for the docs. The generic part (the main link, a
+//! game's main cell, a row's numbers, the main cell's budget) is the
+//! harness's (`skirmish_harness::matrix`), re-exported here.
 
 use skirmish_tanks::prelude::*;
 use std::time::Duration;
 
-use skirmish_tanks::{CombatRules, Encoding, LinkConditions, Pose, RoomConfig, TankSettings, Vec2};
+use skirmish_tanks::Vec2;
+use skirmish_tanks::{
+    CombatRules, Encoding, LinkConditions, Pose, RoomConfig, TankSettings, Tanks,
+};
+
+pub use skirmish_harness::matrix::*;
 
 use crate::open_arena;
-use crate::scenario::{link, percentile, ClientClock, NetScript};
+use crate::scenario::{link, ClientClock, NetScript};
 use crate::script::{Script, Shooter, Wander};
-use crate::stepper::{ClientCounters, ClientSpec, Driver, SimClient, SteppedGame, Stepper};
-
-/// 150 ms RTT, ±30 ms jitter, 5 % loss each way: the main cell.
-pub fn main_link() -> LinkConditions {
-    link(150.0, 30.0, 0.05)
-}
-
-/// One row of the quality table, over a window of a run.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Summary {
-    /// Input-to-acknowledgement, median, ms.
-    pub ack_p50: f64,
-    /// Input-to-acknowledgement, 99th percentile, ms.
-    pub ack_p99: f64,
-    /// Slack reports, median, ms.
-    pub slack_p50: f64,
-    /// Late inputs, % of player-ticks.
-    pub late_pct: f64,
-    /// Repeated ticks, % of player-ticks.
-    pub repeated_pct: f64,
-    /// Mispredictions per player per minute.
-    pub mispredictions_per_min: f64,
-    /// Corrections and snaps, all players, whole run.
-    pub corrections: u64,
-    /// Snaps, whole run.
-    pub snaps: u64,
-    /// Hard resyncs, whole run.
-    pub resyncs: u64,
-    /// Frames where remote time ran backwards, whole run.
-    pub remote_backwards: u64,
-    /// Frames where a drawn remote snapped back against its motion.
-    pub drawn_snap_backs: u64,
-    /// Remote playback rate, slowest and fastest, whole run.
-    pub remote_rate: (f64, f64),
-    /// Dilation in %, lowest and highest in the window.
-    pub dilation: (f64, f64),
-    /// Input message bytes per player per second, whole run.
-    pub uplink_bytes_per_s: f64,
-    /// Bytes received per player per second, whole run.
-    pub downlink_bytes_per_s: f64,
-}
-
-/// Totals of all clients' counters.
-pub fn totals(counters: &[ClientCounters]) -> ClientCounters {
-    counters
-        .iter()
-        .fold(ClientCounters::default(), |t, c| ClientCounters {
-            inputs: t.inputs + c.inputs,
-            mispredictions: t.mispredictions + c.mispredictions,
-            corrections: t.corrections + c.corrections,
-            snaps: t.snaps + c.snaps,
-            max_error: t.max_error.max(c.max_error),
-            max_correction: t.max_correction.max(c.max_correction),
-            snapshots: t.snapshots + c.snapshots,
-            lost_down: t.lost_down + c.lost_down,
-            lost_up: t.lost_up + c.lost_up,
-            late: t.late + c.late,
-            repeated: t.repeated + c.repeated,
-            resyncs: t.resyncs + c.resyncs,
-        })
-}
-
-fn within(t: f64, from: f64, to: f64) -> bool {
-    t >= from && t < to
-}
-
-/// The numbers of `clients` between `from` and `to` seconds (whole-run
-/// counters where the field says so); the run lasted `run` seconds.
-pub fn summarize<G: SteppedGame, D: Driver<G>>(
-    clients: &[&SimClient<G, D>],
-    from: f64,
-    to: f64,
-    run: f64,
-) -> Summary {
-    let acks: Vec<f64> = clients
-        .iter()
-        .flat_map(|c| c.trace.ack_ms.iter())
-        .filter(|(t, _)| within(*t, from, to))
-        .map(|(_, ms)| *ms)
-        .collect();
-    let slack: Vec<f64> = clients
-        .iter()
-        .flat_map(|c| c.trace.slack_ms.iter())
-        .filter(|(t, _)| within(*t, from, to))
-        .map(|(_, ms)| *ms)
-        .collect();
-    let count = |f: &dyn Fn(&SimClient<G, D>) -> &Vec<f64>| {
-        clients
-            .iter()
-            .flat_map(|c| f(c).iter())
-            .filter(|t| within(**t, from, to))
-            .count() as f64
-    };
-    let player_ticks = clients.len() as f64 * (to - from) / 0.05;
-    let minutes = clients.len() as f64 * (to - from) / 60.0;
-    let counters: Vec<ClientCounters> = clients.iter().map(|c| c.counters()).collect();
-    let t = totals(&counters);
-    let dilations = clients
-        .iter()
-        .flat_map(|c| c.trace.dilation_pct.iter())
-        .filter(|(t, _)| within(*t, from, to))
-        .map(|(_, d)| *d);
-    let dilation = dilations.fold((0.0_f64, 0.0_f64), |(lo, hi), d| (lo.min(d), hi.max(d)));
-    let remote_rate = clients
-        .iter()
-        .filter_map(|c| c.trace.remote_rate)
-        .fold((1.0_f64, 1.0_f64), |(lo, hi), (a, b)| {
-            (lo.min(a), hi.max(b))
-        });
-    let uplink: u64 = clients.iter().map(|c| c.trace.uplink_bytes).sum();
-    let downlink: u64 = clients.iter().map(|c| c.trace.downlink_bytes).sum();
-    let per_player_second = |bytes: u64| bytes as f64 / clients.len().max(1) as f64 / run.max(1e-9);
-    Summary {
-        ack_p50: percentile(&acks, 50.0),
-        ack_p99: percentile(&acks, 99.0),
-        slack_p50: percentile(&slack, 50.0),
-        late_pct: 100.0 * count(&|c| &c.trace.late_at) / player_ticks.max(1.0),
-        repeated_pct: 100.0 * count(&|c| &c.trace.repeated_at) / player_ticks.max(1.0),
-        mispredictions_per_min: count(&|c| &c.trace.mispredicted_at) / minutes.max(1e-9),
-        corrections: t.corrections,
-        snaps: t.snaps,
-        resyncs: t.resyncs,
-        remote_backwards: clients.iter().map(|c| c.trace.remote_backwards).sum(),
-        drawn_snap_backs: clients.iter().map(|c| c.trace.drawn_snap_backs).sum(),
-        remote_rate,
-        dilation,
-        uplink_bytes_per_s: per_player_second(uplink),
-        downlink_bytes_per_s: per_player_second(downlink),
-    }
-}
+use crate::stepper::{ClientSpec, Stepper};
 
 /// `n` wandering bots that keep clear of each other in a large open arena.
 fn clear_bots(n: u64, seed: u64, spec: impl Fn(u64) -> ClientSpec) -> Stepper {
@@ -160,25 +39,17 @@ fn wander(i: u64, net: NetScript, clock: ClientClock, encoding: Encoding) -> Cli
     }
 }
 
-/// The main cell: 16 bots, 60 s, 150 ms RTT, ±30 ms jitter, 5 % loss each
-/// way, with the resends a session ships with.
+/// The tank game's main cell (`MainCell for Tanks`: 16 bots wandering
+/// clear of each other in an open arena), 60 s, 150 ms RTT, ±30 ms
+/// jitter, 5 % loss each way, with snapshots in `encoding` and the resends
+/// a session ships with.
 pub fn main_cell(encoding: Encoding) -> Stepper {
     main_cell_with(encoding, skirmish_tanks::SessionConfig::default().resends)
 }
 
 /// The main cell with `resends` per input message while snapshots are lost.
 pub fn main_cell_with(encoding: Encoding, resends: u32) -> Stepper {
-    let mut s = clear_bots(16, 11, |i| ClientSpec {
-        resends,
-        ..wander(
-            i,
-            NetScript::steady(main_link()),
-            ClientClock::default(),
-            encoding,
-        )
-    });
-    s.run(Duration::from_secs(60));
-    s
+    skirmish_harness::matrix::main_cell_with::<Tanks>(encoding, resends)
 }
 
 /// When the RTT steps up and back down in [`rtt_step`], seconds.
@@ -351,50 +222,4 @@ pub fn fairness(net: LinkConditions, seed: u64, secs: u64) -> Fairness {
         shots: s.clients[0].trace.shot_ticks.len() as u64,
         hits: s.clients[0].trace.hits,
     }
-}
-
-/// The main cell's budget, whatever the game: the loss was real, everyone
-/// played all the time, input-to-acknowledgement within RTT + 75 ms
-/// (median) and RTT + 150 ms (99th percentile), RTT being 150 ms, late and
-/// repeated player-ticks within 0.5 % together, a misprediction only where
-/// the player's own input was late or repeated (for bots that never
-/// collide), no hard resync, remote time never backwards nor outside
-/// ±10 % of real time, and no drawn snap-back.
-///
-/// # Panics
-/// The first number out of budget, with the run's figures.
-pub fn assert_main_cell_budget(counters: &[ClientCounters], row: &Summary) {
-    assert_main_cell_timing(counters, row);
-    for c in counters {
-        assert!(c.mispredictions <= c.late + c.repeated, "{c:?}");
-    }
-    assert_eq!(row.drawn_snap_backs, 0, "drawn never snaps back: {row:?}");
-}
-
-/// The main cell's timing budget, whatever the game: the loss was real,
-/// everyone played all the time, input-to-acknowledgement within RTT +
-/// 75 ms (median) and RTT + 150 ms (99th percentile), late and repeated
-/// player-ticks within 0.5 % together, no hard resync, remote time never
-/// backwards nor outside ±10 % of real time.
-///
-/// # Panics
-/// The first number out of budget, with the run's figures.
-pub fn assert_main_cell_timing(counters: &[ClientCounters], row: &Summary) {
-    let t = totals(counters);
-    assert!(
-        t.lost_up > 500 && t.lost_down > 500,
-        "the loss is real: {t:?}"
-    );
-    assert!(t.inputs >= 16 * 1180, "everyone played all the time: {t:?}");
-    assert!(row.ack_p50 <= 225.0, "{row:?}");
-    assert!(row.ack_p99 <= 300.0, "{row:?}");
-    // Every late input's tick was repeated, so the affected player-ticks
-    // are the repeated ones; both together must stay within 0.5 %.
-    assert!(row.late_pct + row.repeated_pct <= 0.5 + 1e-9, "{row:?}");
-    assert_eq!(t.resyncs, 0, "{t:?}");
-    assert_eq!(row.remote_backwards, 0);
-    assert!(
-        row.remote_rate.0 >= 0.9 - 1e-9 && row.remote_rate.1 <= 1.1 + 1e-9,
-        "{row:?}"
-    );
 }

@@ -6,17 +6,19 @@
 //! changes no prediction; being eaten and coming back are placements, not
 //! corrections) and nothing drawn snaps back.
 
-use skirmish_tests::blobs;
+use skirmish_blobs::Blobs;
+use skirmish_harness::matrix::main_cell;
+use skirmish_harness::MainCell;
 use skirmish_tests::matrix::{assert_main_cell_budget, summarize, totals};
 
 #[test]
 fn blobs_hold_the_main_cells_budget() {
-    let stepper = blobs::main_cell();
+    let stepper = main_cell::<Blobs>();
     let clients: Vec<_> = stepper.clients.iter().collect();
     let counters = stepper.counters();
     let row = summarize(&clients, 0.0, 60.0, 60.0);
     println!("{:?}\n{row:?}", totals(&counters));
-    assert_main_cell_budget(&counters, &row);
+    assert_main_cell_budget(Blobs::PLAYERS, &counters, &row);
     // Every snapshot of a crowded view fits the byte budget whole, head
     // and input timing too. (The stepper delivers on a stream, so its
     // heads carry no datagram receipt: tests/tests/quic_congestion.rs

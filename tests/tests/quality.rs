@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use skirmish_tanks::Controls;
 use skirmish_tanks::LinkConditions;
-use skirmish_tanks::{Encoding, SimConfig};
+use skirmish_tanks::{Encoding, MainCell, SimConfig, Tanks};
 use skirmish_tests::matrix::{self, summarize, totals};
 use skirmish_tests::open_arena;
 use skirmish_tests::script::{Script, Wander};
@@ -41,7 +41,7 @@ fn main_cell_holds_the_timing_budget(encoding: Encoding) {
     let counters = stepper.counters();
     let row = summarize(&clients, 0.0, 60.0, 60.0);
     println!("{:?}\n{row:?}", totals(&counters));
-    matrix::assert_main_cell_budget(&counters, &row);
+    matrix::assert_main_cell_budget(Tanks::PLAYERS, &counters, &row);
     assert_eq!(totals(&counters).snaps, 0, "{row:?}");
 }
 

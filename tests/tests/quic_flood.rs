@@ -10,6 +10,7 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use skirmish_tanks::Tanks;
 use skirmish_tests::wt::{bare_session, offer, Offer, WtClient};
 use skirmish_tests::{config_with, SeparateServer};
 use tokio::time::timeout;
@@ -77,7 +78,8 @@ async fn a_stream_flood_before_hello_stays_within_the_windows() -> Result<()> {
     }))?;
     let offer = offer(srv.addr).await?;
     let mut honest =
-        WtClient::join(&offer, skirmish_tests::next_source(), "honest-wt", "honest").await?;
+        WtClient::join::<Tanks>(&offer, skirmish_tests::next_source(), "honest-wt", "honest")
+            .await?;
     let before = resident()?;
     // Sixteen connections, the most one address may hold.
     let source = skirmish_tests::next_source();
@@ -99,7 +101,9 @@ async fn a_stream_flood_before_hello_stays_within_the_windows() -> Result<()> {
         grown >> 20,
         written >> 20
     );
-    let rate = honest.snapshots_within(Duration::from_secs(1)).await?;
+    let rate = honest
+        .snapshots_within::<Tanks>(Duration::from_secs(1))
+        .await?;
     assert!(
         rate >= 18,
         "the honest player got {rate} snapshots in a second"

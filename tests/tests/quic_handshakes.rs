@@ -8,6 +8,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use skirmish_tanks::Tanks;
 use skirmish_tests::wt::{offer, WtClient};
 use skirmish_tests::{config_with, metric, Client, SeparateServer};
 use tokio::net::UdpSocket;
@@ -103,10 +104,11 @@ async fn abandoned_handshakes_from_many_addresses_hold_no_permits() -> Result<()
     let mut ws = Client::join(srv.addr, "honest-ws", Some("honest")).await?;
     ws.snapshot().await?;
     let mut wt =
-        WtClient::join(&offer, skirmish_tests::next_source(), "honest-wt", "honest").await?;
+        WtClient::join::<Tanks>(&offer, skirmish_tests::next_source(), "honest-wt", "honest")
+            .await?;
     let took = started.elapsed();
     assert!(took < Duration::from_secs(1), "admitted after {took:?}");
-    assert!(wt.snapshots_within(Duration::from_secs(1)).await? >= 18);
+    assert!(wt.snapshots_within::<Tanks>(Duration::from_secs(1)).await? >= 18);
     assert_eq!(
         metric(
             srv.addr,

@@ -585,3 +585,72 @@ fn the_page_shell_names_no_game() {
     }
     assert!(offenders.is_empty(), "{offenders:#?}");
 }
+
+/// The harness, `harness/` (`skirmish-harness`), is a library any game's
+/// crate can use: a game implements `SteppedGame`, `Driver` and `MainCell`
+/// (`skirmish-core`) in its own crate and gets the stepper, the scenario
+/// matrix, its quality page, bots and replays. No `.rs` file under
+/// `harness/` names a game, and its manifest depends on no game crate.
+#[test]
+fn the_harness_names_no_game() {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let game_words = [
+        "skirmish_tanks",
+        "Tanks",
+        "skirmish_walkers",
+        "Walkers",
+        "skirmish_blobs",
+        "Blobs",
+    ];
+    let harness = root().join("harness");
+    let mut files = Vec::new();
+    walk(&harness.join("src"), &mut files);
+    walk(&harness.join("tests"), &mut files);
+    assert!(
+        files.iter().any(|p| p.ends_with("src/lib.rs"))
+            && files.iter().any(|p| p.ends_with("src/stepper.rs")),
+        "the walk finds the harness"
+    );
+    let mut offenders = Vec::new();
+    for path in files {
+        let text = fs::read_to_string(&path).expect("source files are UTF-8");
+        for (n, line) in text.lines().enumerate() {
+            let named = line
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .any(|w| game_words.contains(&w));
+            if named {
+                offenders.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    let manifest = fs::read_to_string(harness.join("Cargo.toml")).expect("the harness's manifest");
+    for (n, line) in manifest.lines().enumerate() {
+        let named = [
+            "skirmish-tanks",
+            "skirmish-walkers",
+            "skirmish-blobs",
+            "games/",
+        ]
+        .iter()
+        .any(|game| line.contains(game))
+            || line
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .any(|w| game_words.contains(&w));
+        if named {
+            offenders.push(format!("harness/Cargo.toml:{}: {}", n + 1, line.trim()));
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "the harness names a game: {offenders:#?}"
+    );
+}

@@ -3,17 +3,19 @@
 //! defaults a session ships with, and meets the tank game's timing
 //! targets: the library's netcode, not the tank game, earns them.
 
+use skirmish_harness::matrix::main_cell;
+use skirmish_harness::MainCell;
 use skirmish_tests::matrix::{assert_main_cell_budget, summarize, totals};
-use skirmish_tests::walkers;
+use skirmish_walkers::Walkers;
 
 #[test]
 fn walkers_hold_the_main_cells_timing_budget() {
-    let stepper = walkers::main_cell();
+    let stepper = main_cell::<Walkers>();
     let clients: Vec<_> = stepper.clients.iter().collect();
     let counters = stepper.counters();
     let row = summarize(&clients, 0.0, 60.0, 60.0);
     println!("{:?}\n{row:?}", totals(&counters));
-    assert_main_cell_budget(&counters, &row);
+    assert_main_cell_budget(Walkers::PLAYERS, &counters, &row);
     // A walker turns back at once, so a repeated tick across a turn is off
     // by two steps (20 units), which snaps: every snap is such a
     // misprediction.

@@ -79,9 +79,11 @@ impl MainCell for Walkers {
 
     const WORDS: QualityWords = QualityWords {
         title: "walkers, the guide's game",
-        cell: "`games/walkers/src/driver.rs`: 16 pacers walking back and forth, the real `Room` and \
+        cell:
+            "`games/walkers/src/driver.rs`: 16 pacers walking back and forth, the real `Room` and \
 `ClientSession`s of `docs/GUIDE.md`'s game",
-        remark: "A walker turns back at once, so a repeated tick across a turn is off by two steps \
+        remark:
+            "A walker turns back at once, so a repeated tick across a turn is off by two steps \
 (20 units) and snaps.",
     };
 

@@ -1,0 +1,311 @@
+//! A game of its own, written here against `skirmish-core` alone as a
+//! game outside the repository would be, run by the harness: its main
+//! cell holds the budget with the harness's asserts, its quality page
+//! says its own words, and the replayer reads its recordings by the name
+//! in their header.
+//!
+//! The game: strollers, a point each on a square field, stepping the way
+//! their controls say (the guide's game under another name, so that
+//! nothing here is one of the repository's games).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use skirmish_core::determinism::Fnv64;
+use skirmish_core::{
+    ClientGame, ClientSession, Codec, Command, Game, GameId, Harness, Networked, NoEvent, NoSetup,
+    OwnState, PlayerId, ReadError, Reader, Replicated, RoomConfig, SeededRng, ServerGame,
+    ServerPlayer, SessionConfig, Spot, Stamp, Step, Tick, Ticked, Vec2, Writer,
+};
+use skirmish_harness::matrix::{assert_main_cell_budget, main_cell, summarize, totals};
+use skirmish_harness::quality::{game_page, Provenance};
+use skirmish_harness::replay::{recorded_game, replay, ReplayArgs};
+use skirmish_harness::{Driver, MainCell, QualityWords, SteppedGame};
+
+/// The game.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Strollers;
+
+/// The field's side and the pace, units and units a second.
+const FIELD: f32 = 1000.0;
+const SPEED: f32 = 150.0;
+
+/// One tick's controls: a step of -1, 0 or 1 along x and along y.
+type Stroll = (i8, i8);
+
+/// A stroller as its own page gets it.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+struct Stroller {
+    id: PlayerId,
+    tick: Tick,
+    ack: Option<Tick>,
+    at: Vec2,
+}
+
+impl Game for Strollers {
+    const NAME: &'static str = "strollers";
+    const VERSION: u32 = 1;
+    type Config = ();
+    type Input = Stroll;
+    type Own = Stroller;
+    type Local = Vec2;
+
+    fn cadence((): &()) -> Duration {
+        Duration::from_millis(50)
+    }
+    fn sanitize((x, y): Stroll) -> Stroll {
+        (x.clamp(-1, 1), y.clamp(-1, 1))
+    }
+    fn predict(at: Vec2, &(x, y): &Stroll, dt: Duration, (): &()) -> Vec2 {
+        let step = Vec2::new(f32::from(x), f32::from(y)) * (SPEED * dt.as_secs_f32());
+        (at + step).max(Vec2::ZERO).min(Vec2::splat(FIELD))
+    }
+    fn local(own: &Stroller) -> Vec2 {
+        own.at
+    }
+    fn is_valid(own: &Stroller) -> bool {
+        own.at.is_finite()
+    }
+}
+
+impl Replicated for Stroller {
+    type Event = NoEvent;
+    fn is_valid(&self) -> bool {
+        self.at.is_finite()
+    }
+    fn apply(&mut self, event: &NoEvent) {
+        match *event {}
+    }
+}
+
+impl OwnState for Stroller {
+    const BYTES: usize = 8;
+    fn id(&self) -> PlayerId {
+        self.id
+    }
+    fn stamp(&self) -> Stamp {
+        Stamp {
+            tick: self.tick,
+            ack: self.ack,
+        }
+    }
+    fn write(&self, w: &mut Writer) {
+        Codec::write(&self.at, w);
+    }
+    fn read(id: PlayerId, stamp: Stamp, r: &mut Reader<'_>) -> Result<Stroller, ReadError> {
+        Ok(Stroller {
+            id,
+            tick: stamp.tick,
+            ack: stamp.ack,
+            at: Vec2::read(r)?,
+        })
+    }
+}
+
+impl Networked for Strollers {
+    type Setup = NoSetup;
+    type Wire = Ticked<Stroll>;
+    type Entity = Spot;
+    const EVENTS: &'static str = "events";
+
+    fn config(_: &NoSetup) -> &() {
+        &()
+    }
+    fn wire(tick: Tick, stroll: Stroll, view_tick: Option<f64>) -> Ticked<Stroll> {
+        Ticked::new(tick, stroll, view_tick)
+    }
+    fn quantise(own: &Stroller, (): &()) -> Spot {
+        Spot::of(own.at)
+    }
+    fn dequantise(spot: &Spot, id: PlayerId, tick: Tick, (): &()) -> Stroller {
+        Stroller {
+            id,
+            tick,
+            ack: None,
+            at: spot.point(),
+        }
+    }
+}
+
+impl ServerGame for Strollers {
+    type Player = Vec2;
+    type World = ();
+    type Settings = ();
+
+    fn start((): &()) -> ((), ()) {
+        ((), ())
+    }
+    fn setup((): &(), (): &()) -> NoSetup {
+        NoSetup {}
+    }
+    fn position(own: &Stroller) -> Vec2 {
+        own.at
+    }
+    fn extent((): &()) -> Vec2 {
+        Vec2::splat(FIELD)
+    }
+    fn spawn(
+        (): &(),
+        (): &(),
+        others: &BTreeMap<PlayerId, ServerPlayer<Strollers>>,
+        _: Tick,
+        _: &mut SeededRng,
+    ) -> Vec2 {
+        Vec2::new(500.0, 100.0 + 100.0 * (others.len() % 9) as f32)
+    }
+    fn step(step: Step<'_, Strollers>) {
+        let cadence = Strollers::cadence(&());
+        for player in step.players.values_mut() {
+            let (commands, at) = player.commands_and_state();
+            for command in commands {
+                if let Command::Apply { input, .. } = command {
+                    *at = Strollers::predict(*at, &Strollers::sanitize(input.input), cadence, &());
+                }
+            }
+        }
+    }
+    fn own((): &(), player: &ServerPlayer<Strollers>, id: PlayerId, tick: Tick) -> Stroller {
+        Stroller {
+            id,
+            tick,
+            ack: player.ack(),
+            at: player.state,
+        }
+    }
+}
+
+impl ClientGame for Strollers {
+    type Controls = Stroll;
+    type Client = ();
+    type Note = ();
+    type Effects = ();
+    fn input((): &mut (), stroll: &Stroll, _alive: bool, _tick: Tick) -> Stroll {
+        *stroll
+    }
+}
+
+impl Harness for Strollers {
+    fn config() {}
+    fn start((): &()) -> Vec2 {
+        Vec2::splat(FIELD / 2.0)
+    }
+    fn seeded_input(rng: &mut SeededRng, _: u32, _: Stroll) -> Stroll {
+        (rng.below(3) as i8 - 1, 0)
+    }
+    fn hash(at: &Vec2, hash: &mut Fnv64) {
+        hash.f32(at.x);
+        hash.f32(at.y);
+    }
+}
+
+// ---- What the harness needs: a few lines more.
+
+/// A stroller turns back at once: it snapped back only if drawn going
+/// back faster than it strolls (1.5 units in a 10 ms frame, 1.65 while
+/// the remote timeline catches up).
+impl SteppedGame for Strollers {
+    fn place(at: &Vec2) -> Vec2 {
+        *at
+    }
+    fn snapped_back(before: Vec2, now: Vec2) -> bool {
+        before.length() > 0.1 && now.dot(before) < 0.0 && now.length() > 1.7
+    }
+}
+
+/// Strolls along x between two marks, turning back at each.
+#[derive(Clone, Debug)]
+struct Back {
+    marks: (f32, f32),
+    right: bool,
+}
+
+impl Driver<Strollers> for Back {
+    fn controls(&mut self, session: &ClientSession<Strollers>, (): &()) -> Stroll {
+        if let Some(me) = session.view().own {
+            if me.predicted.x >= self.marks.1 {
+                self.right = false;
+            } else if me.predicted.x <= self.marks.0 {
+                self.right = true;
+            }
+        }
+        (if self.right { 1 } else { -1 }, 0)
+    }
+}
+
+impl MainCell for Strollers {
+    type Driver = Back;
+    const PLAYERS: usize = 4;
+    const WORDS: QualityWords = QualityWords {
+        title: "strollers, a test's own game",
+        cell: "`harness/tests/own_game.rs`: 4 strollers walking back and forth",
+        remark: "A stroller turns back at once.",
+    };
+
+    fn main_room() -> RoomConfig<Strollers> {
+        RoomConfig {
+            name: "strollers".into(),
+            capacity: usize::MAX,
+            seed: 5,
+            ..RoomConfig::default()
+        }
+    }
+
+    fn main_player(i: usize) -> (Back, u64) {
+        let from = 200.0 + 100.0 * i as f32;
+        let back = Back {
+            marks: (from, from + 300.0),
+            right: true,
+        };
+        (back, 700 + i as u64)
+    }
+}
+
+#[test]
+fn a_game_of_its_own_holds_the_main_cells_budget_and_gets_its_page() {
+    let stepper = main_cell::<Strollers>();
+    let clients: Vec<_> = stepper.clients.iter().collect();
+    let counters = stepper.counters();
+    let row = summarize(&clients, 0.0, 60.0, 60.0);
+    println!("{:?}\n{row:?}", totals(&counters));
+    assert_main_cell_budget(Strollers::PLAYERS, &counters, &row);
+
+    let provenance = Provenance {
+        command: "`cargo test`",
+        asserted: "",
+    };
+    let page = game_page::<Strollers>(&provenance, &row);
+    for words in [
+        "# Netcode quality: strollers, a test's own game",
+        "Game: strollers 1",
+        "`harness/tests/own_game.rs`: 4 strollers walking back and forth",
+        "A stroller turns back at once.",
+        "| main cell, compact (as shipped) |",
+    ] {
+        assert!(page.contains(words), "{words} in:\n{page}");
+    }
+}
+
+#[test]
+fn the_replayer_reads_a_recording_of_its_game_by_the_name_in_its_header() {
+    let mut session = ClientSession::<Strollers>::recorded(
+        SessionConfig::default(),
+        skirmish_core::DEFAULT_RECORDING_LIMIT,
+    );
+    let _ = session.hello();
+    let _ = session.advance(Duration::from_millis(16));
+    let bytes = session.recording().expect("recorded").bytes().to_vec();
+    let file = std::env::temp_dir().join(format!("strollers-{}.skrec", std::process::id()));
+    std::fs::write(&file, bytes).expect("a temporary file");
+    assert_eq!(recorded_game(&file), Ok(GameId::of::<Strollers>()));
+    let args = ReplayArgs {
+        file: file.clone(),
+        room: false,
+        until: None,
+        svg: Some(file.with_extension("svg")),
+        with_room: None,
+    };
+    assert_eq!(replay::<Strollers>(&args), std::process::ExitCode::SUCCESS);
+    let _ = std::fs::remove_file(&file);
+    let _ = std::fs::remove_file(file.with_extension("svg"));
+}
