@@ -309,9 +309,8 @@ mod tests {
 
     #[test]
     fn the_interest_radius_parses() {
-        let parsed =
-            ServerConfig::try_parse_from(["skirmish-server", "--interest-radius", "900"])
-                .expect("parses");
+        let parsed = ServerConfig::try_parse_from(["skirmish-server", "--interest-radius", "900"])
+            .expect("parses");
         assert_eq!(parsed.rooms.interest().radius, Some(900.0));
         assert_eq!(ServerConfig::default().rooms.interest().radius, None);
     }

@@ -47,9 +47,9 @@ pub mod serve;
 
 pub use app::AppState;
 pub use config::{Limits, RoomSettings, ServerConfig};
+pub use game::Hosted;
 pub use limits::{AddressBook, Permit};
 pub use metrics::{DisconnectReason, Metrics, Refusal};
 pub use rooms::{RoomInfo, Rooms};
-pub use game::Hosted;
 pub use serve::{log_to_stderr, serve};
 pub use server::{start, Catalog, RunningServer};

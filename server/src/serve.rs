@@ -72,7 +72,8 @@ pub fn serve(config: ServerConfig, games: Catalog) -> anyhow::Result<()> {
             None
         };
         let addr = config.addr;
-        let server = start(config, games).map_err(|e| anyhow::anyhow!("cannot serve on {addr}: {e}"))?;
+        let server =
+            start(config, games).map_err(|e| anyhow::anyhow!("cannot serve on {addr}: {e}"))?;
         println!(
             "skirmish-server: open http://{}/ (Ctrl-C stops)",
             server.addr

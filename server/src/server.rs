@@ -73,7 +73,9 @@ pub struct Catalog {
 
 impl std::fmt::Debug for Catalog {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Catalog").field("paths", &self.paths).finish()
+        f.debug_struct("Catalog")
+            .field("paths", &self.paths)
+            .finish()
     }
 }
 
@@ -196,7 +198,9 @@ fn check_paths(paths: &[&'static str]) -> anyhow::Result<()> {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
         if !folder {
-            anyhow::bail!("a game's path `{path}` is not one folder name (letters, digits, - and _)");
+            anyhow::bail!(
+                "a game's path `{path}` is not one folder name (letters, digits, - and _)"
+            );
         }
         if paths[..i].contains(path) {
             anyhow::bail!("two games at the path `{path}`");

@@ -348,29 +348,42 @@ async fn an_allocation_opens_a_room_of_the_game_it_names() -> Result<()> {
         .await?;
     let allocated = Instant::now();
     fake.allocate(&[(ROOM_ANNOTATION, "w-1"), (GAME_ANNOTATION, "walkers")]);
-    fake.wait_until(PATIENCE, "the allocated room counted by the server", |_, c| {
-        c.iter().any(|r| r.at > allocated && is_rooms_count(&r.call, 1))
-    })
+    fake.wait_until(
+        PATIENCE,
+        "the allocated room counted by the server",
+        |_, c| {
+            c.iter()
+                .any(|r| r.at > allocated && is_rooms_count(&r.call, 1))
+        },
+    )
     .await?;
     let listed = server.state.rooms.list();
-    let rooms: Vec<_> = listed.iter().map(|r| (r.game.as_str(), r.name.as_str())).collect();
+    let rooms: Vec<_> = listed
+        .iter()
+        .map(|r| (r.game.as_str(), r.name.as_str()))
+        .collect();
     assert_eq!(rooms, [("walkers", "w-1")]);
     // A game the server does not host opens nothing: the count is set
     // back to the one room.
     let allocated = Instant::now();
     fake.allocate(&[(ROOM_ANNOTATION, "p-1"), (GAME_ANNOTATION, "pong")]);
     fake.wait_until(PATIENCE, "the count set back to 1", |_, c| {
-        c.iter().any(|r| r.at > allocated && is_rooms_count(&r.call, 1))
+        c.iter()
+            .any(|r| r.at > allocated && is_rooms_count(&r.call, 1))
     })
     .await?;
     let allocated = Instant::now();
     fake.allocate(&[(ROOM_ANNOTATION, "t-1"), (GAME_ANNOTATION, "tanks")]);
     fake.wait_until(PATIENCE, "two rooms counted by the server", |_, c| {
-        c.iter().any(|r| r.at > allocated && is_rooms_count(&r.call, 2))
+        c.iter()
+            .any(|r| r.at > allocated && is_rooms_count(&r.call, 2))
     })
     .await?;
     let listed = server.state.rooms.list();
-    let mut rooms: Vec<_> = listed.iter().map(|r| (r.game.as_str(), r.name.as_str())).collect();
+    let mut rooms: Vec<_> = listed
+        .iter()
+        .map(|r| (r.game.as_str(), r.name.as_str()))
+        .collect();
     rooms.sort_unstable();
     assert_eq!(rooms, [("tanks", "t-1"), ("walkers", "w-1")]);
     server.terminate().await

@@ -12,6 +12,7 @@ use std::process::{Command, ExitCode};
 use std::time::Instant;
 
 mod bench;
+mod games;
 
 const USAGE: &str = "usage: cargo xtask <command>
 
@@ -28,8 +29,12 @@ commands:
   quality [--game NAME] [--quick]
           a game's quality table and plots (docs/QUALITY.md, docs/quality/):
           the stepper's scenario matrix, then the main cells over real UDP
-          through the relay (the same as `bench --quality`); this build's
-          games: tanks, walkers, blobs (docs/quality/GAME.md)
+          through the relay (the same as `bench --quality`); the games are
+          those listed in games/list/src/lib.rs (docs/quality/GAME.md)
+  new-game NAME
+          write a game crate, games/NAME (rules with a unit test, the
+          harness's side and test, its page crate), and list it: it builds,
+          plays at /NAME/ and gets its quality table with no other edit
   relay [--addr HOST:PORT] [--relay-latency-ms MS] [--relay-jitter-ms MS]
         [--relay-loss P] [--seconds S]
           a UDP impairment relay in front of a running server's WebTransport
@@ -55,6 +60,10 @@ fn main() -> ExitCode {
         Some("quality") => quality(&args[1..]),
         Some("replay") => replay(&args[1..], false),
         Some("replay-room") => replay(&args[1..], true),
+        Some("new-game") => match &args[1..] {
+            [name] => games::new_game(name),
+            _ => Err(format!("new-game takes one NAME\n\n{USAGE}")),
+        },
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(())
@@ -73,12 +82,10 @@ fn main() -> ExitCode {
 
 type Result<T = ()> = std::result::Result<T, String>;
 
-/// The games this build can measure.
-const GAMES: &[&str] = &["tanks", "walkers", "blobs"];
-
 /// `quality [--game NAME] [--quick]`.
 fn quality(args: &[String]) -> Result {
-    let mut game = GAMES[0];
+    let listed = games::list()?;
+    let mut game = listed[0].name.as_str();
     let mut quick = false;
     let mut args = args.iter();
     while let Some(arg) = args.next() {
@@ -86,7 +93,7 @@ fn quality(args: &[String]) -> Result {
             "--game" => {
                 game = args
                     .next()
-                    .ok_or_else(|| format!("--game needs a name ({})", GAMES.join(", ")))?;
+                    .ok_or_else(|| format!("--game needs a name ({})", games::names(&listed)))?;
             }
             "--quick" => quick = true,
             other => {
@@ -96,16 +103,13 @@ fn quality(args: &[String]) -> Result {
             }
         }
     }
-    if !GAMES.contains(&game) {
-        return Err(format!(
-            "quality: unknown game `{game}`; this build's games: {}",
-            GAMES.join(", ")
-        ));
-    }
-    if game == GAMES[0] {
+    let game = games::find(game).map_err(|e| format!("quality: {e}"))?;
+    // The first game's page has the whole scenario matrix; the others
+    // their main cell, in the stepper and through the relay.
+    if game == listed[0] {
         return bench::quality::run(quick);
     }
-    bench::quality::run_game(game, quick)
+    bench::quality::run_game(&game.name, quick)
 }
 
 fn root() -> PathBuf {
@@ -321,33 +325,39 @@ fn clippy(name: &'static str, cargo: &str, args: &[&'static str]) -> Step {
     step(name, cargo, &all)
 }
 
+/// `-p skirmish-GAME-page` for every listed game.
+fn page_packages(listed: &[games::Listed]) -> Vec<&'static str> {
+    listed
+        .iter()
+        .flat_map(|game| ["-p", leak(format!("skirmish-{}-page", game.name))])
+        .collect()
+}
+
+/// A string that lives as long as xtask, a short-lived process.
+fn leak(s: String) -> &'static str {
+    Box::leak(s.into_boxed_str())
+}
+
 /// The static checks: format, then clippy over every target `xtask test`
 /// builds.
-fn checks(cargo: &str) -> Vec<Step> {
+fn checks(cargo: &str, listed: &[games::Listed]) -> Vec<Step> {
+    let mut wasm = vec![
+        "-p",
+        "skirmish-core",
+        "-p",
+        "skirmish-tanks",
+        "-p",
+        "skirmish-client",
+    ];
+    wasm.extend(page_packages(listed));
+    wasm.extend(["--lib", "--tests", "--target", "wasm32-unknown-unknown"]);
     vec![
         step("format", cargo, &["fmt", "--all", "--check"]),
         clippy("clippy (native)", cargo, &["--workspace", "--all-targets"]),
         clippy(
             "clippy (wasm32: core, the tank game, the page shell and every game's page)",
             cargo,
-            &[
-                "-p",
-                "skirmish-core",
-                "-p",
-                "skirmish-tanks",
-                "-p",
-                "skirmish-client",
-                "-p",
-                "skirmish-tanks-page",
-                "-p",
-                "skirmish-walkers-page",
-                "-p",
-                "skirmish-blobs-page",
-                "--lib",
-                "--tests",
-                "--target",
-                "wasm32-unknown-unknown",
-            ],
+            &wasm,
         ),
         clippy(
             "clippy (wasm32: core and the tank game without json, as the page builds them)",
@@ -380,34 +390,26 @@ fn checks(cargo: &str) -> Vec<Step> {
 fn test() -> Result {
     setup()?;
     let cargo = cargo();
-    let mut steps = checks(&cargo);
-    steps.extend([
-        // The end-to-end tests serve web/ and need the built client there.
-        step("wasm client into web/pkg", "wasm-pack", CLIENT_BUILD),
-    ]);
-    steps.extend(
-        OTHER_GAMES
-            .iter()
-            .map(|&(game, out, name)| step(name, "wasm-pack", &game_build(game, out))),
-    );
+    let listed = games::list()?;
+    let mut steps = checks(&cargo, &listed);
+    // The end-to-end tests serve web/ and need every game's bundle there.
+    steps.extend(listed.iter().map(|game| {
+        let name = format!("{}'s page into {}", game.name, game.bundle_dir().display());
+        step(leak(name), "wasm-pack", &page_build(game))
+    }));
+    let mut page_tests = vec!["test", "-p", "skirmish-client"];
+    page_tests.extend(page_packages(&listed));
+    page_tests.push("--lib");
     steps.extend([
         // Each game's page has unit tests of its own (keys, pointer).
         step(
             "the page shell and the pages of every game (unit tests)",
             &cargo,
-            &[
-                "test",
-                "-p",
-                "skirmish-client",
-                "-p",
-                "skirmish-tanks-page",
-                "-p",
-                "skirmish-walkers-page",
-                "-p",
-                "skirmish-blobs-page",
-                "--lib",
-            ],
+            &page_tests,
         ),
+    ]);
+    steps.extend(standalone(&cargo));
+    steps.extend([
         step("tests", &cargo, &["test", "--workspace"]),
         step(
             "Agones contract (server with the agones feature, fake SDK sidecar)",
@@ -457,62 +459,103 @@ fn test() -> Result {
     Ok(())
 }
 
-/// `wasm-pack` arguments that build the tank game's page crate (the
-/// size-focused `wasm-release` profile, then `wasm-opt -Oz`) into
-/// `web/pkg` (`--out-dir` is relative to the crate), its files named
-/// `skirmish_client*` whatever the crate, as `web/index.html` loads them.
-const CLIENT_BUILD: &[&str] = &[
-    "build",
-    "games/tanks/page",
-    "--profile",
-    "wasm-release",
-    "--target",
-    "web",
-    "--no-typescript",
-    "--no-pack",
-    "--out-name",
-    "skirmish_client",
-    "--out-dir",
-    "../../../web/pkg",
-];
+/// A game outside the workspace, built from its own folder as a user's
+/// repository would be (`examples/standalone/`, its own workspace over the
+/// Skirmish crates by path): format, its tests (rules, the harness's main
+/// cell), its binaries and its page (which `tests/tests/standalone.rs`
+/// serves and plays in headless Chromium), and its quality table. It
+/// builds in the one target folder, so what it shares with the workspace
+/// is built once.
+fn standalone(cargo: &str) -> Vec<Step> {
+    let manifest = "examples/standalone/Cargo.toml";
+    let target = leak(bench::target_dir().display().to_string());
+    let envs = vec![("CARGO_TARGET_DIR", target)];
+    let with_target = |s: Step| Step {
+        envs: envs.clone(),
+        ..s
+    };
+    vec![
+        step(
+            "examples/standalone: format",
+            cargo,
+            &["fmt", "--manifest-path", manifest, "--all", "--check"],
+        ),
+        with_target(step(
+            "examples/standalone: its tests (rules, the main cell's budget)",
+            cargo,
+            &["test", "--manifest-path", manifest],
+        )),
+        with_target(step(
+            "examples/standalone: its server and replayer",
+            cargo,
+            &["build", "--manifest-path", manifest, "--bins"],
+        )),
+        with_target(step(
+            "examples/standalone: its page into examples/standalone/web/pkg",
+            "wasm-pack",
+            &[
+                "build",
+                "examples/standalone/drift/page",
+                "--profile",
+                "wasm-release",
+                "--target",
+                "web",
+                "--no-typescript",
+                "--no-pack",
+                "--out-name",
+                "skirmish_client",
+                "--out-dir",
+                "../../web/pkg",
+            ],
+        )),
+        with_target(step(
+            "examples/standalone: its quality table (drift/quality/drift.md)",
+            cargo,
+            &[
+                "run",
+                "--quiet",
+                "--manifest-path",
+                manifest,
+                "-p",
+                "skirmish-drift",
+                "--example",
+                "quality",
+            ],
+        )),
+    ]
+}
 
-/// The games besides the tank game, each with its own bundle built from
-/// its page crate, `games/GAME/page`, into `web/GAME/pkg` (its page is
-/// `/GAME/`): the game, the bundle's folder from the root, the step's
-/// name.
-const OTHER_GAMES: &[(&str, &str, &str)] = &[
-    (
-        "walkers",
-        "web/walkers/pkg",
-        "walkers' wasm client into web/walkers/pkg",
-    ),
-    (
-        "blobs",
-        "web/blobs/pkg",
-        "blobs' wasm client into web/blobs/pkg",
-    ),
-];
-
-/// The same for `game` of [`OTHER_GAMES`]: its page crate, into `out`
-/// (from the root; wasm-pack takes it from the crate, three folders
-/// down).
-fn game_build(game: &'static str, out: &'static str) -> Vec<&'static str> {
-    // Leaked once per game and command: xtask is a short-lived process.
-    let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
-    let mut args = CLIENT_BUILD.to_vec();
-    args[1] = leak(format!("games/{game}/page"));
-    if let Some(last) = args.last_mut() {
-        *last = leak(format!("../../../{out}"));
-    }
-    args
+/// `wasm-pack` arguments that build `game`'s page crate,
+/// `games/GAME/page` (the size-focused `wasm-release` profile, then
+/// `wasm-opt -Oz`), into its bundle folder (`web/pkg` for the game at the
+/// root, `web/PATH/pkg` for the others; `--out-dir` is relative to the
+/// crate), its files named `skirmish_client*` whatever the crate, as
+/// `web/index.html` loads them.
+fn page_build(game: &games::Listed) -> Vec<&'static str> {
+    vec![
+        "build",
+        leak(format!("games/{}/page", game.name)),
+        "--profile",
+        "wasm-release",
+        "--target",
+        "web",
+        "--no-typescript",
+        "--no-pack",
+        "--out-name",
+        "skirmish_client",
+        "--out-dir",
+        leak(format!("../../../{}", game.bundle_dir().display())),
+    ]
 }
 
 fn build_client() -> Result {
-    println!("==> building the wasm client (wasm-release profile, wasm-opt -Oz) into web/pkg");
-    sh("wasm-pack", CLIENT_BUILD, &[])?;
-    for &(game, out, _) in OTHER_GAMES {
-        println!("==> building the wasm client of {game} into web/{game}/pkg");
-        sh("wasm-pack", &game_build(game, out), &[])?;
+    for game in games::list()? {
+        println!(
+            "==> building {}'s page (wasm-release profile, wasm-opt -Oz) into {}",
+            game.name,
+            game.bundle_dir().display()
+        );
+        sh("wasm-pack", &page_build(&game), &[])?;
     }
     Ok(())
 }

@@ -9,7 +9,9 @@ use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::watch;
 use tokio::time::{Instant, MissedTickBehavior};
 
-use super::{allocated_game, allocated_room, healthy, publish, AgonesSettings, EmptyDrain, ROOMS_COUNTER};
+use super::{
+    allocated_game, allocated_room, healthy, publish, AgonesSettings, EmptyDrain, ROOMS_COUNTER,
+};
 use crate::server::RunningServer;
 
 /// How often the drain condition and a broken watch are looked at.
@@ -261,11 +263,7 @@ struct Allocation {
 
 impl Allocation {
     /// Notes what the watch showed; whether it was a new allocation.
-    fn seen(
-        &mut self,
-        gameserver: &agones::GameServer,
-        games: &crate::rooms::Games,
-    ) -> bool {
+    fn seen(&mut self, gameserver: &agones::GameServer, games: &crate::rooms::Games) -> bool {
         self.allocated |= gameserver
             .status
             .as_ref()
@@ -280,7 +278,11 @@ impl Allocation {
         self.handled_room = Some(room.to_string());
         let game = annotations.and_then(|a| allocated_game(a.iter()));
         let Some(rooms) = games.named(game) else {
-            tracing::warn!(room, game, "agones: allocated for a game this server does not host");
+            tracing::warn!(
+                room,
+                game,
+                "agones: allocated for a game this server does not host"
+            );
             return true;
         };
         match rooms.clone().open_named(room) {

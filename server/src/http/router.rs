@@ -76,11 +76,10 @@ pub fn router(routes: Routes) -> Router {
                     app = app.route(&route, get(|| async { Html(SHELL_PAGE) }));
                 }
             }
-            app = app
-                .route(
-                    &folder,
-                    get(move |uri: Uri| std::future::ready(redirect(&slash, &uri))),
-                );
+            app = app.route(
+                &folder,
+                get(move |uri: Uri| std::future::ready(redirect(&slash, &uri))),
+            );
         }
     }
     app.route("/healthz", get(|| async { "ok" }))
