@@ -12,8 +12,8 @@
 use std::time::Duration;
 
 use skirmish_core::{
-    ClientMessage, ClientSession, Delivery, Encoding, Incoming, Networked, Phase, SessionConfig,
-    SessionEvent,
+    ClientMessage, ClientSession, Delivery, Encoding, ErrorCode, Incoming, Networked, Phase,
+    SessionConfig, SessionEvent,
 };
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 
@@ -42,6 +42,8 @@ pub struct App<G: PageGame> {
     /// cost; `skirmish.debug().frame_cpu_ms` is the mean).
     busy_ms: f64,
     status: String,
+    /// The last frame the page could not read, and why.
+    unreadable: Option<String>,
 }
 
 impl<G: PageGame> App<G> {
@@ -74,6 +76,7 @@ impl<G: PageGame> App<G> {
             busy_ms: 0.0,
             frames: 0,
             status: String::new(),
+            unreadable: None,
         }
     }
 
@@ -299,9 +302,18 @@ impl<G: PageGame> App<G> {
             self.send(&message);
         }
         for event in self.session.events() {
-            if let SessionEvent::Joined { id, room } = event {
-                let over = self.connection.transport().map_or("?", Transport::name);
-                self.status = format!("connected over {over}: room {room}, player #{id}");
+            match event {
+                SessionEvent::Joined { id, room } => {
+                    let over = self.connection.transport().map_or("?", Transport::name);
+                    self.status = format!("connected over {over}: room {room}, player #{id}");
+                }
+                // What the page could not read is the page's to say, not
+                // the server's (a bundle built without the library's
+                // `json` feature meeting a JSON peer says so here).
+                SessionEvent::BadFrame(error) => {
+                    self.unreadable = Some(error.message.clone());
+                }
+                _ => {}
             }
         }
     }
@@ -317,10 +329,7 @@ impl<G: PageGame> App<G> {
     /// Shows the status line, the arena and the panel.
     fn draw(&mut self, now: f64) {
         let hud = self.session.hud();
-        let mut status_line = self.status.clone();
-        if let Some((code, message)) = &hud.last_error {
-            status_line = format!("{status_line} (server said {code}: {message})");
-        }
+        let status_line = status_line(&self.status, self.unreadable.as_deref(), &hud.last_error);
         self.panel.set_status(&status_line);
         self.fit_canvas();
         G::draw(
@@ -348,4 +357,44 @@ impl<G: PageGame> App<G> {
 /// A `performance.now()` reading as the session's time.
 fn millis(ms: f64) -> Duration {
     Duration::from_secs_f64(ms.max(0.0) / 1000.0)
+}
+
+/// The status line: the connection's `status`, then the last error, told
+/// as the page's own when it is the frame the page could not read
+/// (`unreadable`), else as what the server said.
+fn status_line(
+    status: &str,
+    unreadable: Option<&str>,
+    last: &Option<(ErrorCode, String)>,
+) -> String {
+    match (unreadable, last) {
+        (Some(why), Some((_, message))) if why == message => {
+            format!("{status} (cannot read what the server sent: {why})")
+        }
+        (_, Some((code, message))) => format!("{status} (server said {code}: {message})"),
+        _ => status.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_the_page_cannot_read_is_not_told_as_the_servers() {
+        let no_json = "this build reads no JSON: skirmish-core is built without its `json` feature";
+        let last = Some((ErrorCode::BadMessage, no_json.to_string()));
+        let line = status_line("connected", Some(no_json), &last);
+        assert_eq!(
+            line,
+            format!("connected (cannot read what the server sent: {no_json})")
+        );
+        let said = Some((ErrorCode::ServerFull, "every room is full".to_string()));
+        let line = status_line("connected", Some(no_json), &said);
+        assert_eq!(
+            line,
+            "connected (server said server_full: every room is full)"
+        );
+        assert_eq!(status_line("connected", None, &None), "connected");
+    }
 }

@@ -406,7 +406,8 @@ pub fn encode<T: Serialize>(message: &T) -> String {
 
 /// What a build without the `json` feature says of JSON it is given.
 #[cfg(not(feature = "json"))]
-const NO_JSON: &str = "this build reads no JSON (built without the json feature)";
+const NO_JSON: &str = "this build reads no JSON: skirmish-core is built without its `json` \
+feature (pages speak binary; a peer that speaks JSON needs `features = [\"json\"]`)";
 
 /// A value read from JSON text; in a build without the `json` feature (the
 /// browser client, which speaks binary all the way) always an error.
