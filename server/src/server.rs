@@ -67,15 +67,18 @@ impl RunningServer {
 /// ```
 #[derive(Default)]
 pub struct Catalog {
-    hosts: Vec<Box<dyn FnOnce(&mut Hosting<'_>) + Send>>,
+    hosts: Vec<Host>,
     paths: Vec<&'static str>,
 }
+
+/// Opens one game's registry.
+type Host = Box<dyn FnOnce(&mut Hosting<'_>) + Send>;
 
 impl std::fmt::Debug for Catalog {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Catalog")
             .field("paths", &self.paths)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 

@@ -10,10 +10,8 @@ pub mod matrix;
 pub mod tank;
 pub mod tank_page;
 
-pub use skirmish_blobs::driver as blobs;
 pub use skirmish_harness::{chart, net, plot, relay, replay, scenario, wt};
 pub use skirmish_tanks::script;
-pub use skirmish_walkers::driver as walkers;
 pub use tank::{bot, recordings, stepper};
 
 use std::net::{IpAddr, SocketAddr};

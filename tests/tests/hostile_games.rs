@@ -10,19 +10,19 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
+use skirmish_blobs::driver::Graze;
 use skirmish_blobs::Blobs;
 use skirmish_core::{
     encode, ClientGame, ClientMessage, Encoding, ErrorCode, GameId, LinkConditions, Networked,
     PROTOCOL_VERSION,
 };
-use skirmish_tests::blobs::Graze;
 use skirmish_tests::bot::{run_bot_of, BotOptions, BotReport, BotTransport};
 use skirmish_tests::script::{Script, Wander};
 use skirmish_tests::stepper::Driver;
-use skirmish_tests::walkers::Pace;
 use skirmish_tests::{
     http_get, metric, next_source, server, tcp_from, test_config, websocket_at, Socket, DEADLINE,
 };
+use skirmish_walkers::driver::Pace;
 use skirmish_walkers::Walkers;
 use tokio_tungstenite::tungstenite::Message;
 

@@ -21,9 +21,9 @@
 
 use std::time::Duration;
 
+use skirmish_blobs::driver::Graze;
 use skirmish_blobs::Blobs;
 use skirmish_core::{Encoding, LinkConditions};
-use skirmish_tests::blobs::Graze;
 use skirmish_tests::bot::{run_bot_of, BotOptions, BotReport, BotTransport};
 use skirmish_tests::relay::{Impairment, UdpRelay};
 use skirmish_tests::script::{Script, Wander};

@@ -105,13 +105,13 @@ async fn a_game_built_outside_the_workspace_serves_plays_and_replays() -> Result
             vec![],
         )
         .await?;
-    let moved = wait_for(&mover, "moved 150 units", Duration::from_secs(10), |s| {
+    let after = wait_for(&mover, "moved 150 units", Duration::from_secs(10), |s| {
         x_of(s, "visible").is_some_and(|x| x >= from + 150.0) && num(s, "ack") > 40.0
     })
     .await?;
     assert_eq!(
-        moved["corrections"], 0,
-        "predicted, never corrected: {moved}"
+        after["corrections"], 0,
+        "predicted, never corrected: {after}"
     );
     wait_for(
         &watcher,

@@ -28,7 +28,16 @@ fn rust_files() -> Vec<(String, String)> {
     }
     let root = root();
     let mut paths = Vec::new();
-    for crate_dir in ["core", "games", "wasm-client", "server", "tests", "xtask"] {
+    for crate_dir in [
+        "core",
+        "games",
+        "wasm-client",
+        "server",
+        "harness",
+        "tests",
+        "xtask",
+        "examples",
+    ] {
         walk(&root.join(crate_dir), &mut paths);
     }
     paths.sort();
@@ -558,8 +567,12 @@ fn the_page_shell_names_no_game() {
         .filter(|(path, _)| path.starts_with("wasm-client/"))
         .collect();
     assert!(
-        shell.iter().any(|(path, _)| path == "wasm-client/src/lib.rs")
-            && shell.iter().any(|(path, _)| path == "wasm-client/src/net.rs"),
+        shell
+            .iter()
+            .any(|(path, _)| path == "wasm-client/src/lib.rs")
+            && shell
+                .iter()
+                .any(|(path, _)| path == "wasm-client/src/net.rs"),
         "the walk finds the shell"
     );
     let mut offenders = Vec::new();
@@ -652,5 +665,50 @@ fn the_harness_names_no_game() {
     assert!(
         offenders.is_empty(),
         "the harness names a game: {offenders:#?}"
+    );
+}
+
+/// The repository's games are listed once, in `skirmish-games`
+/// (`games/list/src/lib.rs`): no other source file (the server's `main`,
+/// the bots, the quality runs, replay, xtask, the page shell, the harness)
+/// names two listed games, by crate (`skirmish_walkers`) or by name in a
+/// string (`"walkers"`). Tests that play given games together (integration
+/// tests and unit tests) are exempt.
+#[test]
+fn the_repositorys_games_are_listed_once() {
+    let games = skirmish_games::names();
+    assert!(games.len() >= 3, "the list reads: {games:?}");
+    let mut offenders = Vec::new();
+    for (path, text) in rust_files() {
+        let exempt = path.starts_with("games/list/")
+            || path.starts_with("tests/tests/")
+            || path.starts_with("server/tests/")
+            || path.starts_with("examples/");
+        if exempt {
+            continue;
+        }
+        // The code before its unit tests, without comments.
+        let code: String = text
+            .split("#[cfg(test)]")
+            .next()
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let named: Vec<_> = games
+            .iter()
+            .filter(|game| {
+                code.contains(&format!("skirmish_{game}")) || code.contains(&format!("\"{game}\""))
+            })
+            .collect();
+        if named.len() >= 2 {
+            offenders.push(format!("{path}: names {named:?}"));
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "a second list of games (take them from skirmish_games::each):\n{}",
+        offenders.join("\n")
     );
 }

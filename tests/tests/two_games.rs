@@ -7,14 +7,14 @@
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
+use skirmish_blobs::driver::Graze;
 use skirmish_blobs::Blobs;
 use skirmish_core::{control, ClientMessage, Encoding, ErrorCode, GameId, ServerMessage};
 use skirmish_core::{LinkConditions, Networked, PROTOCOL_VERSION};
-use skirmish_tests::blobs::Graze;
 use skirmish_tests::bot::{run_bot, run_bot_of, BotOptions, BotReport, BotTransport};
 use skirmish_tests::script::{Script, Wander};
-use skirmish_tests::walkers::Pace;
 use skirmish_tests::{http_get, next_source, server, tcp_from, test_config, websocket_at};
+use skirmish_walkers::driver::Pace;
 use skirmish_walkers::Walkers;
 use tokio_tungstenite::tungstenite::Message;
 

@@ -329,7 +329,11 @@ impl<G: PageGame> App<G> {
     /// Shows the status line, the arena and the panel.
     fn draw(&mut self, now: f64) {
         let hud = self.session.hud();
-        let status_line = status_line(&self.status, self.unreadable.as_deref(), &hud.last_error);
+        let status_line = status_line(
+            &self.status,
+            self.unreadable.as_deref(),
+            hud.last_error.as_ref(),
+        );
         self.panel.set_status(&status_line);
         self.fit_canvas();
         G::draw(
@@ -365,7 +369,7 @@ fn millis(ms: f64) -> Duration {
 fn status_line(
     status: &str,
     unreadable: Option<&str>,
-    last: &Option<(ErrorCode, String)>,
+    last: Option<&(ErrorCode, String)>,
 ) -> String {
     match (unreadable, last) {
         (Some(why), Some((_, message))) if why == message => {
@@ -384,17 +388,17 @@ mod tests {
     fn what_the_page_cannot_read_is_not_told_as_the_servers() {
         let no_json = "this build reads no JSON: skirmish-core is built without its `json` feature";
         let last = Some((ErrorCode::BadMessage, no_json.to_string()));
-        let line = status_line("connected", Some(no_json), &last);
+        let line = status_line("connected", Some(no_json), last.as_ref());
         assert_eq!(
             line,
             format!("connected (cannot read what the server sent: {no_json})")
         );
         let said = Some((ErrorCode::ServerFull, "every room is full".to_string()));
-        let line = status_line("connected", Some(no_json), &said);
+        let line = status_line("connected", Some(no_json), said.as_ref());
         assert_eq!(
             line,
             "connected (server said server_full: every room is full)"
         );
-        assert_eq!(status_line("connected", None, &None), "connected");
+        assert_eq!(status_line("connected", None, None), "connected");
     }
 }

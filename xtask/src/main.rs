@@ -130,7 +130,7 @@ const PROMETHEUS: &str = "/usr/bin/prometheus";
 
 /// Where project-local tools are installed.
 fn tools_dir() -> PathBuf {
-    root().join("target").join("tools")
+    bench::target_dir().join("tools")
 }
 
 /// The folder of project-local tool binaries.

@@ -19,9 +19,29 @@ pub use settings::GameSettings;
 /// What every tool asks of a listed game: the server's side, the page's
 /// side and the harness's (its determinism check, its stepper and bots'
 /// brain, its main cell and quality words).
-pub trait Listed: ServerGame + ClientGame + Harness + MainCell + Send + Sync + Debug {}
+/// Its page's state, its bots' brains and their sessions move between
+/// threads (the bots run on a multi-threaded runtime).
+pub trait Listed:
+    ServerGame
+    + ClientGame<Controls: Send, Client: Send, Note: Send, Effects: Send>
+    + Harness
+    + MainCell<Driver: Send + 'static>
+    + Send
+    + Sync
+    + Debug
+{
+}
 
-impl<G: ServerGame + ClientGame + Harness + MainCell + Send + Sync + Debug> Listed for G {}
+impl<G> Listed for G where
+    G: ServerGame
+        + ClientGame<Controls: Send, Client: Send, Note: Send, Effects: Send>
+        + Harness
+        + MainCell<Driver: Send + 'static>
+        + Send
+        + Sync
+        + Debug
+{
+}
 
 /// One listed game.
 #[derive(Clone, Debug)]

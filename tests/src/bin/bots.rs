@@ -13,14 +13,12 @@ use std::time::Duration;
 
 use anyhow::Result;
 use clap::Parser;
-use skirmish_blobs::driver::Graze;
-use skirmish_blobs::Blobs;
+use skirmish_core::Game as _;
+use skirmish_games::{Entry, GameSettings, Listed, Visit};
 use skirmish_harness::fleet::{run_fleet, FleetArgs};
 use skirmish_tanks::script::{Script, Wander};
 use skirmish_tanks::Tanks;
 use skirmish_tests::light::LightOptions;
-use skirmish_walkers::driver::Pace;
-use skirmish_walkers::Walkers;
 
 /// Headless bots for load and netcode-quality runs.
 // Each bool is an independent command-line switch, not a state machine.
@@ -50,32 +48,21 @@ struct Args {
     /// Light bots: seconds after everyone joined before measuring.
     #[arg(long, default_value_t = 3.0)]
     warmup: f64,
-    /// The game the full bots play: the tank game (wandering, `--bump`
-    /// and `--fire` apply), walkers, the guide's game (pacing back and
-    /// forth, at `/walkers/ws`), or blobs (grazing pellets and fleeing
-    /// larger blobs, at `/blobs/ws`).
-    #[arg(long, value_enum, default_value = "tanks")]
-    game: BotGame,
-}
-
-/// A game the full bots can play.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-enum BotGame {
-    /// The tank game.
-    Tanks,
-    /// Walkers, the guide's game.
-    Walkers,
-    /// Blobs, the .io arena.
-    Blobs,
+    /// The game the full bots play, by its name in the list of games
+    /// (`skirmish-games`), at its path, with the brains of its main cell;
+    /// the tank game's wander, and `--bump` and `--fire` apply.
+    #[arg(long, default_value = Tanks::NAME)]
+    game: String,
 }
 
 fn main() -> Result<()> {
     let args = Args::parse();
-    if args.game != BotGame::Tanks && (args.bump || args.fire) {
+    let tanks = args.game == Tanks::NAME;
+    if !tanks && (args.bump || args.fire) {
         anyhow::bail!("--bump and --fire are the tank game's");
     }
     if args.light {
-        if args.game != BotGame::Tanks {
+        if !tanks {
             anyhow::bail!("--light bots play the tank game only; full bots play --game walkers");
         }
         return light(&args);
@@ -86,26 +73,50 @@ fn main() -> Result<()> {
         .block_on(full(&args))
 }
 
-/// Full bots of the game asked for, at its folder, with its brains: the
-/// one place this binary names the games.
+/// Full bots of the listed game asked for, at its path, with the brains
+/// of its main cell (the tank game's wander with `--bump` and `--fire`).
 async fn full(args: &Args) -> Result<()> {
-    match args.game {
-        BotGame::Tanks => {
-            let brain = |_, seed| {
-                let mut wander = Wander::new(seed);
-                wander.keep_clear = !args.bump;
-                if args.fire {
-                    wander.fire_chance = 0.02;
-                }
-                Script::Wander(wander)
-            };
-            run_fleet::<Tanks, _>(&args.fleet, "", brain).await
+    struct Pick<'a> {
+        args: &'a Args,
+        listed: Vec<&'static str>,
+        run: Option<std::pin::Pin<Box<dyn std::future::Future<Output = Result<()>> + 'a>>>,
+    }
+    impl Visit for Pick<'_> {
+        fn game<G: Listed>(&mut self, game: Entry<G>) {
+            self.listed.push(game.name);
+            if self.run.is_some() || game.name != self.args.game {
+                return;
+            }
+            let args = self.args;
+            self.run = Some(if G::NAME == Tanks::NAME {
+                Box::pin(run_fleet::<Tanks, _>(&args.fleet, game.path, |_, seed| {
+                    let mut wander = Wander::new(seed);
+                    wander.keep_clear = !args.bump;
+                    if args.fire {
+                        wander.fire_chance = 0.02;
+                    }
+                    Script::Wander(wander)
+                }))
+            } else {
+                Box::pin(run_fleet::<G, _>(&args.fleet, game.path, |i, _| {
+                    G::main_player(i).0
+                }))
+            });
         }
-        // Pacers spread over the field, each along its own stretch.
-        BotGame::Walkers => {
-            run_fleet::<Walkers, _>(&args.fleet, "walkers", |i, _| Pace::spread(i)).await
-        }
-        BotGame::Blobs => run_fleet::<Blobs, _>(&args.fleet, "blobs", |_, _| Graze).await,
+    }
+    let mut pick = Pick {
+        args,
+        listed: Vec::new(),
+        run: None,
+    };
+    skirmish_games::each(&GameSettings::default(), &mut pick);
+    match pick.run {
+        Some(run) => run.await,
+        None => anyhow::bail!(
+            "bots: unknown game `{}`; the games are: {}",
+            args.game,
+            pick.listed.join(", ")
+        ),
     }
 }
 

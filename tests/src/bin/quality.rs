@@ -13,16 +13,17 @@
 
 use std::path::{Path, PathBuf};
 
-use skirmish_blobs::Blobs;
+use skirmish_core::Game as _;
+use skirmish_games::{Entry, GameSettings, Listed, Visit};
 use skirmish_harness::quality::{write_game_page, Provenance};
 use skirmish_harness::MainCell;
-use skirmish_walkers::Walkers;
+use skirmish_tanks::Tanks;
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let game = match args.iter().position(|a| a == "--game") {
         Some(i) => args.get(i + 1).map_or("", String::as_str).to_string(),
-        None => "tanks".to_string(),
+        None => Tanks::NAME.to_string(),
     };
     let dir = args
         .iter()
@@ -31,19 +32,39 @@ fn main() -> anyhow::Result<()> {
     write_page(&game, &dir)
 }
 
-/// The games this binary writes pages for, by name: the one place it
-/// names them.
+/// The page of the listed game `game`: the tank game's scenario matrix,
+/// any other game's main cell.
 fn write_page(game: &str, dir: &Path) -> anyhow::Result<()> {
-    match game {
-        "tanks" => skirmish_tests::tank_page::write(dir),
-        "walkers" => game_page::<Walkers>(dir),
-        "blobs" => game_page::<Blobs>(dir),
-        other => {
-            anyhow::bail!(
-                "quality: unknown game `{other}`; this build's games: tanks, walkers, blobs"
-            )
+    struct Pick<'a> {
+        name: &'a str,
+        dir: &'a Path,
+        listed: Vec<&'static str>,
+        done: Option<anyhow::Result<()>>,
+    }
+    impl Visit for Pick<'_> {
+        fn game<G: Listed>(&mut self, game: Entry<G>) {
+            self.listed.push(game.name);
+            if self.done.is_none() && game.name == self.name {
+                self.done = Some(game_page::<G>(self.dir));
+            }
         }
     }
+    if game == Tanks::NAME {
+        return skirmish_tests::tank_page::write(dir);
+    }
+    let mut pick = Pick {
+        name: game,
+        dir,
+        listed: Vec::new(),
+        done: None,
+    };
+    skirmish_games::each(&GameSettings::default(), &mut pick);
+    pick.done.unwrap_or_else(|| {
+        anyhow::bail!(
+            "quality: unknown game `{game}`; the games are: {}",
+            pick.listed.join(", ")
+        )
+    })
 }
 
 /// Game `G`'s page: its main cell in the stepper, in its own words.
@@ -54,13 +75,12 @@ fn game_page<G: MainCell>(dir: &Path) -> anyhow::Result<()> {
         "`cargo xtask quality --game {name}` (`cargo run --release -p skirmish-tests --bin quality \
 -- --game {name}`)"
     );
-    let asserted =
-        format!("`tests/tests/{name}.rs` asserts the main cell's budget on the same run");
+    let asserted = "the game's tests assert the main cell's budget on the same run";
     let path = write_game_page::<G>(
         dir,
         &Provenance {
             command: &command,
-            asserted: &asserted,
+            asserted,
         },
     )?;
     eprintln!("quality: wrote {}", path.display());

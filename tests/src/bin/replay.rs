@@ -6,18 +6,16 @@
 //! (`skirmish_harness::replay`, where the exit statuses are told); this
 //! binary only picks the game.
 //!
-//! A recording names its game: this build replays the tank game's,
-//! walkers' (the guide's game) and blobs' (the .io arena); a recording of
-//! any other game is refused by its name (2).
+//! A recording names its game: this build replays the games listed in
+//! `skirmish-games`; a recording of any other game is refused by its name
+//! (2).
 
 use std::process::ExitCode;
 
 use clap::Parser;
-use skirmish_blobs::Blobs;
-use skirmish_core::{Game, GameId};
+use skirmish_core::GameId;
+use skirmish_games::{Entry, GameSettings, Listed, Visit};
 use skirmish_harness::replay::{recorded_game, refuse, replay, ReplayArgs};
-use skirmish_tanks::Tanks;
-use skirmish_walkers::Walkers;
 
 fn main() -> ExitCode {
     let args = ReplayArgs::parse();
@@ -27,13 +25,29 @@ fn main() -> ExitCode {
     }
 }
 
-/// The games this replayer hosts, by the name a recording carries: the
-/// one place it names them.
+/// Replays with the listed game whose name the recording carries.
 fn replay_game(game: &GameId, args: &ReplayArgs) -> ExitCode {
-    match game.name.as_str() {
-        Tanks::NAME => replay::<Tanks>(args),
-        Walkers::NAME => replay::<Walkers>(args),
-        Blobs::NAME => replay::<Blobs>(args),
-        _ => refuse(args, game, &[Tanks::NAME, Walkers::NAME, Blobs::NAME]),
+    struct Pick<'a> {
+        recorded: &'a str,
+        args: &'a ReplayArgs,
+        hosted: Vec<&'static str>,
+        done: Option<ExitCode>,
     }
+    impl Visit for Pick<'_> {
+        fn game<G: Listed>(&mut self, _: Entry<G>) {
+            self.hosted.push(G::NAME);
+            if self.done.is_none() && G::NAME == self.recorded {
+                self.done = Some(replay::<G>(self.args));
+            }
+        }
+    }
+    let mut pick = Pick {
+        recorded: &game.name,
+        args,
+        hosted: Vec::new(),
+        done: None,
+    };
+    skirmish_games::each(&GameSettings::default(), &mut pick);
+    pick.done
+        .unwrap_or_else(|| refuse(args, game, &pick.hosted))
 }

@@ -17,7 +17,7 @@ mod tests {
         let ours = decode_client::<WireInput>(ours).expect("a hello");
         assert!(check_game::<Tanks, _>(&ours).is_ok());
         for (other, named) in [
-            (r#"{"name":"blobs","version":1}"#, "blobs 1"),
+            (r#"{"name":"pong","version":1}"#, "pong 1"),
             (r#"{"name":"tanks","version":1}"#, "tanks 1"),
         ] {
             let hello = format!(r#"{{"type":"hello","name":"ana","protocol":2,"game":{other}}}"#);
@@ -38,12 +38,12 @@ mod tests {
             encoding: Encoding::Compact,
             game,
         };
-        let blobs = Some(GameId {
-            name: "blobs".into(),
+        let pong = Some(GameId {
+            name: "pong".into(),
             version: 1,
         });
-        let text = encode(&hello(blobs.clone()));
-        let binary = encode_client(&hello(blobs)).expect("a binary hello");
+        let text = encode(&hello(pong.clone()));
+        let binary = encode_client(&hello(pong)).expect("a binary hello");
         for (is_text, bytes) in [(true, text.as_bytes()), (false, &binary[..])] {
             let code = |e: ProtocolError| e.code;
             let ours = decode_client_frame_of::<Tanks>(is_text, bytes).map_err(code);
