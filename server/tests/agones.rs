@@ -57,7 +57,7 @@ async fn run(fake: &Fake, config: ServerConfig) -> Result<Running> {
     // Two games, as the repository's binary hosts: allocations open the
     // first unless they name another.
     let games = Catalog::new()
-        .host::<skirmish_tanks::Tanks>("", Default::default())
+        .host::<skirmish_tanks::Tanks>("", skirmish_tanks::TankSettings::default())
         .host::<skirmish_walkers::Walkers>("walkers", ());
     let server = start(config, games)?;
     fake.server_is_at(server.addr);
