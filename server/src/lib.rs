@@ -1,7 +1,7 @@
 //! The authoritative Skirmish server as a library: the imperative shell
 //! around `skirmish-core`'s [`Room`](skirmish_core::Room), for any game.
 //! It names none: a binary lists the games it serves in a [`Catalog`] and
-//! calls [`serve`] (the repository's own binary, `main.rs`, hosts the
+//! calls [`serve()`] (the repository's own binary, `main.rs`, hosts the
 //! games listed in `skirmish-games`; a game of its own writes the same few
 //! lines, see `docs/GUIDE.md`).
 //!

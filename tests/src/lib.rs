@@ -10,13 +10,12 @@ pub mod matrix;
 pub mod tank;
 pub mod tank_page;
 
+pub use skirmish_harness::net::{http_get, next_source, tcp_from, websocket_at, Socket, DEADLINE};
 pub use skirmish_harness::{chart, net, plot, relay, replay, scenario, wt};
 pub use skirmish_tanks::script;
 pub use tank::{bot, recordings, stepper};
 
 use std::net::{IpAddr, SocketAddr};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use futures_util::{SinkExt, StreamExt};
@@ -26,13 +25,9 @@ use skirmish_tanks::{
     decode_server, encode, ClientMessage, Encoding, ErrorCode, PlayerId, PlayerState,
     ServerMessage, SimConfig, Tick, WireInput,
 };
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
-
-/// How long any single wait may take before the test fails.
-pub const DEADLINE: Duration = Duration::from_secs(10);
+use tokio_tungstenite::MaybeTlsStream;
 
 /// What the repository's server binary is told: the server's settings and
 /// the listed games' own (its command line, `server/src/main.rs`). It
@@ -103,47 +98,12 @@ pub fn config_with(change: impl FnOnce(&mut TestConfig)) -> TestConfig {
     config
 }
 
-/// A fresh loopback source address (`127.2.0.1`, `127.2.0.2`, ...): every
-/// address in 127.0.0.0/8 reaches a server on 127.0.0.1, which sees each
-/// client as its own host, as players on their own machines would be.
-pub fn next_source() -> IpAddr {
-    static NEXT: AtomicU32 = AtomicU32::new(1);
-    let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    IpAddr::from([127, 2 + (n >> 16) as u8, (n >> 8) as u8, n as u8])
-}
-
-/// A TCP connection to `addr` from the loopback address `source`.
-///
-/// # Errors
-/// The socket cannot be bound or connected.
-pub async fn tcp_from(addr: SocketAddr, source: IpAddr) -> Result<TcpStream> {
-    let socket = TcpSocket::new_v4()?;
-    socket.bind(SocketAddr::new(source, 0))?;
-    Ok(socket.connect(addr).await?)
-}
-
 /// A WebSocket to `/ws` of `addr` over `tcp`.
 ///
 /// # Errors
 /// The handshake fails.
 pub async fn websocket_over(addr: SocketAddr, tcp: TcpStream) -> Result<Socket> {
     websocket_at(addr, "", tcp).await
-}
-
-/// A WebSocket to the game in `folder` of `addr` over `tcp`: `/ws` for
-/// `""` (the server's first game), else `/{folder}/ws`.
-///
-/// # Errors
-/// The handshake fails (the server answers 404 for a folder of no game).
-pub async fn websocket_at(addr: SocketAddr, folder: &str, tcp: TcpStream) -> Result<Socket> {
-    let url = match folder {
-        "" => format!("ws://{addr}/ws"),
-        folder => format!("ws://{addr}/{folder}/ws"),
-    };
-    let (socket, _) = tokio_tungstenite::client_async(url, MaybeTlsStream::Plain(tcp))
-        .await
-        .context("handshake")?;
-    Ok(socket)
 }
 
 /// An open arena without obstacles, `w` x `h`.
@@ -229,9 +189,6 @@ impl Drop for SeparateServer {
         let _ = self.stop_and_join();
     }
 }
-
-/// A client WebSocket.
-pub type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
 /// A protocol client over a real WebSocket.
 pub struct Client {
@@ -559,26 +516,6 @@ pub fn input(tick: u32, turn: f32, throttle: f32, fire: bool) -> WireInput {
         fire,
         view_tick: None,
     }
-}
-
-/// `GET path` over plain HTTP/1.0; the body.
-///
-/// # Errors
-/// The request fails.
-pub async fn http_get(addr: SocketAddr, path: &str) -> Result<String> {
-    let mut stream = TcpStream::connect(addr).await?;
-    stream
-        .write_all(format!("GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").as_bytes())
-        .await?;
-    let mut response = String::new();
-    tokio::time::timeout(DEADLINE, stream.read_to_string(&mut response)).await??;
-    let (head, body) = response
-        .split_once("\r\n\r\n")
-        .ok_or_else(|| anyhow!("no HTTP body in {response}"))?;
-    if !head.starts_with("HTTP/1.0 200") && !head.starts_with("HTTP/1.1 200") {
-        bail!("GET {path}: {head}");
-    }
-    Ok(body.to_string())
 }
 
 /// One metric's value from `GET /metrics` (the full line name, labels included).

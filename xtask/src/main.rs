@@ -394,7 +394,11 @@ fn test() -> Result {
     let mut steps = checks(&cargo, &listed);
     // The end-to-end tests serve web/ and need every game's bundle there.
     steps.extend(listed.iter().map(|game| {
-        let name = format!("{}'s page into {}", game.name, game.bundle_dir().display());
+        let name = format!(
+            "the page of {} into {}",
+            game.name,
+            game.bundle_dir().display()
+        );
         step(leak(name), "wasm-pack", &page_build(game))
     }));
     let mut page_tests = vec!["test", "-p", "skirmish-client"];
@@ -493,20 +497,7 @@ fn standalone(cargo: &str) -> Vec<Step> {
         with_target(step(
             "examples/standalone: its page into examples/standalone/web/pkg",
             "wasm-pack",
-            &[
-                "build",
-                "examples/standalone/drift/page",
-                "--profile",
-                "wasm-release",
-                "--target",
-                "web",
-                "--no-typescript",
-                "--no-pack",
-                "--out-name",
-                "skirmish_client",
-                "--out-dir",
-                "../../web/pkg",
-            ],
+            &wasm_pack_build("examples/standalone/drift/page", "../../web/pkg"),
         )),
         with_target(step(
             "examples/standalone: its quality table (drift/quality/drift.md)",
@@ -532,9 +523,18 @@ fn standalone(cargo: &str) -> Vec<Step> {
 /// crate), its files named `skirmish_client*` whatever the crate, as
 /// `web/index.html` loads them.
 fn page_build(game: &games::Listed) -> Vec<&'static str> {
+    wasm_pack_build(
+        leak(format!("games/{}/page", game.name)),
+        leak(format!("../../../{}", game.bundle_dir().display())),
+    )
+}
+
+/// `wasm-pack` arguments that build the page crate at `dir` into `out`
+/// (relative to the crate) as `skirmish_client*`, size first.
+fn wasm_pack_build(dir: &'static str, out: &'static str) -> Vec<&'static str> {
     vec![
         "build",
-        leak(format!("games/{}/page", game.name)),
+        dir,
         "--profile",
         "wasm-release",
         "--target",
@@ -544,7 +544,7 @@ fn page_build(game: &games::Listed) -> Vec<&'static str> {
         "--out-name",
         "skirmish_client",
         "--out-dir",
-        leak(format!("../../../{}", game.bundle_dir().display())),
+        out,
     ]
 }
 
