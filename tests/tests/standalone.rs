@@ -2,8 +2,9 @@
 //! crate, page crate and server binary over the Skirmish crates by path),
 //! as `cargo xtask test` builds it from there: its server serves its page
 //! (the shell's page, its own bundle), two pages in headless Chromium
-//! share a room and one sees the other move, and its own replayer replays
-//! a page's recording and refuses another game's by name. Needs the
+//! share a room and one sees the other move, its own replayer replays a
+//! page's recording and refuses another game's by name, and the page's
+//! determinism trace is its native build's. Needs the
 //! binaries and the bundle `cargo xtask test` builds first.
 
 mod browser_support;
@@ -14,7 +15,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
-use browser_support::{browser, num, recording, root, start_driver, wait_for};
+use browser_support::{browser, num, page_trace, recording, root, start_driver, wait_for};
 use serde_json::Value;
 
 /// A child process killed when dropped (a failed test leaves no server).
@@ -158,6 +159,26 @@ async fn a_game_built_outside_the_workspace_serves_plays_and_replays() -> Result
     assert!(!out.status.success(), "{said}");
     assert!(said.contains("tanks"), "the refusal names the game: {said}");
     std::fs::remove_dir_all(&dir)?;
+
+    // The determinism check: the page steps drift bit for bit as its own
+    // native build does (`drift-trace`).
+    let steps = 2_000u32;
+    let page = page_trace(&mover, 7, steps).await?;
+    let out = Command::new(standalone_bin("drift-trace")?)
+        .args(["7", &steps.to_string()])
+        .output()?;
+    let native: Vec<u64> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|h| u64::from_str_radix(h, 16))
+        .collect::<Result<_, _>>()?;
+    assert_eq!(
+        native.len(),
+        steps as usize,
+        "drift-trace printed every step"
+    );
+    if let Some(step) = skirmish_core::first_divergence(&native, &page) {
+        bail!("the page's drift diverges from native code at step {step}");
+    }
     mover.close().await?;
     watcher.close().await?;
     drop(server);
