@@ -99,11 +99,6 @@ impl Catalog {
             .push(Box::new(move |hosting| hosting.host::<G>(path, settings)));
         self
     }
-
-    /// The paths of the games, in the order they were hosted.
-    pub fn paths(&self) -> &[&'static str] {
-        &self.paths
-    }
 }
 
 /// Binds `config.addr` and serves `games` in the background. Call it
@@ -232,5 +227,22 @@ impl Hosting<'_> {
         let rooms = Rooms::<G>::new(self.settings.clone(), settings, path, &self.common);
         self.rooms.push(rooms.clone());
         self.doors.push(rooms);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_paths;
+
+    #[test]
+    fn a_catalog_hosts_one_game_a_folder_and_at_least_one() {
+        assert!(check_paths(&["", "walkers", "blob-s_2"]).is_ok());
+        let refused = |paths: &[&'static str]| check_paths(paths).map_err(|e| e.to_string());
+        assert_eq!(refused(&[]), Err("no game to host: the catalog is empty".into()));
+        assert_eq!(refused(&["a", "a"]), Err("two games at the path `a`".into()));
+        assert_eq!(refused(&["", ""]), Err("two games at the path ``".into()));
+        for bad in ["a/b", "../x", "a b", "ws?"] {
+            assert!(refused(&[bad]).is_err(), "{bad}");
+        }
     }
 }
