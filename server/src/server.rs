@@ -238,8 +238,14 @@ mod tests {
     fn a_catalog_hosts_one_game_a_folder_and_at_least_one() {
         assert!(check_paths(&["", "walkers", "blob-s_2"]).is_ok());
         let refused = |paths: &[&'static str]| check_paths(paths).map_err(|e| e.to_string());
-        assert_eq!(refused(&[]), Err("no game to host: the catalog is empty".into()));
-        assert_eq!(refused(&["a", "a"]), Err("two games at the path `a`".into()));
+        assert_eq!(
+            refused(&[]),
+            Err("no game to host: the catalog is empty".into())
+        );
+        assert_eq!(
+            refused(&["a", "a"]),
+            Err("two games at the path `a`".into())
+        );
         assert_eq!(refused(&["", ""]), Err("two games at the path ``".into()));
         for bad in ["a/b", "../x", "a b", "ws?"] {
             assert!(refused(&[bad]).is_err(), "{bad}");

@@ -155,6 +155,29 @@ impl Fit {
             self.origin.1 + f64::from(p.y) * self.scale,
         )
     }
+
+    /// A player as a filled point at `at`, in `colour`, its `name` above.
+    pub fn dot(&self, ctx: &CanvasRenderingContext2d, at: Vec2, colour: &str, name: &str) {
+        let (x, y) = self.point(at);
+        ctx.set_fill_style_str(colour);
+        ctx.begin_path();
+        let _ = ctx.arc(x, y, 6.0, 0.0, std::f64::consts::TAU);
+        ctx.fill();
+        ctx.set_font("12px system-ui, sans-serif");
+        ctx.set_text_align("center");
+        let _ = ctx.fill_text(name, x, y - 10.0);
+    }
+
+    /// An outline around `at`, in `colour`: where the server or the
+    /// prediction has the own player (the panel's ghosts).
+    pub fn ring(&self, ctx: &CanvasRenderingContext2d, at: Vec2, colour: &str) {
+        let (x, y) = self.point(at);
+        ctx.set_stroke_style_str(colour);
+        ctx.set_line_width(1.5);
+        ctx.begin_path();
+        let _ = ctx.arc(x, y, 9.0, 0.0, std::f64::consts::TAU);
+        ctx.stroke();
+    }
 }
 
 #[cfg(test)]

@@ -111,16 +111,16 @@ impl PageGame for WalkersPage {
         let name_of = |id: PlayerId| shown_name(session, id);
         let view = session.view();
         for remote in &view.remotes {
-            dot(ctx, &fit, remote.visual, REMOTE, &name_of(remote.id));
+            fit.dot(ctx, remote.visual, REMOTE, &name_of(remote.id));
         }
         if let Some(own) = &view.own {
             if overlays.ghosts {
                 if let Some(authoritative) = own.authoritative {
-                    ring(ctx, &fit, authoritative, "rgba(239, 83, 80, 0.9)");
+                    fit.ring(ctx, authoritative, "rgba(239, 83, 80, 0.9)");
                 }
-                ring(ctx, &fit, own.predicted, "rgba(129, 199, 132, 0.9)");
+                fit.ring(ctx, own.predicted, "rgba(129, 199, 132, 0.9)");
             }
-            dot(ctx, &fit, own.visible, OWN, &name_of(own.id));
+            fit.dot(ctx, own.visible, OWN, &name_of(own.id));
         }
     }
 
@@ -142,28 +142,6 @@ impl PageGame for WalkersPage {
     fn debug_remote(_remote: &RemoteView<Walkers>, fields: Fields) -> Fields {
         fields
     }
-}
-
-/// A walker: a filled point with its name above.
-fn dot(ctx: &CanvasRenderingContext2d, fit: &Fit, at: Vec2, colour: &str, name: &str) {
-    let (x, y) = fit.point(at);
-    ctx.set_fill_style_str(colour);
-    ctx.begin_path();
-    let _ = ctx.arc(x, y, 6.0, 0.0, std::f64::consts::TAU);
-    ctx.fill();
-    ctx.set_font("12px system-ui, sans-serif");
-    ctx.set_text_align("center");
-    let _ = ctx.fill_text(name, x, y - 10.0);
-}
-
-/// An outline where the server or the prediction has the own walker.
-fn ring(ctx: &CanvasRenderingContext2d, fit: &Fit, at: Vec2, colour: &str) {
-    let (x, y) = fit.point(at);
-    ctx.set_stroke_style_str(colour);
-    ctx.set_line_width(1.5);
-    ctx.begin_path();
-    let _ = ctx.arc(x, y, 9.0, 0.0, std::f64::consts::TAU);
-    ctx.stroke();
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! `skirmish-client`, does the rest.
 
 use skirmish_client::fields::Fields;
+use skirmish_client::num::fixed;
 use skirmish_client::{shown_name, Fit, Overlays, PageGame, Script};
 use skirmish_core::{ClientSession, PlayerId, RemoteView, ServerGame, Vec2};
 use web_sys::CanvasRenderingContext2d;
@@ -96,22 +97,26 @@ impl PageGame for DriftPage {
         let name_of = |id: PlayerId| shown_name(session, id);
         let view = session.view();
         for remote in &view.remotes {
-            dot(ctx, &fit, remote.visual, "#ffb74d", &name_of(remote.id));
+            fit.dot(ctx, remote.visual, "#ffb74d", &name_of(remote.id));
         }
         if let Some(own) = &view.own {
             if overlays.ghosts {
                 if let Some(authoritative) = own.authoritative {
-                    ring(ctx, &fit, authoritative, "rgba(239, 83, 80, 0.9)");
+                    fit.ring(ctx, authoritative, "rgba(239, 83, 80, 0.9)");
                 }
-                ring(ctx, &fit, own.predicted, "rgba(129, 199, 132, 0.9)");
+                fit.ring(ctx, own.predicted, "rgba(129, 199, 132, 0.9)");
             }
-            dot(ctx, &fit, own.visible, "#4fc3f7", &name_of(own.id));
+            fit.dot(ctx, own.visible, "#4fc3f7", &name_of(own.id));
         }
     }
 
     fn hud_line(session: &ClientSession<game::Drift>) -> String {
         match session.view().own {
-            Some(own) => format!("at {:.0}, {:.0}", own.visible.x, own.visible.y),
+            // The shell's `fixed`, not `{:.0}`: no float formatting in the bundle.
+            Some(own) => {
+                let (x, y) = (own.visible.x, own.visible.y);
+                format!("at {}, {}", fixed(x.into(), 0), fixed(y.into(), 0))
+            }
             None => "at -".to_string(),
         }
     }
@@ -127,26 +132,4 @@ impl PageGame for DriftPage {
     fn debug_remote(_remote: &RemoteView<game::Drift>, fields: Fields) -> Fields {
         fields
     }
-}
-
-/// A point with its name above.
-fn dot(ctx: &CanvasRenderingContext2d, fit: &Fit, at: Vec2, colour: &str, name: &str) {
-    let (x, y) = fit.point(at);
-    ctx.set_fill_style_str(colour);
-    ctx.begin_path();
-    let _ = ctx.arc(x, y, 6.0, 0.0, std::f64::consts::TAU);
-    ctx.fill();
-    ctx.set_font("12px system-ui, sans-serif");
-    ctx.set_text_align("center");
-    let _ = ctx.fill_text(name, x, y - 10.0);
-}
-
-/// An outline where the server or the prediction has the own point.
-fn ring(ctx: &CanvasRenderingContext2d, fit: &Fit, at: Vec2, colour: &str) {
-    let (x, y) = fit.point(at);
-    ctx.set_stroke_style_str(colour);
-    ctx.set_line_width(1.5);
-    ctx.begin_path();
-    let _ = ctx.arc(x, y, 9.0, 0.0, std::f64::consts::TAU);
-    ctx.stroke();
 }
