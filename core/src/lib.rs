@@ -88,6 +88,7 @@ pub use shared::bytes::{Codec, ReadError, Reader, Writer};
 pub use shared::clamp::clamp;
 pub use shared::fields::{Fields, Width, MAX_FIELDS};
 pub use shared::input::PredictedStep;
+pub use shared::owned::Owned;
 pub use shared::percentile::{nearest_rank, percentile};
 pub use shared::protocol::{
     check_game, check_room_name, decode_client, decode_client_frame, decode_client_frame_of,

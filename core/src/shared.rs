@@ -13,6 +13,7 @@ pub mod fields;
 pub mod framing;
 pub mod game;
 pub mod input;
+pub mod owned;
 pub mod percentile;
 pub mod protocol;
 pub mod record;

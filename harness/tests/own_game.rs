@@ -64,9 +64,6 @@ impl Game for Strollers {
     fn local(own: &Stroller) -> Vec2 {
         own.at
     }
-    fn is_valid(own: &Stroller) -> bool {
-        own.at.is_finite()
-    }
 }
 
 impl Replicated for Stroller {

@@ -21,7 +21,7 @@
 use crate::client::pending::{PendingInputs, PushError};
 use crate::client::smoothing::{Correction, CorrectionOutcome, SmoothingConfig, SETTLED_DISTANCE};
 use crate::shared::clamp::clamp;
-use crate::shared::game::{Game, Offset, Stamp, Visual};
+use crate::shared::game::{Game, Offset, Replicated, Stamp, Visual};
 use crate::shared::input::PredictedStep;
 use crate::shared::tick::Tick;
 
@@ -177,7 +177,7 @@ impl<G: Game> LocalPlayer<G> {
     ///
     /// # Errors
     /// A state not newer than the last accepted one, or not valid
-    /// ([`Game::is_valid`]), is refused, counted, and changes nothing else.
+    /// ([`Replicated::is_valid`](crate::Replicated::is_valid)), is refused, counted, and changes nothing else.
     pub fn accept(
         &mut self,
         stamp: Stamp,
@@ -192,7 +192,7 @@ impl<G: Game> LocalPlayer<G> {
                 });
             }
         }
-        if !G::is_valid(own) {
+        if !own.is_valid() {
             self.stats.rejected_invalid += 1;
             return Err(ReconcileError::NonFinite(stamp.tick));
         }

@@ -33,7 +33,7 @@ use glam::Vec2;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::shared::game::{EventOf, Networked};
+use crate::shared::game::{EventOf, Game, Networked};
 use crate::shared::rng::SeededRng;
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
@@ -210,6 +210,23 @@ pub struct Step<'a, G: ServerGame + ?Sized> {
     pub events: &'a mut Vec<EventOf<G>>,
     /// The counters.
     pub stats: &'a mut WorldStats,
+}
+
+impl<G: ServerGame<Player = <G as Game>::Local>> Step<'_, G> {
+    /// Applies every player's inputs of the tick, in order, with the
+    /// game's step ([`Game::predict`], over the tick's length): all a game
+    /// does whose server keeps of a player only what its page predicts.
+    /// The inputs arrive sanitized.
+    pub fn apply_inputs(self) {
+        let cadence = G::cadence(self.config);
+        for player in self.players.values_mut() {
+            for command in &player.commands {
+                if let Command::Apply { input, .. } = command {
+                    player.state = G::predict(player.state, &input.input(), cadence, self.config);
+                }
+            }
+        }
+    }
 }
 
 /// One player as the server keeps it: its name, its inputs and the game's
@@ -447,7 +464,8 @@ impl<G: ServerGame> World<G> {
     }
 
     /// Queues received inputs for `id` (already checked by the protocol
-    /// decoder; sanitized again when applied). Unknown players are ignored.
+    /// decoder; each goes through [`Game::sanitize`] as it is applied).
+    /// Unknown players are ignored.
     pub fn receive(&mut self, id: PlayerId, inputs: &[G::Wire]) -> Received {
         self.receive_at(id, inputs, std::time::Duration::ZERO)
     }
@@ -496,6 +514,12 @@ impl<G: ServerGame> World<G> {
                 player
                     .inputs
                     .due_queued(&mut self.stats, &mut player.commands);
+            }
+            // The library, not the game, makes every input valid.
+            for command in &mut player.commands {
+                if let Command::Apply { input, .. } = command {
+                    *input = G::wire(input.tick(), G::sanitize(input.input()), input.view_tick());
+                }
             }
         }
         G::step(Step {

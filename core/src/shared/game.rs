@@ -43,7 +43,8 @@ use crate::shared::wired::Wired;
 ///
 /// ```
 /// use std::time::Duration;
-/// use skirmish_core::{Game, LocalPlayer, Offset, Size, SmoothingConfig, Stamp, Tick, Visual};
+/// use skirmish_core::{Game, LocalPlayer, NoEvent, Offset, Replicated, Size, SmoothingConfig};
+/// use skirmish_core::{Stamp, Tick, Visual};
 ///
 /// #[derive(Clone, Copy, Debug, PartialEq)]
 /// struct Dots;
@@ -70,6 +71,12 @@ use crate::shared::wired::Wired;
 ///     fn is_finite(&self) -> bool { self.0.is_finite() }
 /// }
 ///
+/// impl Replicated for Dot {
+///     type Event = NoEvent; // nothing happens to a dot between states
+///     fn is_valid(&self) -> bool { self.0.is_finite() }
+///     fn apply(&mut self, event: &NoEvent) { match *event {} }
+/// }
+///
 /// impl Game for Dots {
 ///     const NAME: &'static str = "dots";
 ///     const VERSION: u32 = 1;
@@ -83,7 +90,6 @@ use crate::shared::wired::Wired;
 ///         Dot(dot.0 + f32::from(*input) * 100.0 * dt.as_secs_f32())
 ///     }
 ///     fn local(own: &Dot) -> Dot { *own }
-///     fn is_valid(own: &Dot) -> bool { own.0.is_finite() }
 /// }
 ///
 /// let mut me: LocalPlayer<Dots> = LocalPlayer::new((), SmoothingConfig::default(), Dot(0.0));
@@ -106,8 +112,9 @@ pub trait Game: Send + Sync + 'static {
     /// The controls of one tick.
     type Input: Copy + Debug + Default + PartialEq + Send + Sync;
     /// The own player's authoritative state as the server sends it to its
-    /// owner, exactly.
-    type Own: Copy + Debug + PartialEq + Send + Sync;
+    /// owner, exactly: the game's fields in the library's envelope
+    /// ([`Owned`](crate::Owned)), or a type of the game's own.
+    type Own: Replicated;
     /// The part of the own state the client predicts, and draws.
     type Local: Visual;
 
@@ -132,10 +139,6 @@ pub trait Game: Send + Sync + 'static {
 
     /// The predicted part of an authoritative state.
     fn local(own: &Self::Own) -> Self::Local;
-
-    /// Whether a state from the network can be accepted (every number
-    /// finite, every field within its range).
-    fn is_valid(own: &Self::Own) -> bool;
 }
 
 /// When an authoritative own state was true, and which of the player's
@@ -277,7 +280,7 @@ pub trait Networked: Game<Own: OwnState<Event: Serialize + DeserializeOwned + Co
 
     /// An input as it travels: the game's input with its tick and the view
     /// it was made in ([`Wired`]).
-    type Wire: Wired + Serialize + DeserializeOwned;
+    type Wire: Wired<Input = Self::Input> + Serialize + DeserializeOwned;
 
     /// Another player's state as binary snapshots carry it.
     type Entity: Fields<Config = Self::Config>;

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::shared::bytes::{Codec, ReadError, Reader, Writer};
 use crate::shared::fields::{Fields, Width};
-use crate::shared::game::{Applied, Offset, Size, Visual};
+use crate::shared::game::{Applied, Offset, Replicated, Size, Visual};
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
 use crate::shared::wired::Wired;
@@ -63,6 +63,20 @@ impl Visual for Vec2 {
 
     fn is_finite(&self) -> bool {
         Vec2::is_finite(*self)
+    }
+}
+
+/// A point as a player's whole own state: nothing happens to it between
+/// states, and it is valid when finite.
+impl Replicated for Vec2 {
+    type Event = NoEvent;
+
+    fn is_valid(&self) -> bool {
+        Vec2::is_finite(*self)
+    }
+
+    fn apply(&mut self, event: &NoEvent) {
+        match *event {}
     }
 }
 
@@ -321,6 +335,12 @@ impl<I> Ticked<I> {
 }
 
 impl<I: Copy + Debug + Codec + Send + Sync> Wired for Ticked<I> {
+    type Input = I;
+
+    fn input(&self) -> I {
+        self.input
+    }
+
     fn tick(&self) -> Tick {
         self.tick
     }

@@ -18,6 +18,12 @@ pub const GAME_BITS: u8 = 0x1f;
 /// An input as it travels: the tick it names, the view it was made in,
 /// and what the world needs to know of what it does.
 pub trait Wired: Copy + std::fmt::Debug + Send + Sync {
+    /// The game's input it carries.
+    type Input;
+
+    /// The game's input it carries (without its tick and view).
+    fn input(&self) -> Self::Input;
+
     /// The tick the input names.
     fn tick(&self) -> Tick;
 

@@ -81,9 +81,6 @@ impl Game for Dots {
     fn local(own: &DotState) -> Dot {
         Dot(own.x)
     }
-    fn is_valid(own: &DotState) -> bool {
-        own.x.is_finite()
-    }
 }
 
 /// A dot as its own client gets it: who, when, where.
@@ -222,6 +219,10 @@ pub struct Nudge {
 }
 
 impl skirmish_core::Wired for Nudge {
+    type Input = i8;
+    fn input(&self) -> i8 {
+        self.by
+    }
     fn tick(&self) -> Tick {
         self.tick
     }
@@ -362,6 +363,7 @@ impl skirmish_core::ServerGame for Dots {
         for (id, player) in step.players.iter_mut() {
             let (commands, dot) = player.commands_and_state();
             for command in commands {
+                // A nudge arrives sanitized: -1, 0 or 1 unit.
                 if let skirmish_core::Command::Apply { input, .. } = command {
                     dot.0 += f32::from(input.by);
                 }

@@ -166,9 +166,6 @@ impl Game for Blobs {
             wait,
         }
     }
-    fn is_valid(own: &Blob) -> bool {
-        Replicated::is_valid(own)
-    }
 }
 
 /// A body is drawn where it is; a correction moves where, never how large.

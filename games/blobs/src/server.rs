@@ -195,9 +195,9 @@ impl ServerGame for Blobs {
         for (id, player) in step.players.iter_mut() {
             let (commands, p) = player.commands_and_state();
             for command in commands {
+                // Sanitized by the library on its way in.
                 if let Command::Apply { input, .. } = command {
-                    let steer = Blobs::sanitize(input.input);
-                    p.body = Blobs::predict(p.body, &steer, cadence, step.config);
+                    p.body = Blobs::predict(p.body, &input.input, cadence, step.config);
                 }
             }
             if !p.body.alive && step.tick >= p.back_at {

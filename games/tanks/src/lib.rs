@@ -171,10 +171,6 @@ impl Game for Tanks {
     fn local(own: &PlayerState) -> Pose {
         own.pose()
     }
-
-    fn is_valid(own: &PlayerState) -> bool {
-        own.is_finite()
-    }
 }
 
 /// The golden trajectory's run: a new turn and throttle every 20 steps.

@@ -199,6 +199,12 @@ pub struct CombatEvent {
 /// 3: its `f32` follows), bit 4 fire; then the turn's and the throttle's
 /// `f32` when coded 3.
 impl Wired for WireInput {
+    type Input = MoveInput;
+
+    fn input(&self) -> MoveInput {
+        self.move_input()
+    }
+
     fn tick(&self) -> Tick {
         self.tick
     }

@@ -3,7 +3,6 @@
 
 // A guide imports the whole library at once.
 #[allow(clippy::wildcard_imports)]
-#[rustfmt::skip]
 mod listing;
 
 pub use listing::*;
@@ -26,7 +25,7 @@ mod tests {
             let at = world
                 .join_with(PlayerId(n + 1), "w", InputMode::Scheduled)
                 .expect("a new id")
-                .at;
+                .state;
             let field = Vec2::splat(1000.0);
             assert!(
                 at.cmpge(Vec2::ZERO).all() && at.cmple(field).all(),
@@ -46,6 +45,26 @@ mod tests {
         spots.sort_unstable();
         spots.dedup();
         assert_eq!(spots.len(), 81);
+    }
+
+    /// The room applies each walk through the game's `sanitize` (the
+    /// listing's step never calls it): a walk of (5, -9) moves like (1, -1).
+    #[test]
+    fn a_walk_too_long_is_applied_as_one_step() {
+        let mut world = World::<Walkers>::of((), (), 1);
+        let id = PlayerId(1);
+        let start = world
+            .join_with(id, "w", InputMode::Scheduled)
+            .expect("joins")
+            .state;
+        world.receive(id, &[Walkers::wire(Tick(1), (5, -9), None)]);
+        world.step();
+        let moved = world.state_of(id).expect("walks").state - start;
+        assert_eq!(
+            moved,
+            Vec2::new(10.0, -10.0),
+            "one step of 200 units a second for 50 ms"
+        );
     }
 
     /// Regression: a walk's head bits, which walkers do not use, were

@@ -1,10 +1,9 @@
 //! The guide's listing, line for line (`docs/GUIDE.md`; a tidy test
-//! checks it): rustfmt leaves it as the guide prints it.
+//! checks it), as rustfmt formats it.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use skirmish_core::*;
 
 /// The game: players walk a square field, a point each.
@@ -18,57 +17,29 @@ const SPEED: f32 = 200.0;
 /// One tick's controls: a step of -1, 0 or 1 along x and along y.
 type Walk = (i8, i8);
 
-/// A walker as the server sends it to its own page, exactly.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Walker {
-    /// Who.
-    pub id: PlayerId,
-    /// The server tick it is true at, and the newest walk it includes.
-    pub tick: Tick,
-    /// See `tick`.
-    pub ack: Option<Tick>,
-    /// Where, in units.
-    pub at: Vec2,
-}
-
+/// A walker is a point: the server sends it to its page exactly, in the
+/// library's envelope (`Owned`: who, when, which walk it includes).
 impl Game for Walkers {
     const NAME: &'static str = "walkers";
-    const VERSION: u32 = 1;
+    const VERSION: u32 = 2;
     type Config = ();
     type Input = Walk;
-    type Own = Walker;
-    type Local = Vec2; // a point, drawn where it is
+    type Own = Owned<Vec2>;
+    type Local = Vec2; // predicted, and drawn where it is
 
-    fn cadence((): &()) -> Duration { Duration::from_millis(50) }
-    fn sanitize((x, y): Walk) -> Walk { (x.clamp(-1, 1), y.clamp(-1, 1)) }
+    fn cadence((): &()) -> Duration {
+        Duration::from_millis(50)
+    }
+    fn sanitize((x, y): Walk) -> Walk {
+        (x.clamp(-1, 1), y.clamp(-1, 1))
+    }
     /// The one step the page predicts with and the server runs.
     fn predict(at: Vec2, &(x, y): &Walk, dt: Duration, (): &()) -> Vec2 {
         let step = Vec2::new(f32::from(x), f32::from(y)) * (SPEED * dt.as_secs_f32());
         (at + step).max(Vec2::ZERO).min(Vec2::splat(FIELD))
     }
-    fn local(own: &Walker) -> Vec2 { own.at }
-    fn is_valid(own: &Walker) -> bool { own.at.is_finite() }
-}
-
-/// What a page keeps of every walker; nothing happens to one between
-/// snapshots.
-impl Replicated for Walker {
-    type Event = NoEvent;
-    fn is_valid(&self) -> bool { self.at.is_finite() }
-    fn apply(&mut self, event: &NoEvent) {
-        match *event {}
-    }
-}
-
-/// The own walker in binary: its point, exactly (the library adds who and
-/// when).
-impl OwnState for Walker {
-    const BYTES: usize = 8;
-    fn id(&self) -> PlayerId { self.id }
-    fn stamp(&self) -> Stamp { Stamp { tick: self.tick, ack: self.ack } }
-    fn write(&self, w: &mut Writer) { Codec::write(&self.at, w); }
-    fn read(id: PlayerId, stamp: Stamp, r: &mut Reader<'_>) -> Result<Walker, ReadError> {
-        Ok(Walker { id, tick: stamp.tick, ack: stamp.ack, at: Vec2::read(r)? })
+    fn local(own: &Owned<Vec2>) -> Vec2 {
+        own.state
     }
 }
 
@@ -80,26 +51,39 @@ impl Networked for Walkers {
     type Entity = Spot;
     const EVENTS: &'static str = "events";
 
-    fn config(_: &NoSetup) -> &() { &() }
+    fn config(_: &NoSetup) -> &() {
+        &()
+    }
     fn wire(tick: Tick, walk: Walk, view_tick: Option<f64>) -> Ticked<Walk> {
         Ticked::new(tick, walk, view_tick)
     }
-    fn quantise(own: &Walker, (): &()) -> Spot { Spot::of(own.at) }
-    fn dequantise(spot: &Spot, id: PlayerId, tick: Tick, (): &()) -> Walker {
-        Walker { id, tick, ack: None, at: spot.point() }
+    fn quantise(own: &Owned<Vec2>, (): &()) -> Spot {
+        Spot::of(own.state)
+    }
+    fn dequantise(spot: &Spot, id: PlayerId, tick: Tick, (): &()) -> Owned<Vec2> {
+        Owned::new(id, tick, None, spot.point())
     }
 }
 
-/// The server keeps a point per walker, and applies each tick's walk.
+/// The server keeps a point per walker; the library moves it by each
+/// tick's walk, with `predict`.
 impl ServerGame for Walkers {
     type Player = Vec2;
     type World = ();
     type Settings = ();
 
-    fn start((): &()) -> ((), ()) { ((), ()) }
-    fn setup((): &(), (): &()) -> NoSetup { NoSetup {} }
-    fn position(own: &Walker) -> Vec2 { own.at }
-    fn extent((): &()) -> Vec2 { Vec2::splat(FIELD) }
+    fn start((): &()) -> ((), ()) {
+        ((), ())
+    }
+    fn setup((): &(), (): &()) -> NoSetup {
+        NoSetup {}
+    }
+    fn position(own: &Owned<Vec2>) -> Vec2 {
+        own.state
+    }
+    fn extent((): &()) -> Vec2 {
+        Vec2::splat(FIELD)
+    }
     fn spawn(
         (): &(),
         (): &(),
@@ -112,18 +96,10 @@ impl ServerGame for Walkers {
         Vec2::new(100.0 * ((i + lap) % 9 + 1) as f32, 100.0 * (i + 1) as f32)
     }
     fn step(step: Step<'_, Walkers>) {
-        let cadence = Walkers::cadence(&());
-        for player in step.players.values_mut() {
-            let (commands, at) = player.commands_and_state();
-            for command in commands {
-                if let Command::Apply { input, .. } = command {
-                    *at = Walkers::predict(*at, &Walkers::sanitize(input.input), cadence, &());
-                }
-            }
-        }
+        step.apply_inputs();
     }
-    fn own((): &(), player: &ServerPlayer<Walkers>, id: PlayerId, tick: Tick) -> Walker {
-        Walker { id, tick, ack: player.ack(), at: player.state }
+    fn own((): &(), player: &ServerPlayer<Walkers>, id: PlayerId, tick: Tick) -> Owned<Vec2> {
+        Owned::new(id, tick, player.ack(), player.state)
     }
 }
 
@@ -133,13 +109,17 @@ impl ClientGame for Walkers {
     type Client = ();
     type Note = ();
     type Effects = ();
-    fn input((): &mut (), walk: &Walk, _alive: bool, _tick: Tick) -> Walk { *walk }
+    fn input((): &mut (), walk: &Walk, _alive: bool, _tick: Tick) -> Walk {
+        *walk
+    }
 }
 
 /// The determinism check: a seeded walk from the middle.
 impl Harness for Walkers {
     fn config() {}
-    fn start((): &()) -> Vec2 { Vec2::splat(FIELD / 2.0) }
+    fn start((): &()) -> Vec2 {
+        Vec2::splat(FIELD / 2.0)
+    }
     fn seeded_input(rng: &mut SeededRng, _: u32, _: Walk) -> Walk {
         (rng.below(3) as i8 - 1, rng.below(3) as i8 - 1)
     }

@@ -6,11 +6,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use skirmish_core::{
-    determinism, ClientGame, Codec, Command, Game, Harness, Networked, NoEvent, NoSetup, OwnState,
-    PlayerId, ReadError, Reader, Replicated, SeededRng, ServerGame, ServerPlayer, Spot, Stamp,
-    Step, Tick, Ticked, Vec2, Writer,
+    determinism, ClientGame, Game, Harness, Networked, NoSetup, Owned, PlayerId, SeededRng,
+    ServerGame, ServerPlayer, Spot, Step, Tick, Ticked, Vec2,
 };
 
 pub mod driver;
@@ -26,25 +24,14 @@ const SPEED: f32 = 200.0;
 /// One tick's controls: -1, 0 or 1 along x and along y.
 pub type Steer = (i8, i8);
 
-/// A player's point as the server sends it to its own page.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Point {
-    /// Who.
-    pub id: PlayerId,
-    /// The server tick it is true at.
-    pub tick: Tick,
-    /// The newest input it includes.
-    pub ack: Option<Tick>,
-    /// Where, in units.
-    pub at: Vec2,
-}
-
 impl Game for Drift {
     const NAME: &'static str = "drift";
     const VERSION: u32 = 1;
     type Config = ();
     type Input = Steer;
-    type Own = Point;
+    /// A point, sent to its own page exactly in the library's envelope
+    /// (who, when, which input it includes).
+    type Own = Owned<Vec2>;
     type Local = Vec2;
 
     fn cadence((): &()) -> Duration {
@@ -61,52 +48,8 @@ impl Game for Drift {
         (at + step).max(Vec2::ZERO).min(Vec2::splat(FIELD))
     }
 
-    fn local(own: &Point) -> Vec2 {
-        own.at
-    }
-
-    fn is_valid(own: &Point) -> bool {
-        own.at.is_finite()
-    }
-}
-
-impl Replicated for Point {
-    type Event = NoEvent;
-
-    fn is_valid(&self) -> bool {
-        self.at.is_finite()
-    }
-
-    fn apply(&mut self, event: &NoEvent) {
-        match *event {}
-    }
-}
-
-impl OwnState for Point {
-    const BYTES: usize = 8;
-
-    fn id(&self) -> PlayerId {
-        self.id
-    }
-
-    fn stamp(&self) -> Stamp {
-        Stamp {
-            tick: self.tick,
-            ack: self.ack,
-        }
-    }
-
-    fn write(&self, w: &mut Writer) {
-        Codec::write(&self.at, w);
-    }
-
-    fn read(id: PlayerId, stamp: Stamp, r: &mut Reader<'_>) -> Result<Point, ReadError> {
-        Ok(Point {
-            id,
-            tick: stamp.tick,
-            ack: stamp.ack,
-            at: Vec2::read(r)?,
-        })
+    fn local(own: &Owned<Vec2>) -> Vec2 {
+        own.state
     }
 }
 
@@ -124,17 +67,12 @@ impl Networked for Drift {
         Ticked::new(tick, steer, view_tick)
     }
 
-    fn quantise(own: &Point, (): &()) -> Spot {
-        Spot::of(own.at)
+    fn quantise(own: &Owned<Vec2>, (): &()) -> Spot {
+        Spot::of(own.state)
     }
 
-    fn dequantise(spot: &Spot, id: PlayerId, tick: Tick, (): &()) -> Point {
-        Point {
-            id,
-            tick,
-            ack: None,
-            at: spot.point(),
-        }
+    fn dequantise(spot: &Spot, id: PlayerId, tick: Tick, (): &()) -> Owned<Vec2> {
+        Owned::new(id, tick, None, spot.point())
     }
 }
 
@@ -151,8 +89,8 @@ impl ServerGame for Drift {
         NoSetup {}
     }
 
-    fn position(own: &Point) -> Vec2 {
-        own.at
+    fn position(own: &Owned<Vec2>) -> Vec2 {
+        own.state
     }
 
     fn extent((): &()) -> Vec2 {
@@ -171,25 +109,14 @@ impl ServerGame for Drift {
         Vec2::new(100.0 * ((i + lap) % 9 + 1) as f32, 100.0 * (i + 1) as f32)
     }
 
+    /// The library moves each point by its inputs, with `predict`; a
+    /// game with rules of its world (collisions, pickups) adds them here.
     fn step(step: Step<'_, Drift>) {
-        let cadence = Drift::cadence(&());
-        for player in step.players.values_mut() {
-            let (commands, at) = player.commands_and_state();
-            for command in commands {
-                if let Command::Apply { input, .. } = command {
-                    *at = Drift::predict(*at, &Drift::sanitize(input.input), cadence, &());
-                }
-            }
-        }
+        step.apply_inputs();
     }
 
-    fn own((): &(), player: &ServerPlayer<Drift>, id: PlayerId, tick: Tick) -> Point {
-        Point {
-            id,
-            tick,
-            ack: player.ack(),
-            at: player.state,
-        }
+    fn own((): &(), player: &ServerPlayer<Drift>, id: PlayerId, tick: Tick) -> Owned<Vec2> {
+        Owned::new(id, tick, player.ack(), player.state)
     }
 }
 
