@@ -9,12 +9,13 @@
 //! where to look (a `sin` that is not `libm`'s, a fused multiply-add, an
 //! iteration over a hash map).
 
+use crate::shared::bytes::{Codec, Writer};
 use crate::shared::determinism::{seeded_duration, Fnv64};
 use crate::shared::game::Game;
 use crate::shared::rng::SeededRng;
 
 /// A game the harness can run alone: seeded inputs, a start, a hash.
-pub trait Harness: Game {
+pub trait Harness: Game<Local: Codec> {
     /// The configuration a seeded run uses.
     fn config() -> Self::Config;
 
@@ -25,8 +26,13 @@ pub trait Harness: Game {
     /// the previous step's.
     fn seeded_input(rng: &mut SeededRng, step: u32, previous: Self::Input) -> Self::Input;
 
-    /// Folds every bit of `local` that the step computes into `hash`.
-    fn hash(local: &Self::Local, hash: &mut Fnv64);
+    /// Folds every bit of `local` that the step computes into `hash`; by
+    /// default its binary form.
+    fn hash(local: &Self::Local, hash: &mut Fnv64) {
+        let mut w = Writer::default();
+        local.write(&mut w);
+        hash.write(&w.bytes);
+    }
 }
 
 /// The running hash after each of `steps` seeded steps of `G` from `seed`.

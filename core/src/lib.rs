@@ -80,9 +80,9 @@ pub use server::room::{
 };
 pub use server::things::{Thing, Things, FIRST_THING};
 pub use server::world::{
-    Command, InputMode, JoinError, Received, ServerGame, Step, Wired, WorldStats, CATCH_UP_ABOVE,
-    GAP_WAIT_TICKS, MAX_AHEAD_TICKS, MAX_INPUTS_PER_TICK, MAX_QUEUED_INPUTS, REWIND_MARGIN_TICKS,
-    RTT_WINDOW,
+    Command, InputMode, JoinError, Received, ServerGame, Spawn, Step, Wired, WorldStats,
+    CATCH_UP_ABOVE, GAP_WAIT_TICKS, MAX_AHEAD_TICKS, MAX_INPUTS_PER_TICK, MAX_QUEUED_INPUTS,
+    REWIND_MARGIN_TICKS, RTT_WINDOW,
 };
 pub use shared::bytes::{Codec, ReadError, Reader, Writer};
 pub use shared::clamp::clamp;

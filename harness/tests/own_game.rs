@@ -8,7 +8,6 @@
 //! their controls say (the guide's game under another name, so that
 //! nothing here is one of the repository's games).
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -16,7 +15,7 @@ use skirmish_core::determinism::Fnv64;
 use skirmish_core::{
     ClientGame, ClientSession, Codec, Command, Game, GameId, Harness, Networked, NoEvent, NoSetup,
     OwnState, PlayerId, ReadError, Reader, Replicated, RoomConfig, SeededRng, ServerGame,
-    ServerPlayer, SessionConfig, Spot, Stamp, Step, Tick, Ticked, Vec2, Writer,
+    ServerPlayer, SessionConfig, Spawn, Spot, Stamp, Step, Tick, Ticked, Vec2, Writer,
 };
 use skirmish_harness::matrix::{assert_main_cell_budget, main_cell, summarize, totals};
 use skirmish_harness::quality::{game_page, Provenance};
@@ -104,13 +103,9 @@ impl Networked for Strollers {
     type Setup = NoSetup;
     type Wire = Ticked<Stroll>;
     type Entity = Spot;
-    const EVENTS: &'static str = "events";
 
     fn config(_: &NoSetup) -> &() {
         &()
-    }
-    fn wire(tick: Tick, stroll: Stroll, view_tick: Option<f64>) -> Ticked<Stroll> {
-        Ticked::new(tick, stroll, view_tick)
     }
     fn quantise(own: &Stroller, (): &()) -> Spot {
         Spot::of(own.at)
@@ -142,14 +137,8 @@ impl ServerGame for Strollers {
     fn extent((): &()) -> Vec2 {
         Vec2::splat(FIELD)
     }
-    fn spawn(
-        (): &(),
-        (): &(),
-        others: &BTreeMap<PlayerId, ServerPlayer<Strollers>>,
-        _: Tick,
-        _: &mut SeededRng,
-    ) -> Vec2 {
-        Vec2::new(500.0, 100.0 + 100.0 * (others.len() % 9) as f32)
+    fn spawn(spawn: Spawn<'_, Strollers>) -> Vec2 {
+        Vec2::new(500.0, 100.0 + 100.0 * (spawn.players.len() % 9) as f32)
     }
     fn step(step: Step<'_, Strollers>) {
         let cadence = Strollers::cadence(&());

@@ -175,15 +175,9 @@ pub trait ServerGame: Networked {
         None
     }
 
-    /// A player joining at `tick`: where and how it starts. `players` are
-    /// the others, in id order.
-    fn spawn(
-        world: &Self::World,
-        config: &Self::Config,
-        players: &BTreeMap<PlayerId, ServerPlayer<Self>>,
-        tick: Tick,
-        rng: &mut SeededRng,
-    ) -> Self::Player;
+    /// A player joining: where and how it starts ([`Spawn`]: the world,
+    /// the others in id order, the tick, the seeded randomness).
+    fn spawn(spawn: Spawn<'_, Self>) -> Self::Player;
 
     /// One tick: every player's [`ServerPlayer::commands`] applied, and
     /// whatever else the game does, in the game's order.
@@ -192,6 +186,20 @@ pub trait ServerGame: Networked {
     /// A player's own state, as its client gets it exactly.
     fn own(world: &Self::World, player: &ServerPlayer<Self>, id: PlayerId, tick: Tick)
         -> Self::Own;
+}
+
+/// A player joining a world, as its game places it.
+pub struct Spawn<'a, G: ServerGame + ?Sized> {
+    /// The game's world.
+    pub world: &'a G::World,
+    /// The constants both sides step with.
+    pub config: &'a G::Config,
+    /// The others, in id order.
+    pub players: &'a BTreeMap<PlayerId, ServerPlayer<G>>,
+    /// The tick it joins at.
+    pub tick: Tick,
+    /// The world's seeded randomness.
+    pub rng: &'a mut SeededRng,
 }
 
 /// One tick of a world, as its game steps it.
@@ -414,13 +422,13 @@ impl<G: ServerGame> World<G> {
         if self.players.contains_key(&id) {
             return Err(JoinError::Taken(id));
         }
-        let state = G::spawn(
-            &self.game,
-            &self.config,
-            &self.players,
-            self.tick,
-            &mut self.rng,
-        );
+        let state = G::spawn(Spawn {
+            world: &self.game,
+            config: &self.config,
+            players: &self.players,
+            tick: self.tick,
+            rng: &mut self.rng,
+        });
         let player = ServerPlayer {
             name: name.to_string(),
             inputs: PlayerInputs::joined(mode, self.tick),
@@ -518,7 +526,8 @@ impl<G: ServerGame> World<G> {
             // The library, not the game, makes every input valid.
             for command in &mut player.commands {
                 if let Command::Apply { input, .. } = command {
-                    *input = G::wire(input.tick(), G::sanitize(input.input()), input.view_tick());
+                    *input =
+                        G::Wire::of(input.tick(), G::sanitize(input.input()), input.view_tick());
                 }
             }
         }

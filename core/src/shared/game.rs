@@ -286,14 +286,10 @@ pub trait Networked: Game<Own: OwnState<Event: Serialize + DeserializeOwned + Co
     type Entity: Fields<Config = Self::Config>;
 
     /// The `type` of the JSON message carrying a tick's events.
-    const EVENTS: &'static str;
+    const EVENTS: &'static str = "events";
 
     /// The configuration a setup gives the client.
     fn config(setup: &Self::Setup) -> &Self::Config;
-
-    /// `input`, made for `tick` while the others were drawn at server tick
-    /// `view_tick`, as it travels.
-    fn wire(tick: Tick, input: Self::Input, view_tick: Option<f64>) -> Self::Wire;
 
     /// `own` as binary snapshots carry another player's state.
     fn quantise(own: &Self::Own, config: &Self::Config) -> Self::Entity;

@@ -341,6 +341,10 @@ impl<I: Copy + Debug + Codec + Send + Sync> Wired for Ticked<I> {
         self.input
     }
 
+    fn of(tick: Tick, input: I, view_tick: Option<f64>) -> Ticked<I> {
+        Ticked::new(tick, input, view_tick)
+    }
+
     fn tick(&self) -> Tick {
         self.tick
     }

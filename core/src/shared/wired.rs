@@ -24,6 +24,10 @@ pub trait Wired: Copy + std::fmt::Debug + Send + Sync {
     /// The game's input it carries (without its tick and view).
     fn input(&self) -> Self::Input;
 
+    /// `input`, made for `tick` while the others were drawn at server tick
+    /// `view_tick`, as it travels.
+    fn of(tick: Tick, input: Self::Input, view_tick: Option<f64>) -> Self;
+
     /// The tick the input names.
     fn tick(&self) -> Tick;
 

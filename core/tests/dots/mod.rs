@@ -223,6 +223,9 @@ impl skirmish_core::Wired for Nudge {
     fn input(&self) -> i8 {
         self.by
     }
+    fn of(tick: Tick, by: i8, _: Option<f64>) -> Nudge {
+        Nudge { tick, by }
+    }
     fn tick(&self) -> Tick {
         self.tick
     }
@@ -294,9 +297,6 @@ impl skirmish_core::Networked for Dots {
     fn config(_: &Line) -> &() {
         &()
     }
-    fn wire(tick: Tick, by: i8, _: Option<f64>) -> Nudge {
-        Nudge { tick, by }
-    }
     /// A remote dot: its x to a unit, on a line of 65,535.
     fn quantise(own: &DotState, (): &()) -> Pellet {
         Pellet {
@@ -349,14 +349,8 @@ impl skirmish_core::ServerGame for Dots {
         skirmish_core::Vec2::new(1000.0, 1.0)
     }
 
-    fn spawn(
-        _: &skirmish_core::Things<Pellet>,
-        (): &(),
-        players: &std::collections::BTreeMap<PlayerId, skirmish_core::ServerPlayer<Dots>>,
-        _: Tick,
-        _: &mut skirmish_core::SeededRng,
-    ) -> Dot {
-        Dot(100.0 * players.len() as f32)
+    fn spawn(spawn: skirmish_core::Spawn<'_, Dots>) -> Dot {
+        Dot(100.0 * spawn.players.len() as f32)
     }
 
     fn step(step: skirmish_core::Step<'_, Dots>) {

@@ -253,13 +253,9 @@ impl Networked for Blobs {
     type Setup = Arena;
     type Wire = Ticked<Steer>;
     type Entity = Bit;
-    const EVENTS: &'static str = "events";
 
     fn config(arena: &Arena) -> &Arena {
         arena
-    }
-    fn wire(tick: Tick, steer: Steer, view_tick: Option<f64>) -> Ticked<Steer> {
-        Ticked::new(tick, steer, view_tick)
     }
     fn quantise(own: &Blob, _: &Arena) -> Bit {
         Bit::of(own.at, own.mass, own.kind)
@@ -341,7 +337,7 @@ impl Harness for Blobs {
 
 #[cfg(test)]
 mod tests {
-    use skirmish_core::{decode_inputs, encode_inputs, ErrorCode, Networked, Tick};
+    use skirmish_core::{decode_inputs, encode_inputs, ErrorCode, Networked, Tick, Ticked, Wired};
 
     use super::{Blobs, BOOST, MOVE};
 
@@ -349,7 +345,7 @@ mod tests {
     /// ignored: each one set is refused now.
     #[test]
     fn a_steer_with_a_head_bit_set_is_refused() {
-        let steer = Blobs::wire(Tick(9), (1_000, MOVE | BOOST), None);
+        let steer = Ticked::<super::Steer>::of(Tick(9), (1_000, MOVE | BOOST), None);
         let mut bytes = Vec::new();
         encode_inputs(&[steer], None, None, &mut bytes);
         let head = 6; // After the kind, the count and the tick.

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use skirmish_core::{
-    Codec, Command, Game, PlayerId, ReadError, Reader, SeededRng, ServerGame, ServerPlayer, Step,
-    Thing, Things, Tick, Vec2, Writer,
+    Codec, Command, Game, PlayerId, ReadError, Reader, SeededRng, ServerGame, ServerPlayer, Spawn,
+    Step, Thing, Things, Tick, Vec2, Writer,
 };
 
 use crate::{
@@ -178,15 +178,9 @@ impl ServerGame for Blobs {
             _ => None,
         }
     }
-    fn spawn(
-        _: &BlobWorld,
-        arena: &Arena,
-        _: &BTreeMap<PlayerId, ServerPlayer<Blobs>>,
-        _: Tick,
-        rng: &mut SeededRng,
-    ) -> Player {
+    fn spawn(spawn: Spawn<'_, Blobs>) -> Player {
         Player {
-            body: Body::fresh(somewhere(rng, *arena)),
+            body: Body::fresh(somewhere(spawn.rng, *spawn.config)),
             back_at: Tick::ZERO,
         }
     }

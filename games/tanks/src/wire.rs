@@ -107,10 +107,6 @@ impl Networked for Tanks {
         &setup.config
     }
 
-    fn wire(tick: Tick, input: MoveInput, view_tick: Option<f64>) -> WireInput {
-        WireInput::new(MoveInput { tick, ..input }, view_tick)
-    }
-
     fn quantise(own: &PlayerState, config: &SimConfig) -> Quantised {
         Quantised::of(own, config)
     }
@@ -203,6 +199,10 @@ impl Wired for WireInput {
 
     fn input(&self) -> MoveInput {
         self.move_input()
+    }
+
+    fn of(tick: Tick, input: MoveInput, view_tick: Option<f64>) -> WireInput {
+        WireInput::new(MoveInput { tick, ..input }, view_tick)
     }
 
     fn tick(&self) -> Tick {

@@ -45,7 +45,7 @@ use crate::sim::{resolve_collisions, simulate, Pose};
 use crate::state::PlayerState;
 use crate::{CombatEvent, TankSetup};
 use skirmish_core::PlayerId;
-use skirmish_core::SeededRng;
+use skirmish_core::Spawn;
 use skirmish_core::Tick;
 
 /// A tank as the server keeps it.
@@ -145,13 +145,14 @@ impl ServerGame for Tanks {
         Some((hit.attacker, hit.target))
     }
 
-    fn spawn(
-        world: &Arena,
-        sim: &SimConfig,
-        players: &BTreeMap<PlayerId, ServerPlayer<Tanks>>,
-        tick: Tick,
-        rng: &mut SeededRng,
-    ) -> Tank {
+    fn spawn(spawn: Spawn<'_, Tanks>) -> Tank {
+        let Spawn {
+            world,
+            config: sim,
+            players,
+            tick,
+            rng,
+        } = spawn;
         let pose = life::spawn_point(sim, players, rng);
         Tank {
             pose,

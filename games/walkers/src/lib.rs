@@ -11,7 +11,7 @@ pub mod driver;
 
 #[cfg(test)]
 mod tests {
-    use skirmish_core::{decode_inputs, encode_inputs, ErrorCode, Networked, Tick};
+    use skirmish_core::{decode_inputs, encode_inputs, ErrorCode, Networked, Tick, Ticked, Wired};
     use skirmish_core::{InputMode, PlayerId, Vec2, World};
 
     use super::Walkers;
@@ -57,7 +57,7 @@ mod tests {
             .join_with(id, "w", InputMode::Scheduled)
             .expect("joins")
             .state;
-        world.receive(id, &[Walkers::wire(Tick(1), (5, -9), None)]);
+        world.receive(id, &[Ticked::of(Tick(1), (5, -9), None)]);
         world.step();
         let moved = world.state_of(id).expect("walks").state - start;
         assert_eq!(
@@ -71,7 +71,7 @@ mod tests {
     /// ignored: each one set is refused now.
     #[test]
     fn a_walk_with_a_head_bit_set_is_refused() {
-        let walk = Walkers::wire(Tick(9), (1, -1), None);
+        let walk = Ticked::<(i8, i8)>::of(Tick(9), (1, -1), None);
         let mut bytes = Vec::new();
         encode_inputs(&[walk], None, None, &mut bytes);
         let head = 6; // After the kind, the count and the tick.

@@ -1,7 +1,6 @@
 //! The guide's listing, line for line (`docs/GUIDE.md`; a tidy test
 //! checks it), as rustfmt formats it.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use skirmish_core::*;
@@ -49,13 +48,9 @@ impl Networked for Walkers {
     type Setup = NoSetup;
     type Wire = Ticked<Walk>;
     type Entity = Spot;
-    const EVENTS: &'static str = "events";
 
     fn config(_: &NoSetup) -> &() {
         &()
-    }
-    fn wire(tick: Tick, walk: Walk, view_tick: Option<f64>) -> Ticked<Walk> {
-        Ticked::new(tick, walk, view_tick)
     }
     fn quantise(own: &Owned<Vec2>, (): &()) -> Spot {
         Spot::of(own.state)
@@ -84,15 +79,9 @@ impl ServerGame for Walkers {
     fn extent((): &()) -> Vec2 {
         Vec2::splat(FIELD)
     }
-    fn spawn(
-        (): &(),
-        (): &(),
-        others: &BTreeMap<PlayerId, ServerPlayer<Walkers>>,
-        _: Tick,
-        _: &mut SeededRng,
-    ) -> Vec2 {
+    fn spawn(spawn: Spawn<'_, Walkers>) -> Vec2 {
         // A 9 by 9 grid, its diagonal first: inside the field however many walk.
-        let (i, lap) = (others.len() % 9, others.len() / 9);
+        let (i, lap) = (spawn.players.len() % 9, spawn.players.len() / 9);
         Vec2::new(100.0 * ((i + lap) % 9 + 1) as f32, 100.0 * (i + 1) as f32)
     }
     fn step(step: Step<'_, Walkers>) {
@@ -122,9 +111,5 @@ impl Harness for Walkers {
     }
     fn seeded_input(rng: &mut SeededRng, _: u32, _: Walk) -> Walk {
         (rng.below(3) as i8 - 1, rng.below(3) as i8 - 1)
-    }
-    fn hash(at: &Vec2, hash: &mut determinism::Fnv64) {
-        hash.f32(at.x);
-        hash.f32(at.y);
     }
 }

@@ -22,6 +22,7 @@ use crate::client::pending::PushError;
 use crate::shared::game::Replicated;
 use crate::shared::protocol::{ClientMessage, Encoding, MAX_INPUTS_PER_MESSAGE};
 use crate::shared::tick::Tick;
+use crate::shared::wired::Wired;
 
 /// How long after the last sign of loss input messages are resent.
 pub const LOSS_MEMORY: Duration = Duration::from_secs(10);
@@ -229,7 +230,7 @@ impl<G: ClientGame> ClientSession<G> {
         let inputs: Vec<G::Wire> = pending
             .iter()
             .skip(skip)
-            .map(|step| G::wire(step.tick, step.input, step.view_tick))
+            .map(|step| G::Wire::of(step.tick, step.input, step.view_tick))
             .collect();
         if inputs.is_empty() {
             return;

@@ -3,12 +3,11 @@
 //! rules here; `driver.rs` is how the harness plays it, and its page is the
 //! crate in `page/`.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use skirmish_core::{
-    determinism, ClientGame, Game, Harness, Networked, NoSetup, Owned, PlayerId, SeededRng,
-    ServerGame, ServerPlayer, Spot, Step, Tick, Ticked, Vec2,
+    ClientGame, Game, Harness, Networked, NoSetup, Owned, PlayerId, SeededRng, ServerGame,
+    ServerPlayer, Spawn, Spot, Step, Tick, Ticked, Vec2,
 };
 
 pub mod driver;
@@ -57,14 +56,9 @@ impl Networked for Drift {
     type Setup = NoSetup;
     type Wire = Ticked<Steer>;
     type Entity = Spot;
-    const EVENTS: &'static str = "events";
 
     fn config(_: &NoSetup) -> &() {
         &()
-    }
-
-    fn wire(tick: Tick, steer: Steer, view_tick: Option<f64>) -> Ticked<Steer> {
-        Ticked::new(tick, steer, view_tick)
     }
 
     fn quantise(own: &Owned<Vec2>, (): &()) -> Spot {
@@ -97,15 +91,9 @@ impl ServerGame for Drift {
         Vec2::splat(FIELD)
     }
 
-    fn spawn(
-        (): &(),
-        (): &(),
-        others: &BTreeMap<PlayerId, ServerPlayer<Drift>>,
-        _: Tick,
-        _: &mut SeededRng,
-    ) -> Vec2 {
-        // A 9 by 9 grid inside the field, however many play.
-        let (i, lap) = (others.len() % 9, others.len() / 9);
+    fn spawn(spawn: Spawn<'_, Drift>) -> Vec2 {
+        // A 9 by 9 grid, inside the field, however many play.
+        let (i, lap) = (spawn.players.len() % 9, spawn.players.len() / 9);
         Vec2::new(100.0 * ((i + lap) % 9 + 1) as f32, 100.0 * (i + 1) as f32)
     }
 
@@ -141,11 +129,6 @@ impl Harness for Drift {
 
     fn seeded_input(rng: &mut SeededRng, _: u32, _: Steer) -> Steer {
         (rng.below(3) as i8 - 1, rng.below(3) as i8 - 1)
-    }
-
-    fn hash(at: &Vec2, hash: &mut determinism::Fnv64) {
-        hash.f32(at.x);
-        hash.f32(at.y);
     }
 }
 
