@@ -250,7 +250,11 @@ fn wrong_game_quotes_a_short_prefix_of_the_game_named() {
             protocol: 2,
             room: None,
             encoding: skirmish_core::Encoding::Compact,
-            game: Some(skirmish_core::GameId { name, version: 1 }),
+            game: Some(skirmish_core::GameId {
+                name,
+                version: 1,
+                shape: None,
+            }),
         })
         .expect("a binary hello");
     for (is_text, frame) in [(true, text.as_bytes()), (false, &binary[..])] {
@@ -260,4 +264,56 @@ fn wrong_game_quotes_a_short_prefix_of_the_game_named() {
         assert!(e.message.ends_with(&quoted), "{}", e.message);
         assert!(e.message.len() < 100, "{} bytes", e.message.len());
     }
+}
+
+/// The identity is computed from the game's wire types: a page of the
+/// same game and version whose messages have another shape (a field
+/// added without a new version) is refused by name, with both shapes, as
+/// text and in binary; one that says no shape (an outside tool) is taken;
+/// a recording of another shape is refused too.
+#[test]
+fn a_hello_or_a_recording_of_another_wire_shape_is_refused_naming_both() {
+    use skirmish_core::{protocol, ClientMessage, Encoding, GameId, Kind, Reader, RecordWriter};
+    let ours = GameId::of::<Dots>();
+    let shape = ours.shape.expect("computed");
+    assert_eq!(shape, protocol::shape::<Dots>());
+    let other = GameId {
+        shape: Some(shape ^ 1),
+        ..ours.clone()
+    };
+    let hello = |game: &GameId| ClientMessage::<Nudge>::Hello {
+        name: "ana".into(),
+        protocol: 2,
+        room: None,
+        encoding: Encoding::Compact,
+        game: Some(game.clone()),
+    };
+    let text = serde_json::to_string(&hello(&other)).expect("JSON");
+    let binary = skirmish_core::control::encode_client(&hello(&other)).expect("binary");
+    for (is_text, frame) in [(true, text.as_bytes()), (false, &binary[..])] {
+        let e = skirmish_core::decode_client_frame_of::<Dots>(is_text, frame).unwrap_err();
+        assert_eq!(e.code, skirmish_core::ErrorCode::WrongGame);
+        for side in [&ours, &other] {
+            assert!(e.message.contains(&side.to_string()), "{}", e.message);
+        }
+        assert!(e.message.contains("messages differ"), "{}", e.message);
+    }
+    for game in [
+        &ours,
+        &GameId {
+            shape: None,
+            ..ours.clone()
+        },
+    ] {
+        let binary = skirmish_core::control::encode_client(&hello(game)).expect("binary");
+        assert!(skirmish_core::decode_client_frame_of::<Dots>(false, &binary).is_ok());
+    }
+    let recording = RecordWriter::new(Kind::Room, &other, b"{}")
+        .bytes()
+        .to_vec();
+    let why = Reader::open(&recording, Kind::Room, &ours)
+        .map(|_| ())
+        .unwrap_err();
+    assert!(why.to_string().contains(&format!("{shape:08x}")), "{why}");
+    assert!(Reader::open(&recording, Kind::Room, &other).is_ok());
 }

@@ -173,6 +173,7 @@ fn a_room_of_dots_tells_its_events_and_records_itself_like_a_room_of_tanks() {
     let tanks = skirmish_core::GameId {
         name: "tanks".into(),
         version: 2,
+        shape: None,
     };
     let refused = skirmish_core::Reader::open(&recording, skirmish_core::Kind::Room, &tanks);
     let why = refused.map(|_| ()).expect_err("another game").to_string();

@@ -76,6 +76,7 @@ fn two_dot_pages_play_in_a_room_of_dots_and_the_binary_one_replays() {
     let tanks = skirmish_core::GameId {
         name: "tanks".into(),
         version: 2,
+        shape: None,
     };
     let refused = skirmish_core::Reader::open(&recording, skirmish_core::Kind::Client, &tanks)
         .map(|_| ())

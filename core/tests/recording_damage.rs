@@ -333,12 +333,22 @@ fn a_resealed_change_is_read_and_left_to_the_replay() {
     );
 }
 
-/// A format-6 recording as format 5 wrote it: the same records, with no
-/// header checksum and no chunks.
+/// A recording of this build as format 5 wrote it: the same records,
+/// with no wire shape, no header checksum and no chunks.
 fn as_format_5(bytes: &[u8], kind: Kind) -> Vec<u8> {
     let (header, chunks) = layout(bytes, kind);
     let mut out = bytes[..header.end - 4].to_vec();
     out[6] = 5;
+    // The shape follows the protocol, the build, the game and its version.
+    let mut r = skirmish_core::Reader::at(&out, 8);
+    let shape_at = r
+        .varint()
+        .and_then(|_| r.text().map(|_| ()))
+        .and_then(|()| r.text().map(|_| ()))
+        .and_then(|()| r.varint())
+        .map(|_| r.offset())
+        .expect("a header");
+    out.drain(shape_at..shape_at + 4);
     for chunk in chunks {
         out.extend_from_slice(&bytes[chunk.start + 8..chunk.end - 4]);
     }

@@ -310,6 +310,7 @@ fn header_game(bytes: &[u8]) -> Result<GameId, FormatError> {
     let none = GameId {
         name: String::new(),
         version: 0,
+        shape: None,
     };
     match Reader::open(bytes, Kind::Client, &none) {
         Err(FormatError::Game { found, .. }) => Ok(found),

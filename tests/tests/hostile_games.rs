@@ -135,6 +135,7 @@ async fn hostile<G: Networked>(addr: SocketAddr, folder: &str) -> Result {
     let other = GameId {
         name: "g".repeat(7_900),
         version: 1,
+        shape: None,
     };
     socket
         .send(Message::text(text_hello::<G>("ann", other)))

@@ -82,6 +82,7 @@ async fn a_binary_hello_gets_binary_control_messages_over_a_real_socket() -> Res
     let blobs = GameId {
         name: "blobs".into(),
         version: 1,
+        shape: None,
     };
     other.send_binary(binary(&hello(blobs))).await?;
     let Frame::Binary(refusal) = other.recv_frame().await? else {

@@ -52,6 +52,8 @@ pub const ERROR: u8 = b'E';
 
 const HAS_ROOM: u8 = 1;
 const HAS_GAME: u8 = 2;
+/// The game named has its wire shape after its version (a `u32`).
+const HAS_SHAPE: u8 = 4;
 
 /// Whether a binary frame from a client is a control message.
 pub fn is_client_control(bytes: &[u8]) -> bool {
@@ -82,14 +84,19 @@ pub fn encode_client<W>(message: &ClientMessage<W>) -> Option<Vec<u8>> {
             w.u8(HELLO);
             w.varint(u64::from(*protocol));
             w.text(name);
+            let shape = game.as_ref().and_then(|g| g.shape);
             w.u8(if room.is_some() { HAS_ROOM } else { 0 }
-                | if game.is_some() { HAS_GAME } else { 0 });
+                | if game.is_some() { HAS_GAME } else { 0 }
+                | if shape.is_some() { HAS_SHAPE } else { 0 });
             if let Some(room) = room {
                 w.text(room);
             }
             if let Some(game) = game {
                 w.text(&game.name);
                 w.varint(u64::from(game.version));
+            }
+            if let Some(shape) = shape {
+                w.u32(shape);
             }
         }
         ClientMessage::Ping { id } => {
@@ -121,7 +128,9 @@ pub(crate) fn decode_client_with<W>(
             let protocol = r.varint32()?;
             let name = r.text()?.to_string();
             let flags = r.u8()?;
-            if flags & !(HAS_ROOM | HAS_GAME) != 0 {
+            if flags & !(HAS_ROOM | HAS_GAME | HAS_SHAPE) != 0
+                || flags & (HAS_GAME | HAS_SHAPE) == HAS_SHAPE
+            {
                 return Err(ReadError::Invalid {
                     at: r.offset() - 1,
                     what: "unknown hello flags",
@@ -137,6 +146,11 @@ pub(crate) fn decode_client_with<W>(
                 Some(GameId {
                     name: r.text()?.to_string(),
                     version: r.varint32()?,
+                    shape: if flags & HAS_SHAPE != 0 {
+                        Some(r.u32()?)
+                    } else {
+                        None
+                    },
                 })
             } else {
                 None

@@ -18,7 +18,7 @@ use std::fmt::{self, Write as _};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::shared::game::{Game, Networked};
+use crate::shared::game::Networked;
 use crate::shared::tick::Tick;
 use crate::shared::wired::Wired;
 
@@ -63,29 +63,82 @@ impl Encoding {
     }
 }
 
-/// A game and its version, as a client names the one it plays.
+/// A game, its version and the shape of its messages, as a client names
+/// the one it plays and a recording the one it holds.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GameId {
     /// The game's name.
     pub name: String,
     /// The game's version.
     pub version: u32,
+    /// The checksum of its wire types' shapes ([`shape`]); `None` from a
+    /// client or a recording that did not say (older ones, outside tools),
+    /// which is not checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<u32>,
 }
 
 impl GameId {
-    /// Game `G`'s name and version.
-    pub fn of<G: Game>() -> GameId {
+    /// Game `G`'s name, version and shape.
+    pub fn of<G: Networked>() -> GameId {
         GameId {
             name: G::NAME.to_string(),
             version: G::VERSION,
+            shape: Some(shape::<G>()),
         }
+    }
+
+    /// Whether `other` is the same game: the same name and version, and
+    /// the same shape where both say one.
+    pub fn matches(&self, other: &GameId) -> bool {
+        self.name == other.name
+            && self.version == other.version
+            && match (self.shape, other.shape) {
+                (Some(a), Some(b)) => a == b,
+                _ => true,
+            }
     }
 }
 
 impl std::fmt::Display for GameId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} {}", self.name, self.version)
+        write!(f, "{} {}", echo(&self.name), self.version)?;
+        if let Some(shape) = self.shape {
+            write!(f, " (wire shape {shape:08x})")?;
+        }
+        Ok(())
     }
+}
+
+/// The checksum of the shapes of game `G`'s wire types, computed the
+/// same on every target: the bytes of its input, of what it predicts and
+/// of its own state in memory and on the wire, the widths of the fields
+/// snapshots carry of the others, and the name of its events' message. A
+/// field added, removed or widened in any of them changes it, so a page
+/// and a server built from different sources are refused by name even
+/// when nobody bumped [`Game::VERSION`](crate::Game::VERSION). (A field renamed, or a type
+/// changed to another of the same size, is not seen; nor are the setup's
+/// and the events' forms, which hold text of any length.)
+pub fn shape<G: Networked>() -> u32 {
+    use crate::shared::fields::{Fields, Width};
+    use crate::shared::game::OwnState;
+    use std::mem::size_of;
+    let mut hash = crate::shared::determinism::Fnv64::new();
+    for bytes in [
+        size_of::<G::Input>(),
+        size_of::<G::Local>(),
+        size_of::<G::Own>(),
+        <G::Own as OwnState>::BYTES,
+        size_of::<G::Entity>(),
+    ] {
+        hash.write(&(bytes as u64).to_le_bytes());
+    }
+    for width in <G::Entity as Fields>::WIDTHS {
+        hash.write(&[u8::from(*width == Width::Wide)]);
+    }
+    hash.write(G::EVENTS.as_bytes());
+    let h = hash.finish();
+    (h ^ (h >> 32)) as u32
 }
 
 /// Whether a `hello` may join a server of game `G`: one that names
@@ -94,18 +147,21 @@ impl std::fmt::Display for GameId {
 ///
 /// # Errors
 /// `wrong_game`.
-pub fn check_game<G: Game, W>(message: &ClientMessage<W>) -> Result<(), ProtocolError> {
+pub fn check_game<G: Networked, W>(message: &ClientMessage<W>) -> Result<(), ProtocolError> {
     let ours = GameId::of::<G>();
     match message {
         ClientMessage::Hello {
             game: Some(game), ..
-        } if *game != ours => Err(ProtocolError::new(
+        } if !game.matches(&ours) => Err(ProtocolError::new(
             ErrorCode::WrongGame,
-            format!(
-                "this server runs {ours}, not {} {}",
-                echo(&game.name),
-                game.version
-            ),
+            if game.name == ours.name && game.version == ours.version {
+                format!(
+                    "this server runs {ours}, not {game}: the two builds' messages differ \
+                     (a wire type changed without a new version of the game)"
+                )
+            } else {
+                format!("this server runs {ours}, not {game}")
+            },
         )),
         _ => Ok(()),
     }

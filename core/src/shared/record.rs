@@ -39,7 +39,13 @@ pub const MAGIC: &[u8; 5] = b"SKREC";
 
 /// The version of the record layout; bumped by any change to it.
 /// Format 6: the header's checksum and the records in checksummed chunks.
-pub const FORMAT_VERSION: u16 = 6;
+/// Format 7: the header holds the game's wire shape after its version.
+pub const FORMAT_VERSION: u16 = 7;
+
+/// The first format whose header holds the game's wire shape
+/// ([`crate::protocol::shape`]); an older recording's game is checked by
+/// name and version only.
+pub const FIRST_SHAPED_FORMAT: u16 = 7;
 
 /// The oldest layout whose header this build reads: format 4, the first
 /// whose header names its game (a format-4 recording is refused by its
@@ -153,6 +159,7 @@ impl Writer {
         w.text(BUILD);
         w.text(&game.name);
         w.varint(u64::from(game.version));
+        w.u32(game.shape.unwrap_or(0));
         w.byte_string(config);
         let crc = crc32c(&w.bytes);
         w.u32(crc);
@@ -225,8 +232,18 @@ impl<'a> Reader<'a> {
         // Read only once the format is known to be one this build reads.
         let name = r.text()?.to_string();
         let version = r.varint32()?;
-        let game = GameId { name, version };
-        if game != *expected {
+        // From format 7 the game's wire shape follows (0: not said).
+        let shape = if format >= FIRST_SHAPED_FORMAT {
+            Some(r.u32()?).filter(|&s| s != 0)
+        } else {
+            None
+        };
+        let game = GameId {
+            name,
+            version,
+            shape,
+        };
+        if !game.matches(expected) {
             return Err(FormatError::Game {
                 found: game,
                 expected: expected.clone(),
@@ -360,6 +377,7 @@ mod tests {
         GameId {
             name: "ships".to_string(),
             version: 2,
+            shape: Some(0x5bad_f00d),
         }
     }
 
@@ -440,6 +458,7 @@ mod tests {
         other.text(BUILD);
         other.text("boats");
         other.varint(1);
+        other.u32(0); // no shape said
         other.byte_string(b"{}");
         other.u32(crc32c(&other.bytes));
         let err = Reader::open(&other.bytes, Kind::Room, &ships_2())
@@ -447,7 +466,7 @@ mod tests {
             .unwrap_err();
         assert_eq!(
             err.to_string(),
-            "this is a recording of boats 1; this build plays ships 2 only"
+            "this is a recording of boats 1; this build plays ships 2 (wire shape 5badf00d) only"
         );
     }
 

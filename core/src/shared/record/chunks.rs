@@ -19,7 +19,7 @@
 
 use super::checksum::{crc32c, crc32c_append};
 
-use super::{FormatError, Kind, Writer, CUT_SHORT, FORMAT_VERSION, MAGIC};
+use super::{FormatError, Kind, Writer, CUT_SHORT, FIRST_SHAPED_FORMAT, FORMAT_VERSION, MAGIC};
 use crate::shared::bytes::{ReadError, Reader};
 use crate::shared::protocol::GameId;
 
@@ -139,13 +139,16 @@ impl RecordWriter {
 
 /// Where a header laid out as format 6 writes it ends (where its checksum
 /// starts), and the checksum; no value is read, only lengths.
-fn header_frame(bytes: &[u8]) -> Result<(usize, u32), ReadError> {
+fn header_frame(bytes: &[u8], shaped: bool) -> Result<(usize, u32), ReadError> {
     // Past the magic, the kind and the format.
     let mut r = Reader::at(bytes, MAGIC.len() + 3);
     r.varint()?;
     r.byte_string()?;
     r.byte_string()?;
     r.varint()?;
+    if shaped {
+        r.u32()?;
+    }
     r.byte_string()?;
     let end = r.offset();
     Ok((end, r.u32()?))
@@ -183,7 +186,10 @@ pub(super) fn check_header(bytes: &[u8]) -> Result<HeaderCheck, FormatError> {
     let checked =
         magic && format.is_some_and(|f| (FIRST_CHECKED_FORMAT..=FORMAT_VERSION).contains(&f));
     let damaged = |offset, what: String| FormatError::Damaged { offset, what };
-    match header_frame(bytes) {
+    // The layout of the format the file says when this build reads it,
+    // else this build's own (whose format may be the damaged byte).
+    let shaped = !checked || format.is_some_and(|f| f >= FIRST_SHAPED_FORMAT);
+    match header_frame(bytes, shaped) {
         Ok((end, crc)) if checked && crc32c(&bytes[..end]) == crc => {
             Ok(HeaderCheck::Whole(end + 4))
         }
@@ -361,7 +367,8 @@ pub fn reseal_recording(bytes: &mut [u8]) -> Result<(), FormatError> {
     if !bytes.starts_with(MAGIC) || format.is_none_or(|f| f < FIRST_CHECKED_FORMAT) {
         return Err(FormatError::NotARecording);
     }
-    let (end, _) = header_frame(bytes)?;
+    let shaped = format.is_some_and(|f| f >= FIRST_SHAPED_FORMAT);
+    let (end, _) = header_frame(bytes, shaped)?;
     let crc = crc32c(&bytes[..end]);
     bytes[end..end + 4].copy_from_slice(&crc.to_le_bytes());
     let mut at = end + 4;

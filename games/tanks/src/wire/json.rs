@@ -41,6 +41,7 @@ mod tests {
         let pong = Some(GameId {
             name: "pong".into(),
             version: 1,
+            shape: None,
         });
         let text = encode(&hello(pong.clone()));
         let binary = encode_client(&hello(pong)).expect("a binary hello");

@@ -180,6 +180,7 @@ fn a_binary_hello_and_ping_read_back_and_are_checked_as_text_ones_are() {
         Some(GameId {
             name: "blobs".into(),
             version: 1,
+            shape: None,
         }),
         None,
     );
