@@ -46,6 +46,7 @@ pub mod replay;
 pub mod scenario;
 pub mod stepper;
 mod trace;
+pub mod whole;
 pub mod wt;
 
 pub use skirmish_core::{Driver, MainCell, QualityWords, SteppedGame};

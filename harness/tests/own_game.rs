@@ -26,6 +26,11 @@ use skirmish_harness::{Driver, MainCell, QualityWords, SteppedGame};
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Strollers;
 
+thread_local! {
+    /// Above 0: the step counts here, outside its world, each tick.
+    static CHEAT: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
 /// The field's side and the pace, units and units a second.
 const FIELD: f32 = 1000.0;
 const SPEED: f32 = 150.0;
@@ -142,11 +147,17 @@ impl ServerGame for Strollers {
     }
     fn step(step: Step<'_, Strollers>) {
         let cadence = Strollers::cadence(&());
+        // A step that counts in a place outside its world (only where a
+        // test asks it to): a re-simulation cannot give the same states.
+        let drift = CHEAT.with(|cheat| {
+            cheat.set(cheat.get() + u32::from(cheat.get() > 0));
+            cheat.get() as f32 * 0.001
+        });
         for player in step.players.values_mut() {
             let (commands, at) = player.commands_and_state();
             for command in commands {
                 if let Command::Apply { input, .. } = command {
-                    *at = Strollers::predict(*at, &Strollers::sanitize(input.input), cadence, &());
+                    *at = Strollers::predict(*at, &input.input, cadence, &()) + drift;
                 }
             }
         }
@@ -294,4 +305,23 @@ fn the_replayer_reads_a_recording_of_its_game_by_the_name_in_its_header() {
     assert_eq!(replay::<Strollers>(&args), std::process::ExitCode::SUCCESS);
     let _ = std::fs::remove_file(&file);
     let _ = std::fs::remove_file(file.with_extension("svg"));
+}
+
+/// The whole-game checks take a game from outside too: its forms round-
+/// trip and its step re-simulates; a step that keeps a count outside its
+/// world is caught by the sync test, which names the tick and the player.
+#[test]
+fn its_forms_round_trip_and_a_step_reading_outside_its_world_is_caught() {
+    use skirmish_harness::whole::{round_trips, sync_test};
+    let counts = round_trips::<Strollers>(&(), 5, 3, 50).expect("round trips");
+    assert_eq!(counts.own_states, 150);
+    assert_eq!(sync_test::<Strollers>(&(), 5, (3, 20, 4)), Ok(80));
+    CHEAT.with(|cheat| cheat.set(1));
+    let divergence = sync_test::<Strollers>(&(), 5, (3, 20, 4)).expect_err("caught");
+    CHEAT.with(|cheat| cheat.set(0));
+    assert_eq!(divergence.tick, Tick(1), "{divergence:?}");
+    assert!(
+        divergence.what.starts_with("player 1's own state"),
+        "{divergence:?}"
+    );
 }
