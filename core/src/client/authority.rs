@@ -11,9 +11,13 @@
 //!   next accepted state refreshes it (CAPS-8). An event is applied at most
 //!   once, however often it arrives, and an event no newer than the owned
 //!   snapshot changes nothing: that snapshot already holds it.
-//! - A state older than an event already applied does not undo it: the
-//!   event is applied to it again until a state at or after the event's
-//!   tick arrives, so what an event did never goes back.
+//! - A state older than an event already applied does not undo it: every
+//!   event applied after the state's tick is applied to it again, in tick
+//!   order, until a state at or after the event's tick arrives, so what an
+//!   event did never goes back. That is right for an event that sets a
+//!   value (hit points: the newest wins) and for one that adds to it (a
+//!   blob grew: each counts once). At most [`KEPT_EVENTS`] per player are
+//!   kept for this; older ones are dropped first.
 //! - Players missing from a full snapshot have left and are forgotten.
 
 use std::collections::VecDeque;
@@ -25,6 +29,10 @@ use crate::shared::tick::Tick;
 
 /// How many recent events are remembered to refuse duplicates.
 const REMEMBERED_EVENTS: usize = 256;
+
+/// How many applied events are kept per player to apply again to an
+/// older state that arrives after them.
+pub const KEPT_EVENTS: usize = 32;
 
 /// Why a state was not accepted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
@@ -65,8 +73,9 @@ pub struct AuthorityStats {
 pub struct Authority<S: Replicated> {
     players: IdMap<(Tick, S)>,
     seen_events: VecDeque<<S::Event as Applied>::Key>,
-    /// The newest event applied per target.
-    results: IdMap<S::Event>,
+    /// The events applied per target since its owned state, in tick
+    /// order (at most [`KEPT_EVENTS`]).
+    results: IdMap<Vec<S::Event>>,
     stats: AuthorityStats,
 }
 
@@ -104,12 +113,15 @@ impl<S: Replicated> Authority<S> {
             }
         }
         let mut state = *state;
-        match self.results.get(id) {
-            Some(event) if event.tick() > tick => state.apply(event),
-            Some(_) => {
+        if let Some(applied) = self.results.get_mut(id) {
+            // What the state already holds goes; the rest is applied to it.
+            applied.retain(|event| event.tick() > tick);
+            for event in applied.iter() {
+                state.apply(event);
+            }
+            if applied.is_empty() {
                 self.results.remove(id);
             }
-            None => {}
         }
         self.players.insert(id, (tick, state));
         self.stats.accepted += 1;
@@ -133,12 +145,16 @@ impl<S: Replicated> Authority<S> {
         }
         match owned {
             Some((_, state)) if applies => {
-                let newer = self
-                    .results
-                    .get(target)
-                    .is_none_or(|result| event.tick() >= result.tick());
-                if newer {
-                    self.results.insert(target, event.clone());
+                if self.results.get(target).is_none() {
+                    self.results.insert(target, Vec::new());
+                }
+                if let Some(applied) = self.results.get_mut(target) {
+                    // In tick order; one of the same tick after those before.
+                    let at = applied.partition_point(|e| e.tick() <= event.tick());
+                    applied.insert(at, event.clone());
+                    if applied.len() > KEPT_EVENTS {
+                        applied.remove(0);
+                    }
                 }
                 state.apply(event);
                 self.stats.events_applied += 1;
@@ -192,5 +208,116 @@ impl<S: Replicated> Authority<S> {
     /// The counters.
     pub fn stats(&self) -> &AuthorityStats {
         &self.stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A counter with two kinds of events: one adds to it, one sets it.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    struct Counter(i32);
+
+    #[derive(Clone, Debug, PartialEq)]
+    enum Change {
+        Add { tick: Tick, by: i32, key: u32 },
+        Set { tick: Tick, to: i32, key: u32 },
+    }
+
+    impl Applied for Change {
+        type Key = u32;
+        fn key(&self) -> u32 {
+            match *self {
+                Change::Add { key, .. } | Change::Set { key, .. } => key,
+            }
+        }
+        fn tick(&self) -> Tick {
+            match *self {
+                Change::Add { tick, .. } | Change::Set { tick, .. } => tick,
+            }
+        }
+        fn target(&self) -> PlayerId {
+            PlayerId(1)
+        }
+    }
+
+    impl Replicated for Counter {
+        type Event = Change;
+        fn is_valid(&self) -> bool {
+            true
+        }
+        fn apply(&mut self, change: &Change) {
+            match *change {
+                Change::Add { by, .. } => self.0 += by,
+                Change::Set { to, .. } => self.0 = to,
+            }
+        }
+    }
+
+    const ME: PlayerId = PlayerId(1);
+
+    fn now(a: &Authority<Counter>) -> i32 {
+        a.get(ME).map_or(i32::MIN, |c| c.0)
+    }
+
+    /// Regression: only the newest event was applied again to an older
+    /// state arriving late, so of two additions the first was lost.
+    #[test]
+    fn a_late_older_state_gets_every_addition_after_it_once() {
+        let mut a = Authority::default();
+        a.insert(ME, Tick(10), &Counter(10)).expect("first");
+        for (tick, by, key) in [(12, 1, 1), (13, 2, 2)] {
+            assert!(a.apply(&Change::Add {
+                tick: Tick(tick),
+                by,
+                key
+            }));
+        }
+        assert_eq!(now(&a), 13);
+        // A state of tick 11, delayed: it holds neither addition.
+        a.insert(ME, Tick(11), &Counter(10)).expect("newer than 10");
+        assert_eq!(now(&a), 13, "both additions, once each");
+        // Tick 12's state holds the first: only the second is added.
+        a.insert(ME, Tick(12), &Counter(11)).expect("newer");
+        assert_eq!(now(&a), 13);
+        // A copy of an event already applied changes nothing.
+        assert!(!a.apply(&Change::Add {
+            tick: Tick(13),
+            by: 2,
+            key: 2
+        }));
+        // Tick 13's holds both: taken as it is, nothing kept to apply.
+        a.insert(ME, Tick(13), &Counter(13)).expect("newer");
+        a.insert(ME, Tick(14), &Counter(20)).expect("newer");
+        assert_eq!(now(&a), 20);
+    }
+
+    #[test]
+    fn a_late_older_state_gets_the_newest_of_the_values_set_after_it() {
+        let mut a = Authority::default();
+        a.insert(ME, Tick(10), &Counter(100)).expect("first");
+        // Arriving out of their order: tick 13's, then tick 12's.
+        assert!(a.apply(&Change::Set {
+            tick: Tick(13),
+            to: 50,
+            key: 1
+        }));
+        assert!(a.apply(&Change::Set {
+            tick: Tick(12),
+            to: 80,
+            key: 2
+        }));
+        a.insert(ME, Tick(11), &Counter(100))
+            .expect("newer than 10");
+        assert_eq!(now(&a), 50, "the value set last in the game's time");
+        // Mixed: an addition after a value set, both after the state.
+        assert!(a.apply(&Change::Add {
+            tick: Tick(14),
+            by: 5,
+            key: 3
+        }));
+        a.insert(ME, Tick(12), &Counter(80)).expect("newer");
+        assert_eq!(now(&a), 55);
     }
 }
