@@ -123,18 +123,35 @@ pub use server::room::{Room, RoomConfig};
 pub use server::world::{ServerPlayer, World};
 pub use shared::protocol::{ClientMessage, ServerMessage};
 
-/// The library's types generic over the game, under the path they had
-/// while the crate root's names defaulted to the first game (kept for
-/// code written then; they are the crate root's types).
-pub mod generic {
+pub use glam::Vec2;
+
+/// The names a game's crate needs, to bring in at once with
+/// `use skirmish_core::prelude::*` (the crate root has every public
+/// item; most are for the shells and the harness).
+pub mod prelude {
+    // The contract a game implements, and what its own state travels in.
     pub use crate::{
-        Authority, Call, Calls, ClientMessage, ClientRecorder, ClientSession, Correction,
-        Divergence, LocalPlayer, OwnView, RemoteBuffer, RemoteView, ReplayError, Room, RoomCall,
-        RoomConfig, ServerMessage, ServerPlayer, SessionEvent, View, World,
+        Applied, ClientGame, Game, Harness, Networked, Offset, OwnState, Owned, Replicated,
+        ServerGame, Size, Stamp, Visual, Wired,
+    };
+    // What the contract's methods take and give.
+    pub use crate::{
+        Command, EventOf, RemoteSample, ServerPlayer, Spawn, Step, Stepped, Thing, Things,
+    };
+    // Ready-made parts: a point, no setup, no events, an input with its
+    // tick, binary forms.
+    pub use crate::{
+        determinism, Codec, Fields, NoEvent, NoSetup, ReadError, Reader, Spot, Ticked, Width,
+        Writer,
+    };
+    // Who, when, randomness, the plane.
+    pub use crate::{PlayerId, SeededRng, Tick, Vec2};
+    // Playing it: a room and a page, and checking them.
+    pub use crate::{
+        first_divergence, replay_client_of, trace, ClientSession, ReplayOptions, Room, RoomConfig,
+        SessionConfig,
     };
 }
-
-pub use glam::Vec2;
 
 /// `docs/GUIDE.md`'s game, compiled and run as a doctest.
 #[cfg(doctest)]

@@ -10,7 +10,7 @@ mod dots;
 
 use std::time::Duration;
 
-use skirmish_core::generic::SessionEvent;
+use skirmish_core::SessionEvent;
 use skirmish_core::{replay_client_of, Phase, ReplayOptions};
 
 use dots::*;

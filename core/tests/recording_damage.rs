@@ -11,7 +11,7 @@ use std::ops::Range;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use skirmish_core::generic::ClientSession;
+use skirmish_core::ClientSession;
 use skirmish_core::{
     open_client_of, open_room_of, replay_client_of, replay_room_of, reseal_recording, Call,
     Encoding, FormatError, Kind, Reader, ReplayError, ReplayOptions, RoomReplayError,

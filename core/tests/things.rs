@@ -79,7 +79,7 @@ fn a_thousand_pellets_arrive_and_leave_in_bulk() {
     // The JSON page is told of the nearest of them (JSON has no byte
     // budget: a whole world of things each tick is not sent), as a binary
     // page reads them.
-    let things_of = |page: &skirmish_core::generic::ClientSession<Dots>| -> Vec<_> {
+    let things_of = |page: &skirmish_core::ClientSession<Dots>| -> Vec<_> {
         page.view()
             .remotes
             .iter()

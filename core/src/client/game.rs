@@ -3,7 +3,7 @@
 //! (cooldowns, effects, its own counters), what its events mean to the
 //! player, and what the flight recorder hashes of what it draws.
 //!
-//! The session ([`ClientSession`](crate::generic::ClientSession)) owns
+//! The session ([`ClientSession`](crate::ClientSession)) owns
 //! everything else: the phases, the clock and pacing, prediction and
 //! reconciliation, interpolation of the others, deltas and baselines, the
 //! conditioner, the HUD's numbers and the recorder.
@@ -20,7 +20,7 @@ use crate::shared::record::StateHash;
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
 
-/// A game a [`ClientSession`](crate::generic::ClientSession) plays. What
+/// A game a [`ClientSession`](crate::ClientSession) plays. What
 /// it draws ([`Game::Local`]) has a binary form: the flight recorder keeps
 /// the own predicted one of every frame. Like every game's marker type it
 /// derives `Clone`, `Copy`, `Debug` and `PartialEq`.

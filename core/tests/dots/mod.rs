@@ -549,8 +549,8 @@ pub fn dot_room_with(
 pub struct Pages {
     pub room: skirmish_core::Room<Dots>,
     pub out: skirmish_core::Outbox,
-    pub text: skirmish_core::generic::ClientSession<Dots>,
-    pub binary: skirmish_core::generic::ClientSession<Dots>,
+    pub text: skirmish_core::ClientSession<Dots>,
+    pub binary: skirmish_core::ClientSession<Dots>,
     pub now: Duration,
     pub last_tick: Duration,
 }
@@ -567,8 +567,8 @@ impl Pages {
         let mut line = Pages {
             room,
             out,
-            text: skirmish_core::generic::ClientSession::new(config(skirmish_core::Encoding::Json)),
-            binary: skirmish_core::generic::ClientSession::recorded(
+            text: skirmish_core::ClientSession::new(config(skirmish_core::Encoding::Json)),
+            binary: skirmish_core::ClientSession::recorded(
                 config(skirmish_core::Encoding::Compact),
                 usize::MAX,
             ),

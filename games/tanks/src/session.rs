@@ -21,7 +21,7 @@ use skirmish_core::{ClientGame, Stepped};
 use skirmish_core::{Codec, ReadError, Reader, Writer};
 
 /// The controls held right now. A `fire` seen by
-/// [`ClientSession::set_controls`](crate::generic::ClientSession::set_controls)
+/// [`ClientSession::set_controls`](skirmish_core::ClientSession::set_controls)
 /// is latched until the next fixed step uses it, so a tap shorter than a
 /// step still fires once.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

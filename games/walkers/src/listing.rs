@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use skirmish_core::*;
+use skirmish_core::prelude::*;
 
 /// The game: players walk a square field, a point each.
 #[derive(Clone, Copy, Debug, PartialEq)]
