@@ -145,22 +145,14 @@ impl ServerGame for Tanks {
         Some((hit.attacker, hit.target))
     }
 
-    fn spawn(spawn: Spawn<'_, Tanks>) -> Tank {
-        let Spawn {
-            world,
-            config: sim,
-            players,
-            tick,
-            rng,
-        } = spawn;
-        let pose = life::spawn_point(sim, players, rng);
+    fn spawn(at: Spawn<'_, Tanks>) -> Tank {
         Tank {
-            pose,
+            pose: life::spawn_point(at.config, at.players, at.rng),
             velocity: Vec2::ZERO,
-            hp: world.rules.max_hp,
-            life: Life::Alive { since: tick },
+            hp: at.world.rules.max_hp,
+            life: Life::Alive { since: at.tick },
             cooldown: Cooldown::default(),
-            history: VecDeque::with_capacity(combat::history_len(sim, &world.rules)),
+            history: VecDeque::with_capacity(combat::history_len(at.config, &at.world.rules)),
         }
     }
 
