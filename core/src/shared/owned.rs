@@ -42,6 +42,22 @@ impl<S> Owned<S> {
     }
 }
 
+/// The game's fields, read through the envelope (`own.at` for
+/// `own.state.at`).
+impl<S> std::ops::Deref for Owned<S> {
+    type Target = S;
+
+    fn deref(&self) -> &S {
+        &self.state
+    }
+}
+
+impl<S> std::ops::DerefMut for Owned<S> {
+    fn deref_mut(&mut self) -> &mut S {
+        &mut self.state
+    }
+}
+
 /// The state's events, validity and liveness.
 impl<S: Replicated> Replicated for Owned<S> {
     type Event = S::Event;

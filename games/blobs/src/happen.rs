@@ -265,9 +265,6 @@ mod tests {
     #[test]
     fn a_happening_changes_its_targets_state_and_means_something_to_two() {
         let mut blob = Blob {
-            id: PlayerId(2),
-            tick: Tick(5),
-            ack: None,
             at: Vec2::new(1.0, 1.0),
             mass: 30.0,
             kind: BLOB,

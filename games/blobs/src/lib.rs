@@ -24,8 +24,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use skirmish_core::determinism::Fnv64;
 use skirmish_core::{
-    ClientGame, Codec, Game, Harness, Networked, OwnState, PlayerId, ReadError, Reader, Replicated,
-    SeededRng, Stamp, StateHash, Tick, Ticked, Vec2, Visual, Writer,
+    ClientGame, Codec, Game, Harness, Networked, Owned, PlayerId, ReadError, Reader, Replicated,
+    SeededRng, StateHash, Tick, Ticked, Vec2, Visual, Writer,
 };
 
 pub use bit::{Bit, BLOB, DEAD, PELLET};
@@ -95,16 +95,11 @@ pub const SPEED: f32 = 300.0;
 /// effect (a second): longer than any page's prediction runs ahead.
 pub const PACE_AFTER: u8 = 20;
 
-/// A blob as the server sends it to its own page, exactly; a pellet or
-/// another blob as a page reads it from a snapshot.
+/// A blob's fields as the server sends them to its own page, exactly (in
+/// the library's envelope, [`Owned`]: who, when, which input); a pellet
+/// or another blob as a page reads it from a snapshot.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Blob {
-    /// Who (a pellet's id is a thing's).
-    pub id: PlayerId,
-    /// The server tick it is true at.
-    pub tick: Tick,
-    /// The newest input it includes.
-    pub ack: Option<Tick>,
     /// Where, in units.
     pub at: Vec2,
     /// How heavy.
@@ -118,10 +113,10 @@ pub struct Blob {
 
 impl Game for Blobs {
     const NAME: &'static str = "blobs";
-    const VERSION: u32 = 1;
+    const VERSION: u32 = 2;
     type Config = Arena;
     type Input = Steer;
-    type Own = Blob;
+    type Own = Owned<Blob>;
     type Local = Body;
 
     fn cadence(_: &Arena) -> Duration {
@@ -155,12 +150,12 @@ impl Game for Blobs {
             .min(Vec2::splat(arena.side));
         Body { at, ..body }
     }
-    fn local(own: &Blob) -> Body {
-        let (pace, next, wait) = own.pace;
+    fn local(own: &Owned<Blob>) -> Body {
+        let (pace, next, wait) = own.state.pace;
         Body {
-            at: own.at,
-            mass: own.mass,
-            alive: own.kind != DEAD,
+            at: own.state.at,
+            mass: own.state.mass,
+            alive: own.state.kind != DEAD,
             pace,
             next,
             wait,
@@ -215,17 +210,7 @@ impl Replicated for Blob {
 
 /// The own blob in binary: where, how heavy, what (the library adds who
 /// and when).
-impl OwnState for Blob {
-    const BYTES: usize = 22;
-    fn id(&self) -> PlayerId {
-        self.id
-    }
-    fn stamp(&self) -> Stamp {
-        Stamp {
-            tick: self.tick,
-            ack: self.ack,
-        }
-    }
+impl Codec for Blob {
     fn write(&self, w: &mut Writer) {
         self.at.write(w);
         w.f32(self.mass);
@@ -234,11 +219,8 @@ impl OwnState for Blob {
         w.f32(self.pace.1);
         w.u8(self.pace.2);
     }
-    fn read(id: PlayerId, stamp: Stamp, r: &mut Reader<'_>) -> Result<Blob, ReadError> {
+    fn read(r: &mut Reader<'_>) -> Result<Blob, ReadError> {
         Ok(Blob {
-            id,
-            tick: stamp.tick,
-            ack: stamp.ack,
             at: Vec2::read(r)?,
             mass: r.f32()?,
             kind: r.u8()?,
@@ -257,19 +239,17 @@ impl Networked for Blobs {
     fn config(arena: &Arena) -> &Arena {
         arena
     }
-    fn quantise(own: &Blob, _: &Arena) -> Bit {
-        Bit::of(own.at, own.mass, own.kind)
+    fn quantise(own: &Owned<Blob>, _: &Arena) -> Bit {
+        Bit::of(own.state.at, own.state.mass, own.state.kind)
     }
-    fn dequantise(bit: &Bit, id: PlayerId, tick: Tick, _: &Arena) -> Blob {
-        Blob {
-            id,
-            tick,
-            ack: None,
+    fn dequantise(bit: &Bit, id: PlayerId, tick: Tick, _: &Arena) -> Owned<Blob> {
+        let blob = Blob {
             at: bit.point(),
             mass: f32::from(bit.mass),
             kind: bit.kind,
             pace: (pace(f32::from(bit.mass)), pace(f32::from(bit.mass)), 0),
-        }
+        };
+        Owned::new(id, tick, None, blob)
     }
 }
 

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use skirmish_core::{
-    Codec, Command, Game, PlayerId, ReadError, Reader, SeededRng, ServerGame, ServerPlayer, Spawn,
-    Step, Thing, Things, Tick, Vec2, Writer,
+    Codec, Command, Game, Owned, PlayerId, ReadError, Reader, SeededRng, ServerGame, ServerPlayer,
+    Spawn, Step, Thing, Things, Tick, Vec2, Writer,
 };
 
 use crate::{
@@ -155,10 +155,10 @@ impl ServerGame for Blobs {
     fn setup(_: &BlobWorld, arena: &Arena) -> Arena {
         *arena
     }
-    fn position(own: &Blob) -> Vec2 {
+    fn position(own: &Owned<Blob>) -> Vec2 {
         own.at
     }
-    fn speed(own: &Blob, _: &Arena) -> f32 {
+    fn speed(own: &Owned<Blob>, _: &Arena) -> f32 {
         speed(own.mass) / speed(START_MASS)
     }
     fn extent(arena: &Arena) -> Vec2 {
@@ -168,7 +168,7 @@ impl ServerGame for Blobs {
         world.pellets.as_slice()
     }
     /// A larger blob sees further: ten of its radii beyond the room's.
-    fn view_radius(own: &Blob, radius_: f32) -> f32 {
+    fn view_radius(own: &Owned<Blob>, radius_: f32) -> f32 {
         radius_ + 10.0 * radius(own.mass)
     }
     /// The eaten and the eater keep each other in view a while.
@@ -228,17 +228,15 @@ impl ServerGame for Blobs {
                 (at, Bit::of(at, PELLET_MASS, PELLET))
             }));
     }
-    fn own(_: &BlobWorld, player: &ServerPlayer<Blobs>, id: PlayerId, tick: Tick) -> Blob {
-        let p = &player.state;
-        Blob {
-            id,
-            tick,
-            ack: player.ack(),
-            at: p.body.at,
-            mass: p.body.mass,
-            kind: if p.body.alive { BLOB } else { DEAD },
-            pace: (p.body.pace, p.body.next, p.body.wait),
-        }
+    fn own(_: &BlobWorld, player: &ServerPlayer<Blobs>, id: PlayerId, tick: Tick) -> Owned<Blob> {
+        let body = &player.state.body;
+        let blob = Blob {
+            at: body.at,
+            mass: body.mass,
+            kind: if body.alive { BLOB } else { DEAD },
+            pace: (body.pace, body.next, body.wait),
+        };
+        Owned::new(id, tick, player.ack(), blob)
     }
 }
 
