@@ -84,3 +84,21 @@ fn two_dot_pages_play_in_a_room_of_dots_and_the_binary_one_replays() {
         .to_string();
     assert!(refused.contains("dots 1"), "{refused}");
 }
+
+/// An event of the world's (a push of dot 0: the line's own) reaches a
+/// page's game once, however often it arrives, and changes no dot.
+#[test]
+fn a_world_event_is_told_once_and_changes_no_ones_state() {
+    let mut line = Pages::new(false);
+    line.run(Duration::from_secs(1));
+    let before = line.text.game().pushes_seen;
+    let dots: Vec<_> = line.text.authority().iter().copied().collect();
+    let world = r#"{"type":"pushes","events":[{"tick":3,"dot":0,"to":0.0}]}"#;
+    for _ in 0..3 {
+        line.text
+            .receive(skirmish_core::Incoming::Text(world), line.now);
+    }
+    assert_eq!(line.text.game().pushes_seen, before + 1, "told once");
+    let after: Vec<_> = line.text.authority().iter().copied().collect();
+    assert_eq!(after, dots, "no dot changed");
+}

@@ -130,21 +130,29 @@ impl<S: Replicated> Authority<S> {
 
     /// Applies an event to its target once; `true` if it changed the
     /// owned state (a copy seen before, an event the owned state already
-    /// includes and one for an unknown player change nothing).
+    /// includes and one for an unknown player change nothing), or, for an
+    /// event of the world's, the first time it is seen.
     pub fn apply(&mut self, event: &S::Event) -> bool {
         let key = event.key();
-        let target = event.target();
-        let owned = self.players.get_mut(target);
         let fresh = !self.seen_events.contains(&key);
-        let applies = fresh && owned.as_ref().is_some_and(|(tick, _)| event.tick() > *tick);
         if fresh {
             if self.seen_events.len() >= REMEMBERED_EVENTS {
                 self.seen_events.pop_front();
             }
             self.seen_events.push_back(key);
         }
-        match owned {
-            Some((_, state)) if applies => {
+        let Some(target) = event.target() else {
+            // The world's: no state to change, told once.
+            if fresh {
+                self.stats.events_applied += 1;
+            } else {
+                self.stats.events_ignored += 1;
+            }
+            return fresh;
+        };
+        match self.players.get_mut(target) {
+            Some((tick, state)) if fresh && event.tick() > *tick => {
+                state.apply(event);
                 if self.results.get(target).is_none() {
                     self.results.insert(target, Vec::new());
                 }
@@ -156,7 +164,6 @@ impl<S: Replicated> Authority<S> {
                         applied.remove(0);
                     }
                 }
-                state.apply(event);
                 self.stats.events_applied += 1;
                 true
             }
@@ -237,8 +244,8 @@ mod tests {
                 Change::Add { tick, .. } | Change::Set { tick, .. } => tick,
             }
         }
-        fn target(&self) -> PlayerId {
-            PlayerId(1)
+        fn target(&self) -> Option<PlayerId> {
+            Some(PlayerId(1))
         }
     }
 
@@ -319,5 +326,50 @@ mod tests {
         }));
         a.insert(ME, Tick(12), &Counter(80)).expect("newer");
         assert_eq!(now(&a), 55);
+    }
+}
+
+#[cfg(test)]
+mod world_tests {
+    use super::*;
+
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    struct Score(u32);
+
+    /// A goal: the world's, no player's.
+    #[derive(Clone, Debug, PartialEq)]
+    struct Goal(u32);
+
+    impl Applied for Goal {
+        type Key = u32;
+        fn key(&self) -> u32 {
+            self.0
+        }
+        fn tick(&self) -> Tick {
+            Tick(self.0)
+        }
+        fn target(&self) -> Option<PlayerId> {
+            None
+        }
+    }
+
+    impl Replicated for Score {
+        type Event = Goal;
+        fn is_valid(&self) -> bool {
+            true
+        }
+        fn apply(&mut self, _: &Goal) {
+            self.0 += 1;
+        }
+    }
+
+    #[test]
+    fn a_world_event_is_taken_once_and_changes_no_players_state() {
+        let mut a = Authority::default();
+        a.insert(PlayerId(1), Tick(1), &Score(0)).expect("first");
+        assert!(a.apply(&Goal(5)), "new: told");
+        assert!(!a.apply(&Goal(5)), "a copy: not told again");
+        assert_eq!(a.get(PlayerId(1)), Some(&Score(0)));
+        assert_eq!((a.stats().events_applied, a.stats().events_ignored), (1, 1));
     }
 }

@@ -237,8 +237,10 @@ pub trait Applied: Clone + Debug + PartialEq + Send + Sync {
     /// The server tick it happened at: a state at or after it includes it.
     fn tick(&self) -> Tick;
 
-    /// Whose state it changes.
-    fn target(&self) -> PlayerId;
+    /// Whose state it changes; `None`: the world's (a goal, a round's
+    /// end), which changes no player's state and reaches every page's
+    /// game once ([`crate::ClientGame::event`]), whatever it sees.
+    fn target(&self) -> Option<PlayerId>;
 }
 
 /// A player's own state as it travels to that player: exactly (it is the

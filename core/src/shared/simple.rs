@@ -285,7 +285,7 @@ impl Applied for NoEvent {
         match *self {}
     }
 
-    fn target(&self) -> PlayerId {
+    fn target(&self) -> Option<PlayerId> {
         match *self {}
     }
 }

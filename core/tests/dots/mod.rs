@@ -108,8 +108,9 @@ impl Applied for Push {
     fn tick(&self) -> Tick {
         self.tick
     }
-    fn target(&self) -> PlayerId {
-        self.dot
+    /// A push of dot 0 is the line's own (every page hears of it).
+    fn target(&self) -> Option<PlayerId> {
+        Some(self.dot).filter(|dot| dot.0 != 0)
     }
 }
 

@@ -85,7 +85,7 @@ impl Applied for Happening {
             Happening::Grew { ate, .. } => ate,
             Happening::Back { target, .. } => target,
         };
-        (self.tick(), self.target(), self.tag(), other)
+        (self.tick(), self.whose(), self.tag(), other)
     }
 
     fn tick(&self) -> Tick {
@@ -96,7 +96,14 @@ impl Applied for Happening {
         }
     }
 
-    fn target(&self) -> PlayerId {
+    fn target(&self) -> Option<PlayerId> {
+        Some(self.whose())
+    }
+}
+
+impl Happening {
+    /// The blob it happened to.
+    pub fn whose(&self) -> PlayerId {
         match *self {
             Happening::Eaten { target, .. }
             | Happening::Grew { target, .. }
@@ -110,7 +117,7 @@ impl Codec for Happening {
     fn write(&self, w: &mut Writer) {
         w.u8(self.tag());
         w.varint(u64::from(self.tick().0));
-        w.varint(u64::from(self.target().0));
+        w.varint(u64::from(self.whose().0));
         match *self {
             Happening::Eaten { by, .. } => w.varint(u64::from(by.0)),
             Happening::Grew { ate, gain, .. } => {

@@ -224,8 +224,8 @@ impl Applied for CombatEvent {
         self.server_tick
     }
 
-    fn target(&self) -> PlayerId {
-        self.target
+    fn target(&self) -> Option<PlayerId> {
+        Some(self.target)
     }
 }
 

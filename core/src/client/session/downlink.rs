@@ -16,7 +16,7 @@ use crate::client::pacing::Pacing;
 use crate::client::prediction::LocalPlayer;
 use crate::shared::compact::{self, OwnEcho, QuantisedFrame};
 use crate::shared::delta;
-use crate::shared::game::{Networked, OwnState, Replicated};
+use crate::shared::game::{Applied, Networked, OwnState, Replicated};
 use crate::shared::protocol::{ErrorCode, ProtocolError, ServerMessage};
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
@@ -229,7 +229,11 @@ impl<G: ClientGame> ClientSession<G> {
                 let me = self.welcome().map(|w| w.id);
                 for event in events {
                     self.stats.events += 1;
-                    self.authority.apply(&event);
+                    let took = self.authority.apply(&event);
+                    if event.target().is_none() && !took {
+                        // The world's, heard before: told once.
+                        continue;
+                    }
                     // What an event means to the own player needs to know
                     // who that is: nothing before `welcome`.
                     let note = me.and_then(|me| G::event(&mut self.game, &event, me, at));

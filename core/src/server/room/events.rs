@@ -45,9 +45,9 @@ impl<G: ServerGame> Room<G> {
             let seen: Vec<_> = events
                 .iter()
                 .filter(|e| {
-                    let target = e.target();
-                    target == *id
-                        || viewer.sees(target)
+                    // The world's events reach everyone.
+                    e.target()
+                        .is_none_or(|target| target == *id || viewer.sees(target))
                         || G::partners(e).is_some_and(|(a, b)| viewer.sees(a) || viewer.sees(b))
                 })
                 .cloned()
