@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -29,7 +30,13 @@ pub struct Driver {
 }
 
 impl Drop for Driver {
+    /// Stops chromedriver and every browser it started, even when a test
+    /// failed before closing its sessions: they share chromedriver's
+    /// process group (an orphaned headless Chromium keeps a core busy and
+    /// slows every test after it).
     fn drop(&mut self) {
+        let group = format!("-{}", self.child.id());
+        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -38,6 +45,7 @@ impl Drop for Driver {
 pub fn start_driver() -> Result<Driver> {
     let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
     let child = Command::new("/usr/bin/chromedriver")
+        .process_group(0)
         .arg(format!("--port={port}"))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
