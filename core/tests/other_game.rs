@@ -293,8 +293,10 @@ fn a_hello_or_a_recording_of_another_wire_shape_is_refused_naming_both() {
     for (is_text, frame) in [(true, text.as_bytes()), (false, &binary[..])] {
         let e = skirmish_core::decode_client_frame_of::<Dots>(is_text, frame).unwrap_err();
         assert_eq!(e.code, skirmish_core::ErrorCode::WrongGame);
-        for side in [&ours, &other] {
-            assert!(e.message.contains(&side.to_string()), "{}", e.message);
+        for (side, beside) in [(&ours, &other), (&other, &ours)] {
+            let named = side.told(beside);
+            assert!(named.ends_with(&format!("(wire shape {:08x})", side.shape.unwrap_or(0))));
+            assert!(e.message.contains(&named), "{}", e.message);
         }
         assert!(e.message.contains("messages differ"), "{}", e.message);
     }

@@ -100,13 +100,23 @@ impl GameId {
     }
 }
 
+impl GameId {
+    /// How to name it beside `other` in a refusal: its name and version,
+    /// and its shape when that is all that differs.
+    pub fn told(&self, other: &GameId) -> String {
+        match self.shape {
+            Some(shape) if self.name == other.name && self.version == other.version => {
+                format!("{self} (wire shape {shape:08x})")
+            }
+            _ => self.to_string(),
+        }
+    }
+}
+
+/// Its name and version (`tanks 2`).
 impl std::fmt::Display for GameId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} {}", echo(&self.name), self.version)?;
-        if let Some(shape) = self.shape {
-            write!(f, " (wire shape {shape:08x})")?;
-        }
-        Ok(())
+        write!(f, "{} {}", echo(&self.name), self.version)
     }
 }
 
@@ -156,8 +166,10 @@ pub fn check_game<G: Networked, W>(message: &ClientMessage<W>) -> Result<(), Pro
             ErrorCode::WrongGame,
             if game.name == ours.name && game.version == ours.version {
                 format!(
-                    "this server runs {ours}, not {game}: the two builds' messages differ \
-                     (a wire type changed without a new version of the game)"
+                    "this server runs {}, not {}: the two builds' messages differ \
+                     (a wire type changed without a new version of the game)",
+                    ours.told(game),
+                    game.told(&ours)
                 )
             } else {
                 format!("this server runs {ours}, not {game}")

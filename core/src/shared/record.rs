@@ -111,7 +111,11 @@ pub enum FormatError {
         build: String,
     },
     /// A recording of another game, or of another version of it.
-    #[error("this is a recording of {found}; this build plays {expected} only")]
+    #[error(
+        "this is a recording of {}; this build plays {} only",
+        .found.told(.expected),
+        .expected.told(.found)
+    )]
     Game {
         /// The recording's game.
         found: GameId,
@@ -466,7 +470,7 @@ mod tests {
             .unwrap_err();
         assert_eq!(
             err.to_string(),
-            "this is a recording of boats 1; this build plays ships 2 (wire shape 5badf00d) only"
+            "this is a recording of boats 1; this build plays ships 2 only"
         );
     }
 
