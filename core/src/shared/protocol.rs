@@ -113,7 +113,7 @@ impl GameId {
     }
 }
 
-/// Its name and version (`tanks 2`).
+/// Its name and version (`ships 2`).
 impl std::fmt::Display for GameId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} {}", echo(&self.name), self.version)
