@@ -153,16 +153,12 @@ impl<S: Replicated> Authority<S> {
         match self.players.get_mut(target) {
             Some((tick, state)) if fresh && event.tick() > *tick => {
                 state.apply(event);
-                if self.results.get(target).is_none() {
-                    self.results.insert(target, Vec::new());
-                }
-                if let Some(applied) = self.results.get_mut(target) {
-                    // In tick order; one of the same tick after those before.
-                    let at = applied.partition_point(|e| e.tick() <= event.tick());
-                    applied.insert(at, event.clone());
-                    if applied.len() > KEPT_EVENTS {
-                        applied.remove(0);
-                    }
+                let applied = self.results.get_or_insert_with(target, Vec::new);
+                // In tick order; one of the same tick after those before.
+                let at = applied.partition_point(|e| e.tick() <= event.tick());
+                applied.insert(at, event.clone());
+                if applied.len() > KEPT_EVENTS {
+                    applied.remove(0);
                 }
                 self.stats.events_applied += 1;
                 true
