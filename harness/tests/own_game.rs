@@ -10,12 +10,11 @@
 
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use skirmish_core::determinism::Fnv64;
 use skirmish_core::{
-    ClientGame, ClientSession, Codec, Command, Game, GameId, Harness, Networked, NoEvent, NoSetup,
-    OwnState, PlayerId, ReadError, Reader, Replicated, RoomConfig, SeededRng, ServerGame,
-    ServerPlayer, SessionConfig, Spawn, Spot, Stamp, Step, Tick, Ticked, Vec2, Writer,
+    ClientGame, ClientSession, Command, Game, GameId, Harness, Networked, NoSetup, Owned, PlayerId,
+    RoomConfig, SeededRng, ServerGame, ServerPlayer, SessionConfig, Spawn, Spot, Step, Tick,
+    Ticked, Vec2,
 };
 use skirmish_harness::matrix::{assert_main_cell_budget, main_cell, summarize, totals};
 use skirmish_harness::quality::{game_page, Provenance};
@@ -38,14 +37,8 @@ const SPEED: f32 = 150.0;
 /// One tick's controls: a step of -1, 0 or 1 along x and along y.
 type Stroll = (i8, i8);
 
-/// A stroller as its own page gets it.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-struct Stroller {
-    id: PlayerId,
-    tick: Tick,
-    ack: Option<Tick>,
-    at: Vec2,
-}
+/// A stroller as its own page gets it: a point, in the library's envelope.
+type Stroller = Owned<Vec2>;
 
 impl Game for Strollers {
     const NAME: &'static str = "strollers";
@@ -66,41 +59,7 @@ impl Game for Strollers {
         (at + step).max(Vec2::ZERO).min(Vec2::splat(FIELD))
     }
     fn local(own: &Stroller) -> Vec2 {
-        own.at
-    }
-}
-
-impl Replicated for Stroller {
-    type Event = NoEvent;
-    fn is_valid(&self) -> bool {
-        self.at.is_finite()
-    }
-    fn apply(&mut self, event: &NoEvent) {
-        match *event {}
-    }
-}
-
-impl OwnState for Stroller {
-    const BYTES: usize = 8;
-    fn id(&self) -> PlayerId {
-        self.id
-    }
-    fn stamp(&self) -> Stamp {
-        Stamp {
-            tick: self.tick,
-            ack: self.ack,
-        }
-    }
-    fn write(&self, w: &mut Writer) {
-        Codec::write(&self.at, w);
-    }
-    fn read(id: PlayerId, stamp: Stamp, r: &mut Reader<'_>) -> Result<Stroller, ReadError> {
-        Ok(Stroller {
-            id,
-            tick: stamp.tick,
-            ack: stamp.ack,
-            at: Vec2::read(r)?,
-        })
+        own.state
     }
 }
 
@@ -113,15 +72,10 @@ impl Networked for Strollers {
         &()
     }
     fn quantise(own: &Stroller, (): &()) -> Spot {
-        Spot::of(own.at)
+        Spot::of(own.state)
     }
     fn dequantise(spot: &Spot, id: PlayerId, tick: Tick, (): &()) -> Stroller {
-        Stroller {
-            id,
-            tick,
-            ack: None,
-            at: spot.point(),
-        }
+        Owned::new(id, tick, None, spot.point())
     }
 }
 
@@ -137,7 +91,7 @@ impl ServerGame for Strollers {
         NoSetup {}
     }
     fn position(own: &Stroller) -> Vec2 {
-        own.at
+        own.state
     }
     fn extent((): &()) -> Vec2 {
         Vec2::splat(FIELD)
@@ -163,12 +117,7 @@ impl ServerGame for Strollers {
         }
     }
     fn own((): &(), player: &ServerPlayer<Strollers>, id: PlayerId, tick: Tick) -> Stroller {
-        Stroller {
-            id,
-            tick,
-            ack: player.ack(),
-            at: player.state,
-        }
+        Owned::new(id, tick, player.ack(), player.state)
     }
 }
 
