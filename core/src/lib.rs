@@ -15,10 +15,10 @@
 //! [`Applied`] (authoritative states and events applied once),
 //! [`OwnState`] and [`Fields`] (how its states travel), [`Wired`] and
 //! [`Networked`] (its messages), [`ServerGame`] (its world on the server),
-//! [`ClientGame`] (its page) and [`Harness`] (its determinism check);
-//! for the harness crate (`skirmish-harness`), [`SteppedGame`] (how the
-//! stepper watches it), [`Driver`] (a client's brain) and [`MainCell`]
-//! (its main cell and the words of its quality page).
+//! [`ClientGame`] (its page); for the harness crate
+//! (`skirmish-harness`), [`Harness`] (its seeded run, how the stepper
+//! watches it, its main cell and the words of its quality page) and
+//! [`Driver`] (a client's brain).
 //! Skirmish's first game lives in a crate of its own beside this one, and
 //! uses only this API.
 //!
@@ -48,7 +48,6 @@
 //!   it on both targets.
 
 mod client;
-mod harness;
 mod server;
 mod shared;
 mod stepped;
@@ -59,7 +58,7 @@ pub use client::clock::{ServerClock, PINGS_IN_FLIGHT};
 pub use client::conditioner::{
     Conditioner, ConditionerStats, Delivery, LinkConditions, MAX_DELAY_MS,
 };
-pub use client::game::{ClientGame, Stepped};
+pub use client::game::{ClientGame, ClientState, EffectsOf, NoteOf, Stepped};
 pub use client::interpolation::{InterpolationConfig, RemoteSample, SampleKind};
 pub use client::pacing::{Jump, Pacing, PacingConfig};
 pub use client::pending::{PendingInputs, PushError};
@@ -88,7 +87,7 @@ pub use shared::bytes::{Codec, ReadError, Reader, Writer};
 pub use shared::clamp::clamp;
 pub use shared::fields::{Fields, Width, MAX_FIELDS};
 pub use shared::input::PredictedStep;
-pub use shared::owned::Owned;
+pub use shared::owned::{IntoOwn, Owned};
 pub use shared::percentile::{nearest_rank, percentile};
 pub use shared::protocol::{
     check_game, check_room_name, decode_client, decode_client_frame, decode_client_frame_of,
@@ -131,8 +130,8 @@ pub use glam::Vec2;
 pub mod prelude {
     // The contract a game implements, and what its own state travels in.
     pub use crate::{
-        Applied, ClientGame, Game, Harness, Networked, Offset, OwnState, Owned, Replicated,
-        ServerGame, Size, Stamp, Visual, Wired,
+        Applied, Carries, ClientGame, ClientState, Driver, Game, Harness, IntoOwn, Networked,
+        Offset, OwnState, Owned, QualityWords, Replicated, ServerGame, Size, Stamp, Visual, Wired,
     };
     // What the contract's methods take and give.
     pub use crate::{
@@ -157,8 +156,8 @@ pub mod prelude {
 #[cfg(doctest)]
 #[doc = include_str!("../../docs/GUIDE.md")]
 struct Guide;
-pub use harness::{first_divergence, trace, Harness};
+
 pub use shared::game::{
-    Applied, EventOf, Game, Networked, Offset, OwnState, Replicated, Size, Stamp, Visual,
+    Applied, Carries, EventOf, Game, Networked, Offset, OwnState, Replicated, Size, Stamp, Visual,
 };
-pub use stepped::{Driver, MainCell, QualityWords, SteppedGame};
+pub use stepped::{first_divergence, trace, Driver, Harness, QualityWords};

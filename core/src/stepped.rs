@@ -1,32 +1,79 @@
 //! What a game gives the harness (the crate `skirmish-harness`) beyond its
-//! rules, so that a game in a crate of its own gets the deterministic
-//! stepper, the scenario matrix, its quality page, bots and replays by
-//! implementing a few traits here, where the orphan rule lets it.
+//! rules, implemented here where the orphan rule lets it: [`Harness`] (its
+//! seeded run, how the stepper watches it, its main cell and the words of
+//! its quality page, [`QualityWords`]) and a client's brain ([`Driver`]).
+//! With them a game in a crate of its own gets the deterministic stepper,
+//! the scenario matrix, its quality page, bots and replays.
 //!
-//! - [`SteppedGame`]: how the stepper watches what a page draws of the
-//!   game (where a drawn thing is, what a snap-back looks like, which
-//!   note is a hit of the player's own action).
-//! - [`Driver`]: a client's brain, reading only what its session shows
-//!   and answering with the controls it holds this frame; the same brain
-//!   drives clients in the stepper and bots over real sockets.
-//! - [`MainCell`]: the game's main cell (its room and its players'
-//!   brains, on the harness's main link) and the words of its quality
-//!   page ([`QualityWords`]).
+//! A driver reads only what its session shows and answers with the
+//! controls it holds this frame; the same brain drives clients in the
+//! stepper and bots over real sockets.
+//!
+//! [`trace`] runs a seeded sequence of a game's inputs through its step
+//! ([`Game::predict`](crate::Game::predict)) with durations that are and
+//! are not whole cadences, and hashes the bits of the state after every
+//! step. Run natively and in the browser (a game's page exposes it), the
+//! two traces must be equal; [`first_divergence`] names the first step
+//! where they are not, which is where to look (a `sin` that is not
+//! `libm`'s, a fused multiply-add, an iteration over a hash map).
 //!
 //! Like the rest of the library these are pure: no I/O, no clock, no
 //! async. The harness supplies time and sockets.
 
-use crate::client::game::ClientGame;
+use glam::Vec2;
+
+use crate::client::game::{ClientGame, NoteOf};
 use crate::client::session::ClientSession;
 use crate::server::room::RoomConfig;
 use crate::server::world::ServerGame;
-use glam::Vec2;
+use crate::shared::bytes::{Codec, Writer};
+use crate::shared::determinism::{seeded_duration, Fnv64};
+use crate::shared::rng::SeededRng;
 
-/// What the stepper needs of a game beyond the library's traits.
-pub trait SteppedGame: ServerGame + ClientGame {
-    /// Where a drawn visual is on the plane (drawn remotes are watched for
-    /// snap-backs there).
-    fn place(visual: &Self::Local) -> Vec2;
+/// The harness's side of a game (the crate `skirmish-harness`): a seeded
+/// run for the determinism check, how the stepper watches what a page
+/// draws, and the game's main cell (its room, its players' brains and the
+/// words of its quality page). With a [`Driver`] it is all a game
+/// implements beyond its rules to get the stepper, the scenario matrix,
+/// its quality page, bots and replays.
+pub trait Harness: ServerGame + ClientGame {
+    /// The brain of the main cell's players.
+    type Driver: Driver<Self>;
+
+    /// How many players play the main cell.
+    const PLAYERS: usize = 16;
+
+    /// What the game's quality page says of its main cell.
+    const WORDS: QualityWords;
+
+    /// The configuration a seeded run uses; by default the default one.
+    fn config() -> Self::Config {
+        Self::Config::default()
+    }
+
+    /// Where a seeded run starts.
+    fn seeded_start(config: &Self::Config) -> Self::Local;
+
+    /// The input for step `step` of a seeded run, drawn from `rng`, given
+    /// the previous step's.
+    fn seeded_input(rng: &mut SeededRng, step: u32, previous: Self::Input) -> Self::Input;
+
+    /// Folds every bit of `local` that the step computes into `hash`; by
+    /// default its binary form.
+    fn hash(local: &Self::Local, hash: &mut Fnv64) {
+        let mut w = Writer::default();
+        local.write(&mut w);
+        hash.write(&w.bytes);
+    }
+
+    /// The main cell's room, run by the harness on its main link (150 ms
+    /// round trip, ±30 ms jitter, 5 % loss each way), binary all the way,
+    /// with the resends a session ships with, for 60 s: the game's
+    /// settings, seed and interest.
+    fn main_room() -> RoomConfig<Self>;
+
+    /// Player `i`'s brain (from 0) and the seed of its session.
+    fn main_player(i: usize) -> (Self::Driver, u64);
 
     /// Whether a remote drawn moving `before` last frame and `now` this one
     /// snapped back: what its motion cannot do in one frame. By default
@@ -38,10 +85,38 @@ pub trait SteppedGame: ServerGame + ClientGame {
 
     /// Whether a note tells a hit of the player's own action (counted in
     /// the stepper's trace); by default none does.
-    fn is_hit(note: &Self::Note) -> bool {
+    fn is_hit(note: &NoteOf<Self>) -> bool {
         let _ = note;
         false
     }
+}
+
+/// The running hash after each of `steps` seeded steps of `G` from `seed`.
+pub fn trace<G: Harness>(seed: u64, steps: u32) -> Vec<u64> {
+    let config = G::config();
+    let cadence = G::cadence(&config);
+    let mut rng = SeededRng::new(seed);
+    let mut local = G::seeded_start(&config);
+    let mut input = G::Input::default();
+    let mut hash = Fnv64::new();
+    let mut out = Vec::with_capacity(steps as usize);
+    for step in 0..steps {
+        input = G::seeded_input(&mut rng, step, input);
+        let duration = seeded_duration(&mut rng, cadence);
+        local = G::predict(local, &input, duration, &config);
+        G::hash(&local, &mut hash);
+        out.push(hash.finish());
+    }
+    out
+}
+
+/// The first step at which two traces differ (a step one has and the
+/// other lacks counts); `None` when they are equal.
+pub fn first_divergence(a: &[u64], b: &[u64]) -> Option<usize> {
+    a.iter()
+        .zip(b)
+        .position(|(x, y)| x != y)
+        .or_else(|| (a.len() != b.len()).then(|| a.len().min(b.len())))
 }
 
 /// A client's brain: the controls it holds this frame.
@@ -55,27 +130,6 @@ impl<G: ClientGame, D: Driver<G> + ?Sized> Driver<G> for &mut D {
     fn controls(&mut self, session: &ClientSession<G>, config: &G::Config) -> G::Controls {
         (**self).controls(session, config)
     }
-}
-
-/// A game's main cell: the run its quality page reports and its tests
-/// hold to the timing budget. The harness runs it on its main link
-/// (150 ms round trip, ±30 ms jitter, 5 % loss each way), binary all the
-/// way, with the resends a session ships with, for 60 s.
-pub trait MainCell: SteppedGame {
-    /// The brain of the main cell's players.
-    type Driver: Driver<Self>;
-
-    /// How many players play the main cell.
-    const PLAYERS: usize = 16;
-
-    /// What the game's quality page says of its main cell.
-    const WORDS: QualityWords;
-
-    /// The room the players join (the game's settings, seed, interest).
-    fn main_room() -> RoomConfig<Self>;
-
-    /// Player `i`'s brain (from 0) and the seed of its session.
-    fn main_player(i: usize) -> (Self::Driver, u64);
 }
 
 /// A game's own words on its quality page.

@@ -17,7 +17,7 @@ use serde::Serialize;
 use skirmish_core::framing::StreamMessage;
 use skirmish_core::{delta, ClientGame, ClientMessage, ClientSession, SessionEvent};
 use skirmish_core::{Delivery, Driver, Encoding, Frame, Incoming, LinkConditions};
-use skirmish_core::{SessionConfig, Tick, DEFAULT_RECORDING_LIMIT};
+use skirmish_core::{NoteOf, SessionConfig, Tick, DEFAULT_RECORDING_LIMIT};
 use tokio::time::{Instant, MissedTickBehavior};
 use tokio_tungstenite::tungstenite::Message;
 
@@ -298,7 +298,7 @@ async fn play<G: ClientGame, D: Driver<G>>(
                 }
             }
         }
-        let events: Vec<SessionEvent<G::Note>> = session.events().collect();
+        let events: Vec<SessionEvent<NoteOf<G>>> = session.events().collect();
         for event in events {
             if let SessionEvent::Snapshot { .. } = event {
                 snapshot_arrived(&mut report, &mut last_snapshot, &mut snapshots);
@@ -453,7 +453,7 @@ impl Link {
 /// Records what an event (other than a snapshot) says about timing: RTT,
 /// slack, late inputs, input-to-acknowledgement.
 fn observe<G: ClientGame>(
-    event: &SessionEvent<G::Note>,
+    event: &SessionEvent<NoteOf<G>>,
     session: &ClientSession<G>,
     report: &mut BotReport,
     unacked: &mut VecDeque<(u32, Instant)>,

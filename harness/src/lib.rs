@@ -3,10 +3,10 @@
 //! crate rather than editing Skirmish's.
 //!
 //! A game implements three traits of `skirmish-core` in its own crate
-//! (re-exported here): [`SteppedGame`] (where a drawn thing is, what a
+//! (re-exported here): [`Harness`] (where a drawn thing is, what a
 //! snap-back looks like, which note is a hit), [`Driver`] (a client's
 //! brain: the controls it holds this frame, from what its session shows)
-//! and [`MainCell`] (its main cell's room and brains, and the words of its
+//! and [`Harness`] (its main cell's room and brains, and the words of its
 //! quality page, [`QualityWords`]). Then:
 //!
 //! - [`stepper`]: the real `Room` and real `ClientSession`s over an
@@ -49,4 +49,4 @@ mod trace;
 pub mod whole;
 pub mod wt;
 
-pub use skirmish_core::{Driver, MainCell, QualityWords, SteppedGame};
+pub use skirmish_core::{Driver, Harness, QualityWords};

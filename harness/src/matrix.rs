@@ -1,5 +1,5 @@
 //! The scenario matrix's generic part: the main link, a game's main cell
-//! ([`main_cell`]: its room and brains from [`MainCell`], on the main
+//! ([`main_cell`]: its room and brains from [`Harness`], on the main
 //! link), the numbers each row of a quality table reports ([`Summary`],
 //! [`summarize`]) and the main cell's budget, which every game's tests
 //! hold it to ([`assert_main_cell_budget`], [`assert_main_cell_timing`]).
@@ -9,10 +9,10 @@
 
 use std::time::Duration;
 
-use skirmish_core::{Encoding, LinkConditions, MainCell, SessionConfig};
+use skirmish_core::{Encoding, Harness, LinkConditions, SessionConfig};
 
 use crate::scenario::{link, percentile, ClientClock, NetScript};
-use crate::stepper::{ClientCounters, ClientSpec, Driver, SimClient, SteppedGame, Stepper};
+use crate::stepper::{ClientCounters, ClientSpec, Driver, SimClient, Stepper};
 pub use crate::trace::totals;
 
 /// 150 ms RTT, ±30 ms jitter, 5 % loss each way: the main cell.
@@ -23,18 +23,18 @@ pub fn main_link() -> LinkConditions {
 /// How long the main cell runs, seconds.
 pub const MAIN_CELL_SECONDS: u64 = 60;
 
-/// Game `G`'s main cell as shipped: its players ([`MainCell::PLAYERS`],
-/// their brains and seeds from [`MainCell::main_player`]) in its room
-/// ([`MainCell::main_room`]) on the main link both ways, a perfect clock,
+/// Game `G`'s main cell as shipped: its players ([`Harness::PLAYERS`],
+/// their brains and seeds from [`Harness::main_player`]) in its room
+/// ([`Harness::main_room`]) on the main link both ways, a perfect clock,
 /// binary all the way, the resends a session ships with, for
 /// [`MAIN_CELL_SECONDS`].
-pub fn main_cell<G: MainCell>() -> Stepper<G, G::Driver> {
+pub fn main_cell<G: Harness>() -> Stepper<G, G::Driver> {
     main_cell_with::<G>(Encoding::Compact, SessionConfig::default().resends)
 }
 
 /// Game `G`'s main cell with snapshots in `encoding` and `resends` per
 /// input message while snapshots are lost.
-pub fn main_cell_with<G: MainCell>(encoding: Encoding, resends: u32) -> Stepper<G, G::Driver> {
+pub fn main_cell_with<G: Harness>(encoding: Encoding, resends: u32) -> Stepper<G, G::Driver> {
     let mut s = Stepper::with_room(G::main_room());
     for i in 0..G::PLAYERS {
         let (driver, seed) = G::main_player(i);
@@ -91,7 +91,7 @@ fn within(t: f64, from: f64, to: f64) -> bool {
 
 /// The numbers of `clients` between `from` and `to` seconds (whole-run
 /// counters where the field says so); the run lasted `run` seconds.
-pub fn summarize<G: SteppedGame, D: Driver<G>>(
+pub fn summarize<G: Harness, D: Driver<G>>(
     clients: &[&SimClient<G, D>],
     from: f64,
     to: f64,

@@ -1,5 +1,5 @@
 //! A game's quality page: its main cell run in the stepper, one row of
-//! the quality table, in the game's own words ([`MainCell::WORDS`]), at
+//! the quality table, in the game's own words ([`Harness::WORDS`]), at
 //! `DIR/quality/NAME.md` ([`write_game_page`]); and the parts any page of
 //! scenarios is made of: a row ([`Row`]) and the table of rows
 //! ([`table`]), how long a scenario takes to settle ([`settles`]), the
@@ -14,12 +14,12 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
-use skirmish_core::{GameId, MainCell, BUILD};
+use skirmish_core::{GameId, Harness, BUILD};
 
 use crate::chart::Line;
 use crate::matrix::{main_cell, summarize, Summary, MAIN_CELL_SECONDS};
 use crate::scenario::percentile;
-use crate::stepper::{Driver, SimClient, SteppedGame};
+use crate::stepper::{Driver, SimClient};
 
 /// Where the section of the relay runs starts: a tool that runs the game
 /// over real UDP appends it; a page rewritten here keeps it.
@@ -68,7 +68,7 @@ pub struct Provenance<'a> {
 ///
 /// # Errors
 /// The folder or the page cannot be written.
-pub fn write_game_page<G: MainCell>(dir: &Path, provenance: &Provenance<'_>) -> Result<PathBuf> {
+pub fn write_game_page<G: Harness>(dir: &Path, provenance: &Provenance<'_>) -> Result<PathBuf> {
     let s = main_cell::<G>();
     let clients: Vec<_> = s.clients.iter().collect();
     let secs = MAIN_CELL_SECONDS as f64;
@@ -83,7 +83,7 @@ pub fn write_game_page<G: MainCell>(dir: &Path, provenance: &Provenance<'_>) -> 
 
 /// Game `G`'s page for its main cell's `summary`: its title, the game and
 /// build, what the row is (in the game's words), and the table.
-pub fn game_page<G: MainCell>(provenance: &Provenance<'_>, summary: &Summary) -> String {
+pub fn game_page<G: Harness>(provenance: &Provenance<'_>, summary: &Summary) -> String {
     let words = G::WORDS;
     let rows = [row("main cell, compact (as shipped)", summary.clone())];
     let mut page = String::new();
@@ -124,7 +124,7 @@ pub fn write_keeping_relay(path: &Path, page: &str) -> Result<()> {
 
 /// The first whole second from `from` after which every window to `to`
 /// passes `ok`, as seconds after `from` (`< 1 s` when every window does).
-pub fn settles<G: SteppedGame, D: Driver<G>>(
+pub fn settles<G: Harness, D: Driver<G>>(
     clients: &[&SimClient<G, D>],
     from: f64,
     to: f64,
@@ -149,7 +149,7 @@ pub type Pick<G, D> = fn(&SimClient<G, D>) -> &Vec<(f64, f64)>;
 
 /// Per-second medians of a (time, value) trace over every client, up to
 /// `end` seconds.
-pub fn per_second<G: SteppedGame, D: Driver<G>>(
+pub fn per_second<G: Harness, D: Driver<G>>(
     clients: &[&SimClient<G, D>],
     pick: Pick<G, D>,
     end: f64,
@@ -173,7 +173,7 @@ pub fn per_second<G: SteppedGame, D: Driver<G>>(
 
 /// The plot of a scenario's timing: input-to-acknowledgement and slack,
 /// per-second medians over every client.
-pub fn plots<G: SteppedGame, D: Driver<G>>(clients: &[&SimClient<G, D>], end: f64) -> Vec<Line> {
+pub fn plots<G: Harness, D: Driver<G>>(clients: &[&SimClient<G, D>], end: f64) -> Vec<Line> {
     vec![
         (
             "input-to-ack p50",
@@ -189,7 +189,7 @@ pub fn plots<G: SteppedGame, D: Driver<G>>(clients: &[&SimClient<G, D>], end: f6
 }
 
 /// The plot of the first client's dilation.
-pub fn dilation<G: SteppedGame, D: Driver<G>>(clients: &[&SimClient<G, D>]) -> Vec<Line> {
+pub fn dilation<G: Harness, D: Driver<G>>(clients: &[&SimClient<G, D>]) -> Vec<Line> {
     let first = clients
         .first()
         .map(|c| c.trace.dilation_pct.clone())

@@ -30,8 +30,8 @@ use skirmish_core::{
     Incoming, Networked, Outbox, OwnState, PlayerId, Room, RoomConfig, Seating, SessionConfig,
     SessionEvent, Tick, World, PROTOCOL_VERSION,
 };
-use skirmish_core::{delta, LinkConditions, Vec2};
-pub use skirmish_core::{Driver, SteppedGame};
+use skirmish_core::{delta, LinkConditions, Vec2, Visual};
+pub use skirmish_core::{Driver, Harness};
 
 use crate::scenario::{ClientClock, NetScript};
 pub use crate::trace::{ClientCounters, ClientTrace};
@@ -73,7 +73,7 @@ impl<D> ClientSpec<D> {
 }
 
 /// One client of game `G` in the stepper, driven by `D`.
-pub struct SimClient<G: SteppedGame, D> {
+pub struct SimClient<G: Harness, D> {
     /// Its player.
     pub id: PlayerId,
     /// Its session.
@@ -108,7 +108,7 @@ pub struct SimClient<G: SteppedGame, D> {
 const RESPAWN_JUMP: f32 = 40.0;
 
 /// The in-memory match.
-pub struct Stepper<G: SteppedGame, D> {
+pub struct Stepper<G: Harness, D> {
     /// The authoritative room, the same code the server drives.
     pub room: Room<G>,
     /// The clients, in join order.
@@ -123,7 +123,7 @@ pub struct Stepper<G: SteppedGame, D> {
     frame: Duration,
 }
 
-impl<G: SteppedGame, D: Driver<G>> Stepper<G, D> {
+impl<G: Harness, D: Driver<G>> Stepper<G, D> {
     /// An empty match of the game's `settings` (anything that converts to
     /// them), with a world seeded by `seed`, seats for everyone and the
     /// room's other defaults; clients render at 100 frames per second of
@@ -353,7 +353,7 @@ fn stream(seed: u64, c: LinkConditions) -> Conditioner<Frame> {
     s
 }
 
-impl<G: SteppedGame, D: Driver<G>> SimClient<G, D> {
+impl<G: Harness, D: Driver<G>> SimClient<G, D> {
     /// Frames that arrived by `now` go in (or wait out a hitch).
     fn arrive(&mut self, now: Duration) {
         let mut any = false;
@@ -503,7 +503,7 @@ impl<G: SteppedGame, D: Driver<G>> SimClient<G, D> {
     fn watch_drawn_remotes(&mut self) {
         let mut drawn = BTreeMap::new();
         for remote in self.session.view().remotes {
-            let at = G::place(&remote.visual);
+            let at = Visual::place(&remote.visual);
             let moved = match self.drawn.get(&remote.id) {
                 Some(&(last, last_moved)) => {
                     let moved = at - last;

@@ -13,13 +13,12 @@ use std::time::Duration;
 use skirmish_core::determinism::Fnv64;
 use skirmish_core::{
     ClientGame, ClientSession, Command, Game, GameId, Harness, Networked, NoSetup, Owned, PlayerId,
-    RoomConfig, SeededRng, ServerGame, ServerPlayer, SessionConfig, Spawn, Spot, Step, Tick,
-    Ticked, Vec2,
+    RoomConfig, SeededRng, ServerGame, SessionConfig, Spawn, Spot, Step, Tick, Ticked, Vec2,
 };
 use skirmish_harness::matrix::{assert_main_cell_budget, main_cell, summarize, totals};
 use skirmish_harness::quality::{game_page, Provenance};
 use skirmish_harness::replay::{recorded_game, replay, ReplayArgs};
-use skirmish_harness::{Driver, MainCell, QualityWords, SteppedGame};
+use skirmish_harness::{Driver, QualityWords};
 
 /// The game.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -68,9 +67,6 @@ impl Networked for Strollers {
     type Wire = Ticked<Stroll>;
     type Entity = Spot;
 
-    fn config(_: &NoSetup) -> &() {
-        &()
-    }
     fn quantise(own: &Stroller, (): &()) -> Spot {
         Spot::of(own.state)
     }
@@ -84,14 +80,8 @@ impl ServerGame for Strollers {
     type World = ();
     type Settings = ();
 
-    fn start((): &()) -> ((), ()) {
-        ((), ())
-    }
     fn setup((): &(), (): &()) -> NoSetup {
         NoSetup {}
-    }
-    fn position(own: &Stroller) -> Vec2 {
-        own.state
     }
     fn extent((): &()) -> Vec2 {
         Vec2::splat(FIELD)
@@ -116,48 +106,17 @@ impl ServerGame for Strollers {
             }
         }
     }
-    fn own((): &(), player: &ServerPlayer<Strollers>, id: PlayerId, tick: Tick) -> Stroller {
-        Owned::new(id, tick, player.ack(), player.state)
-    }
 }
 
 impl ClientGame for Strollers {
     type Controls = Stroll;
     type Client = ();
-    type Note = ();
-    type Effects = ();
     fn input((): &mut (), stroll: &Stroll, _alive: bool, _tick: Tick) -> Stroll {
         *stroll
     }
 }
 
-impl Harness for Strollers {
-    fn config() {}
-    fn start((): &()) -> Vec2 {
-        Vec2::splat(FIELD / 2.0)
-    }
-    fn seeded_input(rng: &mut SeededRng, _: u32, _: Stroll) -> Stroll {
-        (rng.below(3) as i8 - 1, 0)
-    }
-    fn hash(at: &Vec2, hash: &mut Fnv64) {
-        hash.f32(at.x);
-        hash.f32(at.y);
-    }
-}
-
 // ---- What the harness needs: a few lines more.
-
-/// A stroller turns back at once: it snapped back only if drawn going
-/// back faster than it strolls (1.5 units in a 10 ms frame, 1.65 while
-/// the remote timeline catches up).
-impl SteppedGame for Strollers {
-    fn place(at: &Vec2) -> Vec2 {
-        *at
-    }
-    fn snapped_back(before: Vec2, now: Vec2) -> bool {
-        before.length() > 0.1 && now.dot(before) < 0.0 && now.length() > 1.7
-    }
-}
 
 /// Strolls along x between two marks, turning back at each.
 #[derive(Clone, Debug)]
@@ -179,7 +138,10 @@ impl Driver<Strollers> for Back {
     }
 }
 
-impl MainCell for Strollers {
+/// A seeded stroll from the middle; a stroller turns back at once: it
+/// snapped back only if drawn going back faster than it strolls (1.5 units
+/// in a 10 ms frame, 1.65 while the remote timeline catches up).
+impl Harness for Strollers {
     type Driver = Back;
     const PLAYERS: usize = 4;
     const WORDS: QualityWords = QualityWords {
@@ -204,6 +166,19 @@ impl MainCell for Strollers {
             right: true,
         };
         (back, 700 + i as u64)
+    }
+    fn seeded_start((): &()) -> Vec2 {
+        Vec2::splat(FIELD / 2.0)
+    }
+    fn seeded_input(rng: &mut SeededRng, _: u32, _: Stroll) -> Stroll {
+        (rng.below(3) as i8 - 1, 0)
+    }
+    fn hash(at: &Vec2, hash: &mut Fnv64) {
+        hash.f32(at.x);
+        hash.f32(at.y);
+    }
+    fn snapped_back(before: Vec2, now: Vec2) -> bool {
+        before.length() > 0.1 && now.dot(before) < 0.0 && now.length() > 1.7
     }
 }
 

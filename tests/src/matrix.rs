@@ -39,7 +39,7 @@ fn wander(i: u64, net: NetScript, clock: ClientClock, encoding: Encoding) -> Cli
     }
 }
 
-/// The tank game's main cell (`MainCell for Tanks`: 16 bots wandering
+/// The tank game's main cell (`Harness for Tanks`: 16 bots wandering
 /// clear of each other in an open arena), 60 s, 150 ms RTT, ±30 ms
 /// jitter, 5 % loss each way, with snapshots in `encoding` and the resends
 /// a session ships with.

@@ -8,7 +8,7 @@
 
 use skirmish_blobs::Blobs;
 use skirmish_harness::matrix::main_cell;
-use skirmish_harness::MainCell;
+use skirmish_harness::Harness;
 use skirmish_tests::matrix::{assert_main_cell_budget, summarize, totals};
 
 #[test]

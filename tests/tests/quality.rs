@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use skirmish_tanks::Controls;
 use skirmish_tanks::LinkConditions;
-use skirmish_tanks::{Encoding, MainCell, SimConfig, Tanks};
+use skirmish_tanks::{Encoding, Harness, SimConfig, Tanks};
 use skirmish_tests::matrix::{self, summarize, totals};
 use skirmish_tests::open_arena;
 use skirmish_tests::script::{Script, Wander};

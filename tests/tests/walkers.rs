@@ -4,7 +4,7 @@
 //! targets: the library's netcode, not the tank game, earns them.
 
 use skirmish_harness::matrix::main_cell;
-use skirmish_harness::MainCell;
+use skirmish_harness::Harness;
 use skirmish_tests::matrix::{assert_main_cell_budget, summarize, totals};
 use skirmish_walkers::Walkers;
 

@@ -15,10 +15,33 @@ use crate::client::authority::Authority;
 use crate::client::idmap::IdMap;
 use crate::client::interpolation::{InterpolationConfig, RemoteBuffer, RemoteSample};
 use crate::shared::bytes::{Codec, Writer};
-use crate::shared::game::{EventOf, Game, Networked, OwnState, Replicated};
+use crate::shared::game::{Carries, EventOf, Game, Networked, OwnState, Replicated};
 use crate::shared::record::StateHash;
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
+
+/// What a game keeps on its page beside the library's state (cooldowns,
+/// effects, its own counters), with what it tells its shell happened and
+/// what it draws besides the players. `()` keeps, tells and draws nothing.
+pub trait ClientState: Clone + Debug + Default {
+    /// What the game tells its shell happened (drained with the session's
+    /// events).
+    type Note: Clone + Debug + PartialEq;
+    /// What the game draws this frame besides the players.
+    type Effects: Clone + Debug + Default + PartialEq;
+}
+
+/// A game that keeps nothing on its page.
+impl ClientState for () {
+    type Note = ();
+    type Effects = ();
+}
+
+/// What game `G` tells its shell happened ([`ClientState::Note`]).
+pub type NoteOf<G> = <<G as ClientGame>::Client as ClientState>::Note;
+
+/// What game `G` draws besides the players ([`ClientState::Effects`]).
+pub type EffectsOf<G> = <<G as ClientGame>::Client as ClientState>::Effects;
 
 /// A game a [`ClientSession`](crate::ClientSession) plays. What
 /// it draws ([`Game::Local`]) has a binary form: the flight recorder keeps
@@ -30,13 +53,9 @@ pub trait ClientGame:
     /// What the player holds right now, as the shell sets it. Its binary
     /// form is what the flight recorder keeps of each change.
     type Controls: Copy + Debug + Default + PartialEq + Codec;
-    /// What the game keeps on the client beside the library's state.
-    type Client: Clone + Debug + Default;
-    /// What the game tells its shell happened (drained with the session's
-    /// events).
-    type Note: Clone + Debug + PartialEq;
-    /// What the game draws this frame besides the players.
-    type Effects: Clone + Debug + Default + PartialEq;
+    /// What the game keeps on the client beside the library's state, and
+    /// what it tells and draws of it ([`ClientState`]); `()`: nothing.
+    type Client: ClientState;
 
     /// Whether a `welcome`'s setup can be played; the reason if not. By
     /// default every setup is.
@@ -84,7 +103,7 @@ pub trait ClientGame:
         event: &EventOf<Self>,
         me: PlayerId,
         at: Duration,
-    ) -> Option<Self::Note> {
+    ) -> Option<NoteOf<Self>> {
         let _ = (client, event, me, at);
         None
     }
@@ -108,9 +127,9 @@ pub trait ClientGame:
     }
 
     /// The effects drawn at `now` (by default none).
-    fn effects(client: &Self::Client, now: Duration) -> Self::Effects {
+    fn effects(client: &Self::Client, now: Duration) -> EffectsOf<Self> {
         let _ = (client, now);
-        Self::Effects::default()
+        EffectsOf::<Self>::default()
     }
 
     /// Forgets the world: a new welcome (`connection_lost` false) or a lost
@@ -142,13 +161,13 @@ pub trait ClientGame:
     /// Folds a note into the recorder's hash. By default that a note was
     /// told, not what it said: a game whose notes carry what a replay must
     /// check folds their fields in.
-    fn hash_note(note: &Self::Note, hash: &mut StateHash) {
+    fn hash_note(note: &NoteOf<Self>, hash: &mut StateHash) {
         let _ = note;
         hash.word(u64::from_le_bytes(*b"note\0\0\0\0"));
     }
 
     /// Folds the effects into the recorder's hash (by default nothing).
-    fn hash_effects(effects: &Self::Effects, hash: &mut StateHash) {
+    fn hash_effects(effects: &EffectsOf<Self>, hash: &mut StateHash) {
         let _ = (effects, hash);
     }
 }
@@ -180,7 +199,7 @@ impl<G: ClientGame> Stepped<'_, G> {
         let Some(at) = self.view_tick else {
             return Vec::new();
         };
-        let cadence = G::cadence(G::config(self.setup));
+        let cadence = G::cadence(Carries::<G::Config>::config(self.setup));
         self.remotes
             .iter()
             .filter(|(id, _)| *id != self.me)
@@ -197,5 +216,5 @@ impl<G: ClientGame> Stepped<'_, G> {
 
 /// The length of a step of `G` by a setup.
 pub(crate) fn cadence_of<G: ClientGame>(setup: &G::Setup) -> Duration {
-    G::cadence(G::config(setup))
+    G::cadence(Carries::<G::Config>::config(setup))
 }

@@ -17,7 +17,7 @@ use std::time::Duration;
 use std::marker::PhantomData;
 
 use crate::client::conditioner::{Delivery, LinkConditions};
-use crate::client::game::ClientGame;
+use crate::client::game::{ClientGame, NoteOf};
 use crate::client::session::{SessionConfig, SessionEvent, Toggles, View};
 use crate::shared::bytes::Codec;
 use crate::shared::game::Game;
@@ -169,7 +169,7 @@ impl<G: ClientGame> ClientRecorder<G> {
     }
 
     /// Folds an event into the hash of this frame.
-    pub(crate) fn event(&mut self, event: &SessionEvent<G::Note>) {
+    pub(crate) fn event(&mut self, event: &SessionEvent<NoteOf<G>>) {
         event_hash::<G>(&mut self.events, event);
     }
 
@@ -211,7 +211,7 @@ fn frame_hash<G: ClientGame>(chain: &mut StateHash, events: &mut StateHash, view
 
 /// Folds an event, field by field (no `Debug` formatting: the page
 /// carries no formatter for it).
-fn event_hash<G: ClientGame>(h: &mut StateHash, event: &SessionEvent<G::Note>) {
+fn event_hash<G: ClientGame>(h: &mut StateHash, event: &SessionEvent<NoteOf<G>>) {
     let tick = |t: Option<Tick>| t.map_or(u64::MAX, |t| u64::from(t.0));
     match event {
         SessionEvent::Joined { id, room } => {

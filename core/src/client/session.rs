@@ -55,7 +55,7 @@ use self::downlink::Downlink;
 use crate::client::authority::Authority;
 use crate::client::clock::ServerClock;
 use crate::client::conditioner::{Conditioner, Delivery, LinkConditions};
-use crate::client::game::ClientGame;
+use crate::client::game::{ClientGame, NoteOf};
 use crate::client::idmap::IdMap;
 use crate::client::interpolation::{InterpolationConfig, RemoteBuffer};
 use crate::client::pacing::Pacing;
@@ -63,7 +63,7 @@ use crate::client::prediction::LocalPlayer;
 use crate::client::record::{Call, ClientRecorder};
 use crate::client::smoothing::SmoothingConfig;
 use crate::client::timeline::RemoteTimeline;
-use crate::shared::game::{Networked, OwnState};
+use crate::shared::game::{Carries, Networked, OwnState};
 use crate::shared::protocol::{
     decode_server, ClientMessage, ErrorCode, GameId, ProtocolError, ServerMessage,
 };
@@ -99,7 +99,7 @@ struct Welcome<G: Networked> {
 
 impl<G: Networked> Welcome<G> {
     fn config(&self) -> &G::Config {
-        G::config(&self.setup)
+        Carries::<G::Config>::config(&self.setup)
     }
 }
 
@@ -173,7 +173,7 @@ pub struct ClientSession<G: ClientGame> {
     /// report comes twice over datagrams: in the snapshot and its echo).
     timing_through: Option<Tick>,
     last_error: Option<(ErrorCode, String)>,
-    events: VecDeque<SessionEvent<G::Note>>,
+    events: VecDeque<SessionEvent<NoteOf<G>>>,
     stats: SessionStats,
     rates: Rates,
     /// The flight recorder, when the session records itself.
@@ -467,7 +467,7 @@ impl<G: ClientGame> ClientSession<G> {
     }
 
     /// Drains what happened since the last call, oldest first.
-    pub fn events(&mut self) -> impl Iterator<Item = SessionEvent<G::Note>> + '_ {
+    pub fn events(&mut self) -> impl Iterator<Item = SessionEvent<NoteOf<G>>> + '_ {
         self.events.drain(..)
     }
 
@@ -557,7 +557,7 @@ impl<G: ClientGame> ClientSession<G> {
         self.timeline.time()
     }
 
-    fn push_event(&mut self, event: SessionEvent<G::Note>) {
+    fn push_event(&mut self, event: SessionEvent<NoteOf<G>>) {
         if let Some(recorder) = &mut self.recorder {
             recorder.event(&event);
         }

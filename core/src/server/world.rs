@@ -33,7 +33,8 @@ use glam::Vec2;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::shared::game::{EventOf, Game, Networked};
+use crate::shared::game::{EventOf, Game, Networked, Stamp, Visual};
+use crate::shared::owned::IntoOwn;
 use crate::shared::rng::SeededRng;
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
@@ -105,18 +106,24 @@ pub enum InputMode {
 /// step that moves them, and what a room of it needs to know (its setup,
 /// where each player is for interest, who an event concerns).
 pub trait ServerGame: Networked {
-    /// What the server keeps of one player beyond its inputs.
-    type Player: Clone + Debug + Send + Sync;
+    /// What the server keeps of one player beyond its inputs, and the own
+    /// state its player gets of it ([`IntoOwn`]: the library's when it
+    /// keeps the fields its player is sent, an `Owned<S>` kept as `S`).
+    type Player: Clone + Debug + Send + Sync + IntoOwn<Self::Own>;
     /// What the server keeps of the world beyond its players (its rules,
-    /// the things in it).
-    type World: Clone + Debug + Send + Sync;
+    /// the things in it). `Default`: the world of default settings.
+    type World: Clone + Debug + Default + Send + Sync;
     /// How a room of the game is set up beyond the library's settings
     /// (name, seats, seed, interest): in JSON in a room recording's header,
     /// its fields beside the library's.
     type Settings: Clone + Debug + Default + PartialEq + Serialize + DeserializeOwned + Send + Sync;
 
-    /// The configuration and the world a room starts from.
-    fn start(settings: &Self::Settings) -> (Self::Config, Self::World);
+    /// The configuration and the world a room starts from; by default
+    /// both defaults, whatever the settings.
+    fn start(settings: &Self::Settings) -> (Self::Config, Self::World) {
+        let _ = settings;
+        Default::default()
+    }
 
     /// Whether `settings` can run (a recording's header is checked with it
     /// before anything is replayed). By default any can.
@@ -131,8 +138,11 @@ pub trait ServerGame: Networked {
     /// What `welcome` tells a joiner.
     fn setup(world: &Self::World, config: &Self::Config) -> Self::Setup;
 
-    /// Where a player is, for interest management.
-    fn position(own: &Self::Own) -> Vec2;
+    /// Where a player is, for interest management: by default where its
+    /// predicted part is ([`Visual::place`](crate::Visual::place)).
+    fn position(own: &Self::Own) -> Vec2 {
+        Self::local(own).place()
+    }
 
     /// The things of the world (not players: pellets, pickups), replicated
     /// to binary clients in the snapshot sets beside the players, in id
@@ -182,10 +192,6 @@ pub trait ServerGame: Networked {
     /// One tick: every player's [`ServerPlayer::commands`] applied, and
     /// whatever else the game does, in the game's order.
     fn step(step: Step<'_, Self>);
-
-    /// A player's own state, as its client gets it exactly.
-    fn own(world: &Self::World, player: &ServerPlayer<Self>, id: PlayerId, tick: Tick)
-        -> Self::Own;
 }
 
 /// A player joining a world, as its game places it.
@@ -283,6 +289,18 @@ impl<G: ServerGame + ?Sized> ServerPlayer<G> {
     /// The newest input tick applied.
     pub fn ack(&self) -> Option<Tick> {
         self.inputs.ack
+    }
+
+    /// Its own state as player `id`'s at `tick`, as its client gets it
+    /// exactly.
+    pub fn own(&self, id: PlayerId, tick: Tick) -> G::Own {
+        self.state.own(
+            id,
+            Stamp {
+                tick,
+                ack: self.inputs.ack,
+            },
+        )
     }
 
     /// How many inputs wait in the queue.
@@ -435,7 +453,7 @@ impl<G: ServerGame> World<G> {
             commands: Vec::new(),
             state,
         };
-        let own = G::own(&self.game, &player, id, self.tick);
+        let own = player.own(id, self.tick);
         self.players.insert(id, player);
         Ok(own)
     }
@@ -559,20 +577,14 @@ impl<G: ServerGame> World<G> {
 
     /// One player's own state at the current tick.
     pub fn state_of(&self, id: PlayerId) -> Option<G::Own> {
-        self.players
-            .get(&id)
-            .map(|p| G::own(&self.game, p, id, self.tick))
+        self.players.get(&id).map(|p| p.own(id, self.tick))
     }
 
     /// Every player's own state at the current tick, in id order, into a
     /// reused buffer.
     pub fn snapshot_into(&self, out: &mut Vec<G::Own>) {
         out.clear();
-        out.extend(
-            self.players
-                .iter()
-                .map(|(&id, p)| G::own(&self.game, p, id, self.tick)),
-        );
+        out.extend(self.players.iter().map(|(&id, p)| p.own(id, self.tick)));
     }
 
     /// Every player's own state at the current tick, in id order.

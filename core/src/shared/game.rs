@@ -29,6 +29,7 @@ use crate::shared::fields::Fields;
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
 use crate::shared::wired::Wired;
+use glam::Vec2;
 
 /// A game the netcode runs: its types and its deterministic step.
 ///
@@ -44,7 +45,7 @@ use crate::shared::wired::Wired;
 /// ```
 /// use std::time::Duration;
 /// use skirmish_core::{Game, LocalPlayer, NoEvent, Offset, Replicated, Size, SmoothingConfig};
-/// use skirmish_core::{Stamp, Tick, Visual};
+/// use skirmish_core::{Stamp, Tick, Vec2, Visual};
 ///
 /// #[derive(Clone, Copy, Debug, PartialEq)]
 /// struct Dots;
@@ -69,6 +70,7 @@ use crate::shared::wired::Wired;
 ///     fn offset_to(&self, to: &Dot) -> Shift { Shift(to.0 - self.0) }
 ///     fn shifted(&self, o: &Shift) -> Dot { Dot(self.0 + o.0) }
 ///     fn is_finite(&self) -> bool { self.0.is_finite() }
+///     fn place(&self) -> Vec2 { Vec2::new(self.0, 0.0) }
 /// }
 ///
 /// impl Replicated for Dot {
@@ -108,7 +110,8 @@ pub trait Game: Send + Sync + 'static {
     /// version is refused, never misread.
     const VERSION: u32;
     /// The constants both sides step with, sent to a client as it joins.
-    type Config: Clone + Debug + PartialEq + Send + Sync;
+    /// `Default`: where a room of default settings starts.
+    type Config: Clone + Debug + Default + PartialEq + Send + Sync;
     /// The controls of one tick.
     type Input: Copy + Debug + Default + PartialEq + Send + Sync;
     /// The own player's authoritative state as the server sends it to its
@@ -180,6 +183,10 @@ pub trait Visual: Copy + Debug + PartialEq + Send + Sync {
 
     /// Whether every number in it is finite.
     fn is_finite(&self) -> bool;
+
+    /// Where it is on the plane: what interest measures and what the
+    /// stepper watches for snap-backs.
+    fn place(&self) -> Vec2;
 }
 
 /// A difference between two [`Visual`]s, which the smoothing folds,
@@ -278,7 +285,17 @@ pub trait Networked: Game<Own: OwnState<Event: Serialize + DeserializeOwned + Co
     /// fields (player, protocol, tick, tick length, room): at least the
     /// configuration the client must predict with. In JSON its fields sit
     /// beside the library's; in binary it follows them.
-    type Setup: Clone + Debug + PartialEq + Serialize + DeserializeOwned + Codec + Send + Sync;
+    /// It carries the configuration: [`NoSetup`](crate::NoSetup) carries
+    /// none (`()`), a game's configuration carries itself.
+    type Setup: Clone
+        + Debug
+        + PartialEq
+        + Serialize
+        + DeserializeOwned
+        + Codec
+        + Carries<Self::Config>
+        + Send
+        + Sync;
 
     /// An input as it travels: the game's input with its tick and the view
     /// it was made in ([`Wired`]).
@@ -290,9 +307,6 @@ pub trait Networked: Game<Own: OwnState<Event: Serialize + DeserializeOwned + Co
     /// The `type` of the JSON message carrying a tick's events.
     const EVENTS: &'static str = "events";
 
-    /// The configuration a setup gives the client.
-    fn config(setup: &Self::Setup) -> &Self::Config;
-
     /// `own` as binary snapshots carry another player's state.
     fn quantise(own: &Self::Own, config: &Self::Config) -> Self::Entity;
 
@@ -303,6 +317,20 @@ pub trait Networked: Game<Own: OwnState<Event: Serialize + DeserializeOwned + Co
         tick: Tick,
         config: &Self::Config,
     ) -> Self::Own;
+}
+
+/// A setup ([`Networked::Setup`]) and the configuration it gives the
+/// client.
+pub trait Carries<C> {
+    /// The configuration the client predicts with.
+    fn config(&self) -> &C;
+}
+
+/// A configuration sent as the whole setup carries itself.
+impl<C> Carries<C> for C {
+    fn config(&self) -> &C {
+        self
+    }
 }
 
 /// What changes a player's state of game `G` between snapshots, sent once

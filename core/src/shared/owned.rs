@@ -44,6 +44,21 @@ impl<S> Owned<S> {
 
 /// The game's fields, read through the envelope (`own.at` for
 /// `own.state.at`).
+/// What the server keeps of a player, as its own state: player `id`'s at
+/// `stamp`. A game whose server keeps exactly the fields it sends (an
+/// `Owned<S>` kept as `S`) gets it from the library; a game whose server
+/// keeps more says what it sends.
+pub trait IntoOwn<O> {
+    /// The own state its player gets.
+    fn own(&self, id: PlayerId, stamp: Stamp) -> O;
+}
+
+impl<S: Clone> IntoOwn<Owned<S>> for S {
+    fn own(&self, id: PlayerId, stamp: Stamp) -> Owned<S> {
+        Owned::new(id, stamp.tick, stamp.ack, self.clone())
+    }
+}
+
 impl<S> std::ops::Deref for Owned<S> {
     type Target = S;
 

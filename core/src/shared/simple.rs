@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::shared::bytes::{Codec, ReadError, Reader, Writer};
 use crate::shared::fields::{Fields, Width};
-use crate::shared::game::{Applied, Offset, Replicated, Size, Visual};
+use crate::shared::game::{Applied, Carries, Offset, Replicated, Size, Visual};
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
 use crate::shared::wired::Wired;
@@ -63,6 +63,10 @@ impl Visual for Vec2 {
 
     fn is_finite(&self) -> bool {
         Vec2::is_finite(*self)
+    }
+
+    fn place(&self) -> Vec2 {
+        *self
     }
 }
 
@@ -172,6 +176,13 @@ impl<A: Codec, B: Codec> Codec for (A, B) {
 /// library's fields: nothing.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NoSetup {}
+
+/// No setup gives the client no configuration beyond none.
+impl Carries<()> for NoSetup {
+    fn config(&self) -> &() {
+        &()
+    }
+}
 
 impl Codec for NoSetup {
     fn write(&self, _: &mut Writer) {}

@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use skirmish_core::{
-    Applied, Fields, Game, Offset, PlayerId, Replicated, Size, Stamp, Tick, Visual, Width,
+    Applied, Fields, Game, Offset, PlayerId, Replicated, Size, Stamp, Tick, Vec2, Visual, Width,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -58,6 +58,9 @@ impl Visual for Dot {
     }
     fn is_finite(&self) -> bool {
         self.0.is_finite()
+    }
+    fn place(&self) -> Vec2 {
+        Vec2::new(self.0, 0.0)
     }
 }
 
@@ -289,15 +292,19 @@ impl skirmish_core::Codec for Line {
     }
 }
 
+/// A line's length is the server's; the dots step without a configuration.
+impl skirmish_core::Carries<()> for Line {
+    fn config(&self) -> &() {
+        &()
+    }
+}
+
 impl skirmish_core::Networked for Dots {
     type Setup = Line;
     type Wire = Nudge;
     type Entity = Pellet;
     const EVENTS: &'static str = "pushes";
 
-    fn config(_: &Line) -> &() {
-        &()
-    }
     /// A remote dot: its x to a unit, on a line of 65,535.
     fn quantise(own: &DotState, (): &()) -> Pellet {
         Pellet {
@@ -312,6 +319,19 @@ impl skirmish_core::Networked for Dots {
             tick,
             ack: None,
             x: f32::from(p.x),
+        }
+    }
+}
+
+/// The server keeps a dot's x; its player gets it with who, when and
+/// which input it includes.
+impl skirmish_core::IntoOwn<DotState> for Dot {
+    fn own(&self, id: PlayerId, stamp: Stamp) -> DotState {
+        DotState {
+            id,
+            tick: stamp.tick,
+            ack: stamp.ack,
+            x: self.0,
         }
     }
 }
@@ -373,20 +393,6 @@ impl skirmish_core::ServerGame for Dots {
             }
         }
     }
-
-    fn own(
-        _: &skirmish_core::Things<Pellet>,
-        player: &skirmish_core::ServerPlayer<Dots>,
-        id: PlayerId,
-        tick: Tick,
-    ) -> DotState {
-        DotState {
-            id,
-            tick,
-            ack: player.ack(),
-            x: player.state.0,
-        }
-    }
 }
 
 /// The stick a dot's player holds: -1, 0 or 1, and a tap that jumps the
@@ -433,12 +439,15 @@ pub enum DotNote {
     Pushed(f32),
 }
 
-impl skirmish_core::ClientGame for Dots {
-    type Controls = Stick;
-    type Client = DotClient;
+impl skirmish_core::ClientState for DotClient {
     type Note = DotNote;
     /// How many pushes were seen: the one effect drawn.
     type Effects = u32;
+}
+
+impl skirmish_core::ClientGame for Dots {
+    type Controls = Stick;
+    type Client = DotClient;
 
     fn check_setup(line: &Line) -> Result<(), String> {
         if line.length.is_finite() {

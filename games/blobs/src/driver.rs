@@ -1,25 +1,12 @@
-//! Blobs in the harness (`skirmish-harness`): how the stepper sees a
-//! blob, a brain that grazes pellets and flees larger blobs ([`Graze`]),
+//! Blobs in the harness (`skirmish-harness`): its seeded run, how the
+//! stepper sees a blob, a brain that grazes pellets and flees larger blobs ([`Graze`]),
 //! and the main cell of its quality page.
 
-use skirmish_core::{ClientSession, Driver, InterestConfig, MainCell, QualityWords, RoomConfig};
-use skirmish_core::{SteppedGame, Vec2};
+use skirmish_core::determinism::Fnv64;
+use skirmish_core::{ClientSession, Driver, Harness, InterestConfig, QualityWords, RoomConfig};
+use skirmish_core::{SeededRng, Vec2};
 
 use crate::{Arena, BlobSettings, Blobs, Body, Steer, BLOB, BOOST, MOVE, PELLET};
-
-/// A blob is drawn where it is, and may turn back at once: it snapped back
-/// only if drawn going back faster than it can go (450 units a second
-/// boosting, 4.5 in a 10 ms frame, drawn up to 10 % faster while the
-/// remote timeline catches up: 5).
-impl SteppedGame for Blobs {
-    fn place(body: &Body) -> Vec2 {
-        body.at
-    }
-
-    fn snapped_back(before: Vec2, now: Vec2) -> bool {
-        before.length() > 0.1 && now.dot(before) < 0.0 && now.length() > 5.0
-    }
-}
 
 /// Grazes: heads for the nearest pellet it sees, away from any blob half
 /// again its size within 300 units, and boosts when fleeing.
@@ -62,10 +49,14 @@ impl Driver<Blobs> for Graze {
     }
 }
 
-/// The main cell for blobs: 16 grazers, the shipped defaults; 300
-/// pellets on a square of 1,500 units, each page seeing 500 units and
-/// more as it grows.
-impl MainCell for Blobs {
+/// The harness's side: a seeded steering from the middle, boosting now and
+/// then, for the determinism check; the main cell, 16 grazers with the
+/// shipped defaults, 300 pellets on a square of 1,500 units, each page
+/// seeing 500 units and more as it grows. A blob may turn back at once: it
+/// snapped back only if drawn going back faster than it can go (450 units
+/// a second boosting, 4.5 in a 10 ms frame, drawn up to 10 % faster while
+/// the remote timeline catches up: 5).
+impl Harness for Blobs {
     type Driver = Graze;
 
     const WORDS: QualityWords = QualityWords {
@@ -97,5 +88,28 @@ the pellets in its view.",
 
     fn main_player(i: usize) -> (Graze, u64) {
         (Graze, 500 + i as u64)
+    }
+
+    fn snapped_back(before: Vec2, now: Vec2) -> bool {
+        before.length() > 0.1 && now.dot(before) < 0.0 && now.length() > 5.0
+    }
+
+    fn seeded_start(arena: &Arena) -> Body {
+        Body::fresh(Vec2::splat(arena.side / 2.0))
+    }
+    fn seeded_input(rng: &mut SeededRng, step: u32, previous: Steer) -> Steer {
+        if step % 20 != 0 {
+            return previous;
+        }
+        let angle = rng.below(65_536) as u16;
+        let flags = MOVE | if rng.chance(0.2) { BOOST } else { 0 };
+        (angle, flags)
+    }
+    fn hash(body: &Body, hash: &mut Fnv64) {
+        hash.f32(body.at.x);
+        hash.f32(body.at.y);
+        hash.f32(body.mass);
+        hash.write(&[u8::from(body.alive)]);
+        hash.f32(body.pace);
     }
 }

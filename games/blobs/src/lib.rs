@@ -22,10 +22,9 @@ mod server;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use skirmish_core::determinism::Fnv64;
 use skirmish_core::{
-    ClientGame, Codec, Game, Harness, Networked, Owned, PlayerId, ReadError, Reader, Replicated,
-    SeededRng, StateHash, Tick, Ticked, Vec2, Visual, Writer,
+    ClientGame, ClientState, Codec, Game, Networked, Owned, PlayerId, ReadError, Reader,
+    Replicated, StateHash, Tick, Ticked, Vec2, Visual, Writer,
 };
 
 pub use bit::{Bit, BLOB, DEAD, PELLET};
@@ -185,6 +184,9 @@ impl Visual for Body {
     fn is_finite(&self) -> bool {
         self.at.is_finite() && self.mass.is_finite()
     }
+    fn place(&self) -> Vec2 {
+        self.at
+    }
 }
 
 /// What a page keeps of every blob and pellet: its state, replaced by the
@@ -236,9 +238,6 @@ impl Networked for Blobs {
     type Wire = Ticked<Steer>;
     type Entity = Bit;
 
-    fn config(arena: &Arena) -> &Arena {
-        arena
-    }
     fn quantise(own: &Owned<Blob>, _: &Arena) -> Bit {
         Bit::of(own.state.at, own.state.mass, own.state.kind)
     }
@@ -253,13 +252,18 @@ impl Networked for Blobs {
     }
 }
 
+/// What the page keeps beside its blob: the notes of what happened to it,
+/// each shown for a while.
+impl ClientState for Feed {
+    type Note = Note;
+    type Effects = Vec<Note>;
+}
+
 /// The page holds a steering; a dead blob steers nowhere. What happens to
 /// the own blob is told as a [`Note`] and shown for a while.
 impl ClientGame for Blobs {
     type Controls = Steer;
     type Client = Feed;
-    type Note = Note;
-    type Effects = Vec<Note>;
     fn input(_: &mut Feed, steer: &Steer, alive: bool, _tick: Tick) -> Steer {
         if alive {
             *steer
@@ -286,32 +290,6 @@ impl ClientGame for Blobs {
     }
     fn hash_effects(notes: &Vec<Note>, hash: &mut StateHash) {
         hash.word(notes.len() as u64);
-    }
-}
-
-/// The determinism check: a seeded steering from the middle, boosting now
-/// and then.
-impl Harness for Blobs {
-    fn config() -> Arena {
-        Arena::default()
-    }
-    fn start(arena: &Arena) -> Body {
-        Body::fresh(Vec2::splat(arena.side / 2.0))
-    }
-    fn seeded_input(rng: &mut SeededRng, step: u32, previous: Steer) -> Steer {
-        if step % 20 != 0 {
-            return previous;
-        }
-        let angle = rng.below(65_536) as u16;
-        let flags = MOVE | if rng.chance(0.2) { BOOST } else { 0 };
-        (angle, flags)
-    }
-    fn hash(body: &Body, hash: &mut Fnv64) {
-        hash.f32(body.at.x);
-        hash.f32(body.at.y);
-        hash.f32(body.mass);
-        hash.write(&[u8::from(body.alive)]);
-        hash.f32(body.pace);
     }
 }
 

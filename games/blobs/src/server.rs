@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use skirmish_core::{
-    Codec, Command, Game, Owned, PlayerId, ReadError, Reader, SeededRng, ServerGame, ServerPlayer,
-    Spawn, Step, Thing, Things, Tick, Vec2, Writer,
+    Codec, Command, Game, IntoOwn, Owned, PlayerId, ReadError, Reader, SeededRng, ServerGame,
+    ServerPlayer, Spawn, Stamp, Step, Thing, Things, Tick, Vec2, Writer,
 };
 
 use crate::{
@@ -101,7 +101,7 @@ impl Default for BlobSettings {
 }
 
 /// The world beyond the players: its pellets and how many it keeps.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct BlobWorld {
     /// The pellets, in id order.
     pub pellets: Things<Bit>,
@@ -117,6 +117,21 @@ const SPAWN_PER_TICK: u32 = 500;
 const EATS_AT: f32 = 1.25;
 /// The side of a cell of the pellet grid, in units.
 const CELL: f32 = 100.0;
+
+/// The server keeps a blob's body and when it comes back; its page gets
+/// the body.
+impl IntoOwn<Owned<Blob>> for Player {
+    fn own(&self, id: PlayerId, stamp: Stamp) -> Owned<Blob> {
+        let body = &self.body;
+        let blob = Blob {
+            at: body.at,
+            mass: body.mass,
+            kind: if body.alive { BLOB } else { DEAD },
+            pace: (body.pace, body.next, body.wait),
+        };
+        Owned::new(id, stamp.tick, stamp.ack, blob)
+    }
+}
 
 impl ServerGame for Blobs {
     type Player = Player;
@@ -154,9 +169,6 @@ impl ServerGame for Blobs {
     }
     fn setup(_: &BlobWorld, arena: &Arena) -> Arena {
         *arena
-    }
-    fn position(own: &Owned<Blob>) -> Vec2 {
-        own.at
     }
     fn speed(own: &Owned<Blob>, _: &Arena) -> f32 {
         speed(own.mass) / speed(START_MASS)
@@ -227,16 +239,6 @@ impl ServerGame for Blobs {
                 let at = somewhere(rng, arena);
                 (at, Bit::of(at, PELLET_MASS, PELLET))
             }));
-    }
-    fn own(_: &BlobWorld, player: &ServerPlayer<Blobs>, id: PlayerId, tick: Tick) -> Owned<Blob> {
-        let body = &player.state.body;
-        let blob = Blob {
-            at: body.at,
-            mass: body.mass,
-            kind: if body.alive { BLOB } else { DEAD },
-            pace: (body.pace, body.next, body.wait),
-        };
-        Owned::new(id, tick, player.ack(), blob)
     }
 }
 

@@ -12,7 +12,7 @@ mod settings;
 
 use std::fmt::Debug;
 
-use skirmish_core::{ClientGame, Harness, MainCell, ServerGame};
+use skirmish_core::{ClientGame, ClientState, Harness, ServerGame};
 
 pub use settings::GameSettings;
 
@@ -23,9 +23,8 @@ pub use settings::GameSettings;
 /// threads (the bots run on a multi-threaded runtime).
 pub trait Listed:
     ServerGame
-    + ClientGame<Controls: Send, Client: Send, Note: Send, Effects: Send>
-    + Harness
-    + MainCell<Driver: Send + 'static>
+    + ClientGame<Controls: Send, Client: ClientState<Note: Send, Effects: Send> + Send>
+    + Harness<Driver: Send + 'static>
     + Send
     + Sync
     + Debug
@@ -34,9 +33,8 @@ pub trait Listed:
 
 impl<G> Listed for G where
     G: ServerGame
-        + ClientGame<Controls: Send, Client: Send, Note: Send, Effects: Send>
-        + Harness
-        + MainCell<Driver: Send + 'static>
+        + ClientGame<Controls: Send, Client: ClientState<Note: Send, Effects: Send> + Send>
+        + Harness<Driver: Send + 'static>
         + Send
         + Sync
         + Debug

@@ -46,9 +46,6 @@ pub use world::{Arena, Tank, TankPlayer, TankSettings, TankWorld};
 
 use std::time::Duration;
 
-use crate::determinism::Fnv64;
-use crate::golden::{golden_input, hash_pose};
-
 // The library's generic types take the tank game unless told (`Room<G>`
 // for game `G`).
 
@@ -173,25 +170,6 @@ impl Game for Tanks {
     }
 }
 
-/// The golden trajectory's run: a new turn and throttle every 20 steps.
-impl Harness for Tanks {
-    fn config() -> SimConfig {
-        SimConfig::default()
-    }
-
-    fn start(_: &SimConfig) -> Pose {
-        Pose::new(Vec2::new(100.0, 100.0), 0.0)
-    }
-
-    fn seeded_input(rng: &mut SeededRng, step: u32, previous: MoveInput) -> MoveInput {
-        golden_input(rng, step, previous)
-    }
-
-    fn hash(pose: &Pose, hash: &mut Fnv64) {
-        hash_pose(pose, hash);
-    }
-}
-
 impl Replicated for PlayerState {
     type Event = CombatEvent;
 
@@ -296,6 +274,10 @@ impl Visual for Pose {
 
     fn is_finite(&self) -> bool {
         Pose::is_finite(self)
+    }
+
+    fn place(&self) -> Vec2 {
+        self.position
     }
 }
 

@@ -1,7 +1,7 @@
 //! The tank game in the harness (`skirmish-harness`): scripted brains
 //! (seeded wandering that keeps clear of walls and, optionally, of other
 //! players; a shooter; a circler; or a recorded trace of controls), how
-//! the stepper sees a tank, and its main cell.
+//! the stepper sees a tank, its seeded run and its main cell.
 //!
 //! A brain reads only what a player sees (its session's view) and answers
 //! with controls, so the same brain drives bots over real WebSockets and
@@ -9,11 +9,14 @@
 
 use std::time::Duration;
 
-use skirmish_core::{ClientSession, Driver, MainCell, QualityWords, RoomConfig, SeededRng};
-use skirmish_core::{SteppedGame, Vec2};
+use skirmish_core::determinism::Fnv64;
+use skirmish_core::{ClientSession, Driver, Harness, QualityWords, RoomConfig, SeededRng, Vec2};
 
+use crate::golden::{golden_input, hash_pose};
 use crate::prelude::*;
-use crate::{angle_delta, shot_path, Controls, Pose, SimConfig, TankNote, TankSettings, Tanks};
+use crate::{
+    angle_delta, shot_path, Controls, MoveInput, Pose, SimConfig, TankNote, TankSettings, Tanks,
+};
 
 /// How a bot decides.
 #[derive(Clone, Debug)]
@@ -173,21 +176,12 @@ impl Driver<Tanks> for Script {
     }
 }
 
-/// A tank is drawn at its pose's position; it brakes before it reverses
-/// (the stepper's default snap-back rule); a confirmed hit is a hit.
-impl SteppedGame for Tanks {
-    fn place(pose: &Pose) -> Vec2 {
-        pose.position
-    }
-
-    fn is_hit(note: &TankNote) -> bool {
-        matches!(note, TankNote::HitConfirmed(_))
-    }
-}
-
-/// The main cell: 16 bots wandering clear of walls and of each other in
-/// an open arena of 6,000 units, never firing.
-impl MainCell for Tanks {
+/// The harness's side: the golden trajectory's run (a new turn and
+/// throttle every 20 steps) for the determinism check; the main cell, 16
+/// bots wandering clear of walls and of each other in an open arena of
+/// 6,000 units, never firing. A tank brakes before it reverses (the
+/// stepper's default snap-back rule); a confirmed hit is a hit.
+impl Harness for Tanks {
     type Driver = Script;
 
     const WORDS: QualityWords = QualityWords {
@@ -214,6 +208,22 @@ of 6,000 units, never firing, the real `Room` and `ClientSession`s",
     fn main_player(i: usize) -> (Script, u64) {
         let i = i as u64;
         (Script::Wander(Wander::new(100 + i)), 200 + i)
+    }
+
+    fn is_hit(note: &TankNote) -> bool {
+        matches!(note, TankNote::HitConfirmed(_))
+    }
+
+    fn seeded_start(_: &SimConfig) -> Pose {
+        Pose::new(Vec2::new(100.0, 100.0), 0.0)
+    }
+
+    fn seeded_input(rng: &mut SeededRng, step: u32, previous: MoveInput) -> MoveInput {
+        golden_input(rng, step, previous)
+    }
+
+    fn hash(pose: &Pose, hash: &mut Fnv64) {
+        hash_pose(pose, hash);
     }
 }
 

@@ -122,11 +122,16 @@ impl TankSession for ClientSession<Tanks> {
     }
 }
 
+/// What the page tells of its tank ([`TankNote`]) and draws beside the
+/// tanks: shots' tracers.
+impl skirmish_core::ClientState for TankClient {
+    type Note = TankNote;
+    type Effects = Vec<Tracer>;
+}
+
 impl ClientGame for Tanks {
     type Controls = Controls;
     type Client = TankClient;
-    type Note = TankNote;
-    type Effects = Vec<Tracer>;
 
     fn check_setup(setup: &TankSetup) -> Result<(), String> {
         setup

@@ -97,15 +97,18 @@ pub const GAME_NAME: &str = "tanks";
 /// The version of [`GAME_NAME`] this build plays.
 pub const GAME_VERSION: u32 = 2;
 
+/// A tank's setup carries the configuration it predicts with.
+impl skirmish_core::Carries<SimConfig> for TankSetup {
+    fn config(&self) -> &SimConfig {
+        &self.config
+    }
+}
+
 impl Networked for Tanks {
     type Setup = TankSetup;
     type Wire = WireInput;
     type Entity = Quantised;
     const EVENTS: &'static str = "combat";
-
-    fn config(setup: &TankSetup) -> &SimConfig {
-        &setup.config
-    }
 
     fn quantise(own: &PlayerState, config: &SimConfig) -> Quantised {
         Quantised::of(own, config)

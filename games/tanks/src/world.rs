@@ -48,6 +48,22 @@ use skirmish_core::PlayerId;
 use skirmish_core::Spawn;
 use skirmish_core::Tick;
 
+/// A tank as its player gets it: where, how, how well, moving how.
+impl skirmish_core::IntoOwn<PlayerState> for Tank {
+    fn own(&self, id: PlayerId, stamp: skirmish_core::Stamp) -> PlayerState {
+        PlayerState {
+            id,
+            tick: stamp.tick,
+            ack_move_tick: stamp.ack,
+            position: self.pose.position,
+            rotation: self.pose.rotation,
+            hp: self.hp,
+            alive: self.life.is_alive(),
+            velocity: Some(self.velocity),
+        }
+    }
+}
+
 /// A tank as the server keeps it.
 #[derive(Clone, Debug)]
 pub struct Tank {
@@ -128,10 +144,6 @@ impl ServerGame for Tanks {
         }
     }
 
-    fn position(own: &PlayerState) -> Vec2 {
-        own.position
-    }
-
     fn speed(own: &PlayerState, sim: &SimConfig) -> f32 {
         let v = own.velocity.unwrap_or_default().length();
         (v / sim.speed.max(1e-6)).min(1.0)
@@ -176,20 +188,6 @@ impl ServerGame for Tanks {
         }
         life::respawn_due(tick, sim, &world.rules, players, rng);
         combat::record_history(tick, sim, &world.rules, players);
-    }
-
-    fn own(_: &Arena, player: &ServerPlayer<Tanks>, id: PlayerId, tick: Tick) -> PlayerState {
-        let tank = &player.state;
-        PlayerState {
-            id,
-            tick,
-            ack_move_tick: player.ack(),
-            position: tank.pose.position,
-            rotation: tank.pose.rotation,
-            hp: tank.hp,
-            alive: tank.life.is_alive(),
-            velocity: Some(tank.velocity),
-        }
     }
 }
 

@@ -1,28 +1,14 @@
-//! Walkers in the harness (`skirmish-harness`): how the stepper sees a
-//! walker, a brain that paces back and forth ([`Pace`]), and the main
-//! cell of its quality page.
+//! Walkers in the harness (`skirmish-harness`): its seeded run, how the
+//! stepper sees a walker, a brain that paces back and forth ([`Pace`]),
+//! and the main cell of its quality page.
 //!
 //! Apart from the guide's listing (`listing.rs`, which a tidy test holds
 //! to `docs/GUIDE.md`): what a game adds to be run by the harness, in
 //! its own crate, with the library's traits.
 
-use skirmish_core::{ClientSession, Driver, MainCell, QualityWords, RoomConfig, SteppedGame, Vec2};
+use skirmish_core::{ClientSession, Driver, Harness, QualityWords, RoomConfig, SeededRng, Vec2};
 
-use crate::Walkers;
-
-/// A walker is drawn where it is, and may turn back at once: it snapped
-/// back only if drawn going back faster than it can walk (200 units a
-/// second along each axis, so 2.83 diagonally in a 10 ms frame, drawn up
-/// to 10 % faster while the remote timeline catches up: 3.11).
-impl SteppedGame for Walkers {
-    fn place(at: &Vec2) -> Vec2 {
-        *at
-    }
-
-    fn snapped_back(before: Vec2, now: Vec2) -> bool {
-        before.length() > 0.1 && now.dot(before) < 0.0 && now.length() > 3.2
-    }
-}
+use crate::{Walk, Walkers, FIELD};
 
 /// Walks along x between two marks, turning at each, and drifts along y
 /// now and then: steady motion with reversals, as a player's would be.
@@ -73,8 +59,13 @@ impl Driver<Walkers> for Pace {
     }
 }
 
-/// The main cell for walkers: 16 pacers, the shipped defaults.
-impl MainCell for Walkers {
+/// The harness's side: a seeded walk from the middle for the determinism
+/// check, and the main cell, 16 pacers with the shipped defaults. A
+/// walker may turn back at once: it snapped back only if drawn going back
+/// faster than it can walk (200 units a second along each axis, so 2.83
+/// diagonally in a 10 ms frame, drawn up to 10 % faster while the remote
+/// timeline catches up: 3.11).
+impl Harness for Walkers {
     type Driver = Pace;
 
     const WORDS: QualityWords = QualityWords {
@@ -87,6 +78,14 @@ impl MainCell for Walkers {
 (20 units) and snaps.",
     };
 
+    fn seeded_start((): &()) -> Vec2 {
+        Vec2::splat(FIELD / 2.0)
+    }
+
+    fn seeded_input(rng: &mut SeededRng, _: u32, _: Walk) -> Walk {
+        (rng.below(3) as i8 - 1, rng.below(3) as i8 - 1)
+    }
+
     fn main_room() -> RoomConfig<Walkers> {
         RoomConfig {
             name: "walkers".into(),
@@ -98,5 +97,9 @@ impl MainCell for Walkers {
 
     fn main_player(i: usize) -> (Pace, u64) {
         (Pace::spread(i), 300 + i as u64)
+    }
+
+    fn snapped_back(before: Vec2, now: Vec2) -> bool {
+        before.length() > 0.1 && now.dot(before) < 0.0 && now.length() > 3.2
     }
 }

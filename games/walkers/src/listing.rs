@@ -10,11 +10,11 @@ use skirmish_core::prelude::*;
 pub struct Walkers;
 
 /// The field's side, in units, and how fast a walker walks, per second.
-const FIELD: f32 = 1000.0;
+pub const FIELD: f32 = 1000.0;
 const SPEED: f32 = 200.0;
 
 /// One tick's controls: a step of -1, 0 or 1 along x and along y.
-type Walk = (i8, i8);
+pub type Walk = (i8, i8);
 
 /// A walker is a point: the server sends it to its page exactly, in the
 /// library's envelope (`Owned`: who, when, which walk it includes).
@@ -49,9 +49,6 @@ impl Networked for Walkers {
     type Wire = Ticked<Walk>;
     type Entity = Spot;
 
-    fn config(_: &NoSetup) -> &() {
-        &()
-    }
     fn quantise(own: &Owned<Vec2>, (): &()) -> Spot {
         Spot::of(own.state)
     }
@@ -67,14 +64,8 @@ impl ServerGame for Walkers {
     type World = ();
     type Settings = ();
 
-    fn start((): &()) -> ((), ()) {
-        ((), ())
-    }
     fn setup((): &(), (): &()) -> NoSetup {
         NoSetup {}
-    }
-    fn position(own: &Owned<Vec2>) -> Vec2 {
-        own.state
     }
     fn extent((): &()) -> Vec2 {
         Vec2::splat(FIELD)
@@ -87,29 +78,13 @@ impl ServerGame for Walkers {
     fn step(step: Step<'_, Walkers>) {
         step.apply_inputs();
     }
-    fn own((): &(), player: &ServerPlayer<Walkers>, id: PlayerId, tick: Tick) -> Owned<Vec2> {
-        Owned::new(id, tick, player.ack(), player.state)
-    }
 }
 
 /// The page holds a walk; everything else is the library's default.
 impl ClientGame for Walkers {
     type Controls = Walk;
     type Client = ();
-    type Note = ();
-    type Effects = ();
     fn input((): &mut (), walk: &Walk, _alive: bool, _tick: Tick) -> Walk {
         *walk
-    }
-}
-
-/// The determinism check: a seeded walk from the middle.
-impl Harness for Walkers {
-    fn config() {}
-    fn start((): &()) -> Vec2 {
-        Vec2::splat(FIELD / 2.0)
-    }
-    fn seeded_input(rng: &mut SeededRng, _: u32, _: Walk) -> Walk {
-        (rng.below(3) as i8 - 1, rng.below(3) as i8 - 1)
     }
 }

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use skirmish_core::Game as _;
 use skirmish_games::{Entry, GameSettings, Listed, Visit};
 use skirmish_harness::quality::{write_game_page, Provenance};
-use skirmish_harness::MainCell;
+use skirmish_harness::Harness;
 use skirmish_tanks::Tanks;
 
 fn main() -> anyhow::Result<()> {
@@ -68,7 +68,7 @@ fn write_page(game: &str, dir: &Path) -> anyhow::Result<()> {
 }
 
 /// Game `G`'s page: its main cell in the stepper, in its own words.
-fn game_page<G: MainCell>(dir: &Path) -> anyhow::Result<()> {
+fn game_page<G: Harness>(dir: &Path) -> anyhow::Result<()> {
     let name = G::NAME;
     eprintln!("quality: {name}, main cell");
     let command = format!(

@@ -11,7 +11,7 @@ use crate::shared::tick::Tick;
 use crate::shared::timing::InputTiming;
 
 /// One thing that happened, in the order it happened; `N` is what the
-/// game tells its shell ([`ClientGame::Note`](crate::ClientGame::Note)).
+/// game tells its shell ([`ClientState::Note`](crate::ClientState::Note)).
 #[derive(Clone, Debug, PartialEq)]
 pub enum SessionEvent<N> {
     /// `welcome` arrived: the session is [`Phase::Joined`](super::Phase::Joined).

@@ -3,7 +3,7 @@
 //! interpolation samples them, and the game's effects.
 
 use super::{ClientSession, State};
-use crate::client::game::ClientGame;
+use crate::client::game::{ClientGame, EffectsOf};
 use crate::client::interpolation::SampleKind;
 use crate::shared::game::{Game, Replicated};
 use crate::shared::state::PlayerId;
@@ -49,7 +49,7 @@ pub struct View<G: ClientGame> {
     /// The other players, in id order.
     pub remotes: Vec<RemoteView<G>>,
     /// What the game draws besides the players.
-    pub effects: G::Effects,
+    pub effects: EffectsOf<G>,
 }
 
 impl<G: ClientGame> Default for View<G> {
@@ -57,7 +57,7 @@ impl<G: ClientGame> Default for View<G> {
         View {
             own: None,
             remotes: Vec::new(),
-            effects: G::Effects::default(),
+            effects: EffectsOf::<G>::default(),
         }
     }
 }

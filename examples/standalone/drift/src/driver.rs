@@ -1,24 +1,10 @@
-//! Drift in the harness (`skirmish-harness`): how the stepper sees a
-//! point, a brain that steers back and forth, and the main cell of the
-//! game's quality page.
+//! Drift in the harness (`skirmish-harness`): its seeded run, how the
+//! stepper sees a point, a brain that steers back and forth, and the main
+//! cell of the game's quality page.
 
-use skirmish_core::{ClientSession, Driver, MainCell, QualityWords, RoomConfig, SteppedGame, Vec2};
+use skirmish_core::{ClientSession, Driver, Harness, QualityWords, RoomConfig, SeededRng, Vec2};
 
-use crate::Drift;
-
-/// A point is drawn where it is and may turn back at once: it snapped
-/// back only if drawn going back faster than it can move (200 units a
-/// second along each axis: 2.83 diagonally in a 10 ms frame, drawn up to
-/// 10 % faster while the remote timeline catches up).
-impl SteppedGame for Drift {
-    fn place(at: &Vec2) -> Vec2 {
-        *at
-    }
-
-    fn snapped_back(before: Vec2, now: Vec2) -> bool {
-        before.length() > 0.1 && now.dot(before) < 0.0 && now.length() > 3.2
-    }
-}
+use crate::{Drift, Steer, FIELD};
 
 /// Steers along x between two marks, turning at each.
 #[derive(Clone, Debug)]
@@ -30,7 +16,7 @@ pub struct Sweep {
 }
 
 impl Driver<Drift> for Sweep {
-    fn controls(&mut self, session: &ClientSession<Drift>, (): &()) -> crate::Steer {
+    fn controls(&mut self, session: &ClientSession<Drift>, (): &()) -> Steer {
         if let Some(me) = session.view().own {
             if me.predicted.x >= self.marks.1 {
                 self.right = false;
@@ -42,7 +28,13 @@ impl Driver<Drift> for Sweep {
     }
 }
 
-impl MainCell for Drift {
+/// The harness's side: a seeded walk from the middle for the determinism
+/// check, and the main cell. A point is drawn where it is and may turn
+/// back at once: it snapped back only if drawn going back faster than it
+/// can move (200 units a second along each axis: 2.83 diagonally in a
+/// 10 ms frame, drawn up to 10 % faster while the remote timeline catches
+/// up).
+impl Harness for Drift {
     type Driver = Sweep;
 
     const WORDS: QualityWords = QualityWords {
@@ -67,5 +59,17 @@ impl MainCell for Drift {
             right: true,
         };
         (sweep, 300 + i as u64)
+    }
+
+    fn seeded_start((): &()) -> Vec2 {
+        Vec2::splat(FIELD / 2.0)
+    }
+
+    fn seeded_input(rng: &mut SeededRng, _: u32, _: Steer) -> Steer {
+        (rng.below(3) as i8 - 1, rng.below(3) as i8 - 1)
+    }
+
+    fn snapped_back(before: Vec2, now: Vec2) -> bool {
+        before.length() > 0.1 && now.dot(before) < 0.0 && now.length() > 3.2
     }
 }

@@ -6,8 +6,8 @@
 use std::time::Duration;
 
 use skirmish_core::{
-    ClientGame, Game, Harness, Networked, NoSetup, Owned, PlayerId, SeededRng, ServerGame,
-    ServerPlayer, Spawn, Spot, Step, Tick, Ticked, Vec2,
+    ClientGame, Game, Networked, NoSetup, Owned, PlayerId, ServerGame, Spawn, Spot, Step, Tick,
+    Ticked, Vec2,
 };
 
 pub mod driver;
@@ -57,10 +57,6 @@ impl Networked for Drift {
     type Wire = Ticked<Steer>;
     type Entity = Spot;
 
-    fn config(_: &NoSetup) -> &() {
-        &()
-    }
-
     fn quantise(own: &Owned<Vec2>, (): &()) -> Spot {
         Spot::of(own.state)
     }
@@ -75,16 +71,8 @@ impl ServerGame for Drift {
     type World = ();
     type Settings = ();
 
-    fn start((): &()) -> ((), ()) {
-        ((), ())
-    }
-
     fn setup((): &(), (): &()) -> NoSetup {
         NoSetup {}
-    }
-
-    fn position(own: &Owned<Vec2>) -> Vec2 {
-        own.state
     }
 
     fn extent((): &()) -> Vec2 {
@@ -102,33 +90,14 @@ impl ServerGame for Drift {
     fn step(step: Step<'_, Drift>) {
         step.apply_inputs();
     }
-
-    fn own((): &(), player: &ServerPlayer<Drift>, id: PlayerId, tick: Tick) -> Owned<Vec2> {
-        Owned::new(id, tick, player.ack(), player.state)
-    }
 }
 
 impl ClientGame for Drift {
     type Controls = Steer;
     type Client = ();
-    type Note = ();
-    type Effects = ();
 
     fn input((): &mut (), steer: &Steer, _alive: bool, _tick: Tick) -> Steer {
         *steer
-    }
-}
-
-/// The determinism check: a seeded walk from the middle.
-impl Harness for Drift {
-    fn config() {}
-
-    fn start((): &()) -> Vec2 {
-        Vec2::splat(FIELD / 2.0)
-    }
-
-    fn seeded_input(rng: &mut SeededRng, _: u32, _: Steer) -> Steer {
-        (rng.below(3) as i8 - 1, rng.below(3) as i8 - 1)
     }
 }
 

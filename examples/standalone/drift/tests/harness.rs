@@ -4,7 +4,7 @@
 
 use skirmish_core::{first_divergence, trace};
 use skirmish_harness::matrix::{assert_main_cell_budget, main_cell, summarize};
-use skirmish_harness::MainCell;
+use skirmish_harness::Harness;
 
 use skirmish_drift::Drift;
 
