@@ -77,7 +77,7 @@ pub use server::replay::{replay_room_of, RoomDivergence, RoomReplayError, RoomSu
 pub use server::room::{
     place, Outbox, Placement, RoomStats, Seating, RECORD_BURST, RECORD_BYTES_PER_TICK,
 };
-pub use server::things::{Thing, Things, FIRST_THING};
+pub use server::things::{Thing, Things};
 pub use server::world::{
     Command, InputMode, JoinError, Received, ServerGame, Spawn, Step, Wired, WorldStats,
     CATCH_UP_ABOVE, GAP_WAIT_TICKS, MAX_AHEAD_TICKS, MAX_INPUTS_PER_TICK, MAX_QUEUED_INPUTS,
@@ -101,7 +101,7 @@ pub use shared::record::{
 };
 pub use shared::rng::SeededRng;
 pub use shared::simple::{NoEvent, NoSetup, Spot, Ticked};
-pub use shared::state::PlayerId;
+pub use shared::state::{PlayerId, FIRST_THING};
 pub use shared::tick::Tick;
 pub use shared::timing::{
     InputTiming, LatenessHistogram, RewindHistogram, SlackHistogram, MAX_VIEW_DELAY_MS,
@@ -115,7 +115,7 @@ pub use client::interpolation::RemoteBuffer;
 pub use client::prediction::LocalPlayer;
 pub use client::record::{Call, Calls, ClientRecorder};
 pub use client::replay::{Divergence, ReplayError};
-pub use client::session::{ClientSession, OwnView, RemoteView, SessionEvent, View};
+pub use client::session::{ClientSession, OwnView, RemoteView, SessionEvent, ThingView, View};
 pub use client::smoothing::Correction;
 pub use server::record::RoomCall;
 pub use server::room::{Room, RoomConfig};

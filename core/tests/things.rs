@@ -57,14 +57,7 @@ fn things(pages: &mut Pages) -> &mut Things<Pellet> {
 
 /// The things the binary page draws.
 fn drawn(pages: &Pages) -> Vec<PlayerId> {
-    pages
-        .binary
-        .view()
-        .remotes
-        .iter()
-        .map(|r| r.id)
-        .filter(|id| id.is_thing())
-        .collect()
+    pages.binary.view().things.iter().map(|t| t.id).collect()
 }
 
 #[test]
@@ -81,10 +74,9 @@ fn a_thousand_pellets_arrive_and_leave_in_bulk() {
     // page reads them.
     let things_of = |page: &skirmish_core::ClientSession<Dots>| -> Vec<_> {
         page.view()
-            .remotes
+            .things
             .iter()
-            .filter(|r| r.id.is_thing())
-            .map(|r| (r.id, r.visual))
+            .map(|t| (t.id, t.visual))
             .collect()
     };
     let (text, binary) = (things_of(&pages.text), things_of(&pages.binary));
@@ -116,6 +108,36 @@ fn a_thousand_pellets_arrive_and_leave_in_bulk() {
     );
     pages.run(Duration::from_millis(200));
     assert_eq!(drawn(&pages).len(), 100, "the page drew them gone");
+}
+
+/// A thing is the world's, not a player: the page draws it apart from the
+/// players, keeps no samples of it (a still pellet costs no buffer), and
+/// draws one that jumps where it landed, never slid there.
+#[test]
+fn a_thing_keeps_no_samples_and_a_jump_is_placed() {
+    let mut pages = Pages::new(false);
+    pages.run(Duration::from_secs(1));
+    let id = things(&mut pages).spawn(pellet(100).0, pellet(100).1);
+    pages.run(Duration::from_secs(1));
+    let view = pages.binary.view();
+    assert_eq!(view.things.len(), 1);
+    assert!(view.remotes.iter().all(|r| !r.id.is_thing()), "{view:?}");
+    assert_eq!(
+        pages.binary.interpolated(),
+        view.remotes.len(),
+        "samples of the other dot only"
+    );
+    // Served again across the line: from one snapshot to the next, the
+    // page draws it at 100 or at 900, never on the way.
+    let thing = things(&mut pages).get_mut(id).expect("spawned");
+    (thing.at, thing.entity) = pellet(900);
+    let mut seen = Vec::new();
+    for _ in 0..50 {
+        pages.frame();
+        seen.extend(pages.binary.view().things.first().map(|t| t.visual.0));
+    }
+    assert!(seen.iter().all(|&x| x == 100.0 || x == 900.0), "{seen:?}");
+    assert_eq!(seen.last(), Some(&900.0), "{seen:?}");
 }
 
 #[test]

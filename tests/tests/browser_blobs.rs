@@ -29,17 +29,12 @@ fn blobs_url(srv: &skirmish_server::RunningServer, query: &str) -> Result<String
     Ok(format!("http://{}/blobs/?{query}", srv.addr))
 }
 
-/// The ids of the pellets the page draws.
+/// The ids of the pellets the page draws: the world's things, not
+/// players.
 fn pellets(s: &Value) -> BTreeSet<u64> {
-    s["remotes"]
-        .as_array()
-        .map_or_else(BTreeSet::new, |remotes| {
-            remotes
-                .iter()
-                .filter(|r| r["kind"] == 2)
-                .filter_map(|r| r["id"].as_u64())
-                .collect()
-        })
+    s["things"].as_array().map_or_else(BTreeSet::new, |things| {
+        things.iter().filter_map(|t| t["id"].as_u64()).collect()
+    })
 }
 
 /// Steers a widening spiral: the angle turns, the blob always goes.

@@ -161,6 +161,15 @@ impl<G: PageGame> App<G> {
                 G::debug_remote(r, fields)
             })
             .collect();
+        let things: Vec<Fields> = view
+            .things
+            .iter()
+            .map(|t| {
+                Fields::new()
+                    .with("id", t.id.0)
+                    .with("pose", pose(t.visual))
+            })
+            .collect();
         let fields = Fields::new()
             .with("status", self.status.as_str())
             .with("frames", self.frames)
@@ -220,6 +229,7 @@ impl<G: PageGame> App<G> {
                 view.own.and_then(|o| o.authoritative).map(pose),
             )
             .with("remotes", remotes)
+            .with("things", things)
             .with(
                 "hud_text",
                 hud::hud_text(&hud, &G::hud_line(&self.session), &lost, self.fps),

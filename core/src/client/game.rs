@@ -57,6 +57,13 @@ pub trait ClientGame:
     /// what it tells and draws of it ([`ClientState`]); `()`: nothing.
     type Client: ClientState;
 
+    /// Whether the game's things (a ball, not a pellet) move: each is then
+    /// interpolated between its states as a player is. By default they
+    /// stand still: a thing keeps no samples and is drawn as its newest
+    /// state says, so one that jumps (a ball served again, a pellet
+    /// respawned) is placed where it landed, never slid there.
+    const MOVING_THINGS: bool = false;
+
     /// Whether a `welcome`'s setup can be played; the reason if not. By
     /// default every setup is.
     ///

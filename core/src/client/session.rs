@@ -48,7 +48,7 @@ pub use events::SessionEvent;
 use hud::Rates;
 pub use hud::{Hud, PacingHud, SessionStats};
 pub use uplink::{LOSS_MEMORY, MAX_STEPS_PER_FRAME};
-pub use view::{OwnView, RemoteView, View};
+pub use view::{OwnView, RemoteView, ThingView, View};
 
 use self::baselines::Baselines;
 use self::downlink::Downlink;
@@ -482,6 +482,13 @@ impl<G: ClientGame> ClientSession<G> {
     /// The owned authoritative state of every known player.
     pub fn authority(&self) -> &Authority<G::Own> {
         &self.authority
+    }
+
+    /// How many others the page keeps samples of to interpolate: its
+    /// players, and its things only when they move
+    /// ([`ClientGame::MOVING_THINGS`]).
+    pub fn interpolated(&self) -> usize {
+        self.remotes.len()
     }
 
     /// A player's display name, from the room's roster.

@@ -14,17 +14,7 @@
 
 use glam::Vec2;
 
-use crate::shared::state::PlayerId;
-
-/// The first id of a thing: ids below are players'.
-pub const FIRST_THING: u32 = 1 << 31;
-
-impl PlayerId {
-    /// Whether the id is a thing's, not a player's.
-    pub fn is_thing(self) -> bool {
-        self.0 >= FIRST_THING
-    }
-}
+use crate::shared::state::{PlayerId, FIRST_THING};
 
 /// One thing: its id, where it is and what travels of it.
 #[derive(Clone, Copy, Debug, PartialEq)]

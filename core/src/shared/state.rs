@@ -11,6 +11,17 @@ use serde::{Deserialize, Serialize};
 #[serde(transparent)]
 pub struct PlayerId(pub u32);
 
+/// The first id of a thing (a pellet, a ball: the world's, not a
+/// player's): ids below are players'.
+pub const FIRST_THING: u32 = 1 << 31;
+
+impl PlayerId {
+    /// Whether the id is a thing's, not a player's.
+    pub fn is_thing(self) -> bool {
+        self.0 >= FIRST_THING
+    }
+}
+
 impl fmt::Display for PlayerId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.0)

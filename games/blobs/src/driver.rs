@@ -6,7 +6,7 @@ use skirmish_core::determinism::Fnv64;
 use skirmish_core::{ClientSession, Driver, Harness, InterestConfig, QualityWords, RoomConfig};
 use skirmish_core::{SeededRng, Vec2};
 
-use crate::{Arena, BlobSettings, Blobs, Body, Steer, BLOB, BOOST, MOVE, PELLET};
+use crate::{Arena, BlobSettings, Blobs, Body, Steer, BLOB, BOOST, MOVE};
 
 /// Grazes: heads for the nearest pellet it sees, away from any blob half
 /// again its size within 300 units, and boosts when fleeing.
@@ -40,10 +40,9 @@ impl Driver<Blobs> for Graze {
         if let Some(at) = threat {
             return toward(at, here, MOVE | BOOST);
         }
-        view.remotes
+        view.things
             .iter()
-            .filter(|r| r.state.kind == PELLET)
-            .map(|r| r.visual.at)
+            .map(|pellet| pellet.visual.at)
             .min_by(|a, b| a.distance(here).total_cmp(&b.distance(here)))
             .map_or((0, 0), |at| toward(here, at, MOVE))
     }

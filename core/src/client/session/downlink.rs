@@ -338,7 +338,9 @@ impl<G: ClientGame> ClientSession<G> {
             }
             if id == me {
                 self.on_own_state(state);
-            } else {
+            } else if !id.is_thing() || G::MOVING_THINGS {
+                // A still thing keeps no samples: it is drawn as its newest
+                // state says (`view.rs`).
                 self.remotes
                     .get_or_insert_with(id, RemoteBuffer::default)
                     .add(G::sample(state), &interpolation);

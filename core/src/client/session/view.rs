@@ -41,6 +41,20 @@ pub struct RemoteView<G: Game> {
     pub alive: bool,
 }
 
+/// A thing of the world (a pellet, a ball: not a player), ready to draw.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ThingView<G: Game> {
+    /// Its id (a thing's: [`PlayerId::is_thing`]).
+    pub id: PlayerId,
+    /// Where to draw it: its newest state's, placed (a still thing keeps
+    /// no samples; one that jumps is drawn where it landed, never slid),
+    /// or interpolated like a player's when its game's things move
+    /// ([`ClientGame::MOVING_THINGS`]).
+    pub visual: G::Local,
+    /// The authoritative state.
+    pub state: G::Own,
+}
+
 /// Everything to draw this frame.
 #[derive(Clone, Debug, PartialEq)]
 pub struct View<G: ClientGame> {
@@ -48,6 +62,8 @@ pub struct View<G: ClientGame> {
     pub own: Option<OwnView<G>>,
     /// The other players, in id order.
     pub remotes: Vec<RemoteView<G>>,
+    /// The world's things in view, in id order.
+    pub things: Vec<ThingView<G>>,
     /// What the game draws besides the players.
     pub effects: EffectsOf<G>,
 }
@@ -57,6 +73,7 @@ impl<G: ClientGame> Default for View<G> {
         View {
             own: None,
             remotes: Vec::new(),
+            things: Vec::new(),
             effects: EffectsOf::<G>::default(),
         }
     }
@@ -73,27 +90,42 @@ impl<G: ClientGame> ClientSession<G> {
         let interpolation = self.interpolation();
         // Both in id order: walked side by side, not searched.
         let mut buffers = self.remotes.iter().peekable();
-        let remotes = self
-            .authority
-            .iter_ids()
-            .filter(|(id, _)| *id != me)
-            .filter_map(|(id, state)| {
-                while buffers.next_if(|(b, _)| *b < id).is_some() {}
-                let (_, buffer) = buffers.next_if(|(b, _)| *b == id)?;
-                let (visual, kind) = buffer.drawn(at, cadence, &interpolation)?;
-                let alive = state.alive() && buffer.alive_at(at).unwrap_or(true);
-                Some(RemoteView {
-                    id,
-                    visual,
-                    kind,
-                    state: *state,
-                    alive,
-                })
-            })
-            .collect();
+        let (mut remotes, mut things) = (Vec::new(), Vec::new());
+        for (id, state) in self.authority.iter_ids().filter(|(id, _)| *id != me) {
+            while buffers.next_if(|(b, _)| *b < id).is_some() {}
+            let buffer = buffers.next_if(|(b, _)| *b == id).map(|(_, b)| b);
+            if id.is_thing() {
+                // Things follow players in id order.
+                let visual = match buffer {
+                    Some(buffer) => buffer.drawn(at, cadence, &interpolation).map(|(v, _)| v),
+                    None => Some(G::local(state)),
+                };
+                if let Some(visual) = visual {
+                    things.push(ThingView {
+                        id,
+                        visual,
+                        state: *state,
+                    });
+                }
+                continue;
+            }
+            let Some((visual, kind)) = buffer.and_then(|b| b.drawn(at, cadence, &interpolation))
+            else {
+                continue;
+            };
+            let alive = state.alive() && buffer.and_then(|b| b.alive_at(at)).unwrap_or(true);
+            remotes.push(RemoteView {
+                id,
+                visual,
+                kind,
+                state: *state,
+                alive,
+            });
+        }
         View {
             own: self.own_view(me),
             remotes,
+            things,
             effects: G::effects(&self.game, self.now()),
         }
     }

@@ -7,7 +7,7 @@
 //! one page at `/blobs/`); the page shell, `skirmish-client`, does the
 //! rest.
 
-use skirmish_blobs::{radius, Blobs, Body, Note, Steer, BLOB, BOOST, DEAD, MOVE, PELLET};
+use skirmish_blobs::{radius, Blobs, Body, Note, Steer, BLOB, BOOST, DEAD, MOVE};
 use skirmish_client::fields::Fields;
 use skirmish_client::num::fixed;
 use skirmish_client::{shown_name, Overlays, PageGame, Script};
@@ -113,8 +113,8 @@ impl PageGame for BlobsPage {
         ctx.set_fill_style_str("#1b2128");
         ctx.fill_rect(x0, y0, x1 - x0, y1 - y0);
         let name_of = |id: PlayerId| shown_name(session, id);
-        for r in view.remotes.iter().filter(|r| r.state.kind == PELLET) {
-            let (x, y) = to_px(r.visual.at);
+        for pellet in &view.things {
+            let (x, y) = to_px(pellet.visual.at);
             disc(ctx, x, y, 3.0_f64.max(2.0 * scale), "#81c784");
         }
         for r in view.remotes.iter().filter(|r| r.state.kind == BLOB) {
@@ -158,11 +158,7 @@ impl PageGame for BlobsPage {
 
     fn debug(session: &ClientSession<Blobs>, fields: Fields) -> Fields {
         let view = session.view();
-        let pellets = view
-            .remotes
-            .iter()
-            .filter(|r| r.state.kind == PELLET)
-            .count();
+        let pellets = view.things.len();
         fields
             .with("pellets_seen", pellets as u32)
             .with("mass", view.own.map(|o| o.state.mass))
