@@ -51,6 +51,7 @@ mod client;
 mod server;
 mod shared;
 mod stepped;
+mod sync;
 
 pub use client::authority::{AuthorityStats, Refused};
 pub use client::backoff::Backoff;
@@ -161,3 +162,4 @@ pub use shared::game::{
     Applied, Carries, EventOf, Game, Networked, Offset, OwnState, Replicated, Size, Stamp, Visual,
 };
 pub use stepped::{first_divergence, trace, Driver, Harness, QualityWords};
+pub use sync::{sync_test, Desync, SeededWorld, SyncReport};

@@ -9,23 +9,20 @@
 //! within its width) and what is drawn. A game writes its binary forms by
 //! hand; this is what keeps them in step with its types.
 //!
-//! [`sync_test`] is a sync test, as GGRS's `SyncTestSession` runs one: every
-//! tick, the world is saved, stepped a few ticks ahead, restored and
-//! stepped again with the same inputs; the two runs must give the same
-//! hash, every tick. A step that reads anything outside its world (a
-//! global, a clock, a counter kept elsewhere) or leaves part of its state
-//! out of the world diverges, and the check names the tick and the part.
+//! [`sync_test`] is the library's (`skirmish_core::sync_test`), re-exported:
+//! a sync test of the server's step, as GGRS's `SyncTestSession` runs one,
+//! which a game's page tests run in headless Chromium too.
 
 use std::fmt::Debug;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use skirmish_core::determinism::Fnv64;
 use skirmish_core::{
     decode_inputs, encode_inputs, ClientGame, ClientMessage, Codec, EventOf, Fields, Harness,
-    InputMode, OwnState, PlayerId, Reader, SeededRng, ServerGame, Tick, Width, Wired, World,
-    Writer,
+    OwnState, Reader, SeededWorld, ServerGame, Width, Wired, Writer,
 };
+
+pub use skirmish_core::{sync_test, Desync, SyncReport};
 
 /// How many values of each kind [`round_trips`] checked.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -40,48 +37,6 @@ pub struct RoundTrips {
     pub entities: u64,
     /// Drawn states, in binary.
     pub visuals: u64,
-}
-
-/// A seeded world of `G` with `players` players, stepped by its own
-/// seeded inputs: what both checks play.
-struct Seeded<G: ServerGame + Harness> {
-    world: World<G>,
-    rng: SeededRng,
-    ids: Vec<PlayerId>,
-    last: Vec<G::Input>,
-    step: u32,
-}
-
-impl<G: ServerGame + Harness> Seeded<G> {
-    fn new(settings: &G::Settings, seed: u64, players: u32) -> Seeded<G> {
-        let (config, game) = <G as ServerGame>::start(settings);
-        let mut world = World::<G>::of(config, game, seed);
-        let ids: Vec<PlayerId> = (1..=players).map(PlayerId).collect();
-        for id in &ids {
-            // Fresh ids in an empty world: a join cannot be refused.
-            let _ = world.join_with(*id, "seeded", InputMode::Scheduled);
-        }
-        Seeded {
-            world,
-            rng: SeededRng::new(seed ^ 0x5eed),
-            last: vec![G::Input::default(); ids.len()],
-            ids,
-            step: 0,
-        }
-    }
-
-    /// Every player's next input, for `tick`, as it travels.
-    fn inputs(&mut self, tick: u32) -> Vec<(PlayerId, G::Wire)> {
-        let tick = Tick(tick);
-        let mut out = Vec::with_capacity(self.ids.len());
-        for (i, id) in self.ids.iter().enumerate() {
-            let input = G::seeded_input(&mut self.rng, self.step, self.last[i]);
-            self.last[i] = input;
-            out.push((*id, G::Wire::of(tick, input, None)));
-        }
-        self.step += 1;
-        out
-    }
 }
 
 /// Plays a seeded world of `G` set up by `settings` (`players` players,
@@ -100,7 +55,7 @@ pub fn round_trips<G>(
 where
     G: ServerGame + ClientGame + Harness,
 {
-    let mut seeded = Seeded::<G>::new(settings, seed, players);
+    let mut seeded = SeededWorld::<G>::new(settings, seed, players);
     let mut counts = RoundTrips::default();
     let setup = G::setup(seeded.world.game(), seeded.world.config());
     both_forms(&setup, "the setup")?;
@@ -254,122 +209,4 @@ fn entity_fields<E: Fields>(entity: &E) -> Result<(), String> {
         return Err(format!("{entity:?} came back from its fields as {copy:?}"));
     }
     Ok(())
-}
-
-/// Where a [`sync_test`] found the two runs apart.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Divergence {
-    /// The tick.
-    pub tick: Tick,
-    /// What differed: a player's own state, a thing, the events.
-    pub what: String,
-}
-
-/// Steps a seeded world of `G` set up by `settings` (`players` players,
-/// `ticks` ticks); at every tick saves it, steps it `ahead` ticks, restores the save and
-/// steps those ticks again with the same inputs, and compares the hash
-/// of every re-simulated tick. Returns the number of ticks compared.
-///
-/// # Errors
-/// The first tick whose re-simulation differed, and what differed.
-pub fn sync_test<G>(
-    settings: &G::Settings,
-    seed: u64,
-    (players, ticks, ahead): (u32, u32, u32),
-) -> Result<u64, Divergence>
-where
-    G: ServerGame + Harness + Clone,
-{
-    let mut seeded = Seeded::<G>::new(settings, seed, players);
-    let mut compared = 0;
-    for _ in 0..ticks {
-        let saved = seeded.world.clone();
-        let window: Vec<_> = (0..ahead.max(1))
-            .map(|j| seeded.inputs(saved.tick().0 + 1 + j))
-            .collect();
-        let mut first = saved.clone();
-        let mut next = None;
-        let mut expected = Vec::with_capacity(window.len());
-        for wires in &window {
-            feed(&mut first, wires);
-            first.step();
-            expected.push(hashes(&first));
-            next.get_or_insert_with(|| first.clone());
-        }
-        let mut again = saved;
-        for (wires, expected) in window.iter().zip(&expected) {
-            feed(&mut again, wires);
-            again.step();
-            compared += 1;
-            if let Some(what) = first_difference(expected, &hashes(&again)) {
-                return Err(Divergence {
-                    tick: again.tick(),
-                    what,
-                });
-            }
-        }
-        // On from the window's first tick (its later ticks are drawn again).
-        if let Some(next) = next {
-            seeded.world = next;
-        }
-    }
-    Ok(compared)
-}
-
-fn feed<G: ServerGame>(world: &mut World<G>, wires: &[(PlayerId, G::Wire)]) {
-    for (id, wire) in wires {
-        world.receive(*id, std::slice::from_ref(wire));
-    }
-}
-
-/// The hash of each part of a world after a step: every player's own
-/// state (by id), every thing (by id), the step's events.
-fn hashes<G: ServerGame>(world: &World<G>) -> Vec<(String, u64)> {
-    let mut out = Vec::new();
-    for own in world.snapshot() {
-        let mut w = Writer::default();
-        own.write(&mut w);
-        let stamp = own.stamp();
-        out.push((
-            format!(
-                "player {}'s own state (tick {}, ack {:?})",
-                own.id(),
-                stamp.tick,
-                stamp.ack
-            ),
-            fnv(&w.bytes),
-        ));
-    }
-    for thing in G::things(world.game()) {
-        let fields: Vec<u8> = (0..<G::Entity as Fields>::WIDTHS.len())
-            .flat_map(|i| thing.entity.get(i).to_le_bytes())
-            .collect();
-        out.push((format!("thing {}", thing.id), fnv(&fields)));
-    }
-    let mut w = Writer::default();
-    for event in world.events() {
-        event.write(&mut w);
-    }
-    out.push(("the step's events".to_string(), fnv(&w.bytes)));
-    out
-}
-
-fn fnv(bytes: &[u8]) -> u64 {
-    let mut hash = Fnv64::new();
-    hash.write(bytes);
-    hash.finish()
-}
-
-/// What differs first between two runs' hashes of a tick.
-fn first_difference(a: &[(String, u64)], b: &[(String, u64)]) -> Option<String> {
-    for (x, y) in a.iter().zip(b) {
-        if x != y {
-            return Some(if x.0 == y.0 {
-                x.0.clone()
-            } else {
-                format!("{} (then {})", x.0, y.0)
-            });
-        }
-    }
-    (a.len() != b.len()).then(|| format!("{} parts, then {}", a.len(), b.len()))
 }

@@ -546,6 +546,36 @@ fn the_guides_game_fits_in_90_lines() {
     );
 }
 
+/// Every `rs` block of `docs/GUIDE.md` is an excerpt of a compiled file of
+/// the repository: its first line names the file, and the rest is in it,
+/// character for character (the guide's `rust` blocks are doctests). An
+/// excerpt that drifts from its code fails here.
+#[test]
+fn the_guides_excerpts_are_in_their_files() {
+    let guide = fs::read_to_string(root().join("docs/GUIDE.md")).expect("docs/GUIDE.md exists");
+    let mut checked = Vec::new();
+    let mut rest = guide.as_str();
+    while let Some(start) = rest.find("```rs\n") {
+        let block = &rest[start + "```rs\n".len()..];
+        let end = block.find("```\n").expect("an excerpt ends");
+        let (first, code) = block[..end]
+            .split_once('\n')
+            .expect("an excerpt has a line naming its file");
+        let path = first
+            .strip_prefix("// ")
+            .unwrap_or_else(|| panic!("an excerpt starts with `// PATH`, not {first:?}"));
+        let text = fs::read_to_string(root().join(path))
+            .unwrap_or_else(|e| panic!("{path}, named by an excerpt of the guide: {e}"));
+        assert!(
+            text.contains(code),
+            "docs/GUIDE.md's excerpt of {path} is not in it:\n{code}"
+        );
+        checked.push(path);
+        rest = &block[end..];
+    }
+    assert!(checked.len() >= 5, "the guide's excerpts: {checked:?}");
+}
+
 /// The repository's games by their crates' and types' names: what the
 /// shells and the harness never say.
 const GAME_WORDS: [&str; 6] = [

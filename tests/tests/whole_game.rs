@@ -25,9 +25,9 @@ impl Visit for Whole {
             "{}: {counts:?}",
             game.name
         );
-        let compared = sync_test::<G>(&game.settings, self.seed, (4, 60, 4))
+        let report = sync_test::<G>(&game.settings, self.seed, (4, 60, 4))
             .unwrap_or_else(|d| panic!("{}, seed {}: {d:?}", game.name, self.seed));
-        assert_eq!(compared, 60 * 4, "{}", game.name);
+        assert_eq!(report.compared, 60 * 4, "{}", game.name);
         self.checked.push(game.name);
     }
 }

@@ -412,6 +412,17 @@ fn test() -> Result {
             &page_tests,
         ),
     ]);
+    // Every game's page tests in headless Chromium: the whole game's sync
+    // test as natively, and what else its page tests.
+    steps.extend(listed.iter().map(|game| {
+        let name = format!("browser tests of {}'s page (headless Chromium)", game.name);
+        let dir = format!("games/{}/page", game.name);
+        step(
+            leak(name),
+            "wasm-pack",
+            &["test", "--headless", "--chrome", leak(dir)],
+        )
+    }));
     steps.extend(standalone(&cargo));
     steps.extend([
         step("tests", &cargo, &["test", "--workspace"]),
@@ -427,11 +438,6 @@ fn test() -> Result {
                 "--test",
                 "agones",
             ],
-        ),
-        step(
-            "browser tests (headless Chromium)",
-            "wasm-pack",
-            &["test", "--headless", "--chrome", "games/tanks/page"],
         ),
         // Ready to be depended on: metadata, license files, a README and
         // no path-only dependency (the packaged crate is built alone).

@@ -112,3 +112,27 @@ the pellets in its view.",
         hash.f32(body.pace);
     }
 }
+
+/// The whole game's sync test, natively here and in headless Chromium by
+/// the page's tests (`page/tests/sync.rs`): a seeded world of the default
+/// settings from seed 7, 4 players, 60 ticks each re-simulated 4 ahead.
+pub const SYNC_TEST: (u64, (u32, u32, u32)) = (7, (4, 60, 4));
+
+/// What [`SYNC_TEST`] folds to on every target (a change to the rules of
+/// the world moves it, deliberately, on both sides together).
+pub const SYNC_HASH: u64 = 0x8a12_37a2_4eb1_8aaa;
+
+#[cfg(test)]
+mod sync_tests {
+    use super::{SYNC_HASH, SYNC_TEST};
+    use crate::BlobSettings;
+
+    #[test]
+    fn the_whole_blobs_game_resimulates_to_its_hash() {
+        let (seed, run) = SYNC_TEST;
+        let report = skirmish_core::sync_test::<crate::Blobs>(&BlobSettings::default(), seed, run)
+            .unwrap_or_else(|d| panic!("{d:?}"));
+        assert_eq!(report.compared, 240);
+        assert_eq!(report.hash, SYNC_HASH, "got {:#018x}", report.hash);
+    }
+}
