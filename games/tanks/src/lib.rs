@@ -42,7 +42,7 @@ pub use recordings::{open_client, open_room, replay_client, replay_room, replay_
 pub use session::{Controls, ShotStats, TankClient, TankNote, TankSession};
 pub use tracers::{Tracer, TRACER_LIFE};
 pub use wire::{CombatEvent, TankSetup, WireInput, GAME_NAME, GAME_VERSION};
-pub use world::{Arena, Tank, TankPlayer, TankSettings, TankWorld};
+pub use world::{teleport, Arena, Tank, TankPlayer, TankSettings, TankWorld};
 
 use std::time::Duration;
 

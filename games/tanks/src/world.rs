@@ -75,6 +75,23 @@ pub struct Tank {
     pub(super) history: VecDeque<(Tick, Pose)>,
 }
 
+impl Tank {
+    /// The current pose.
+    pub fn pose(&self) -> Pose {
+        self.pose
+    }
+
+    /// Hit points.
+    pub fn hp(&self) -> u16 {
+        self.hp
+    }
+
+    /// Whether the tank is alive.
+    pub fn is_alive(&self) -> bool {
+        self.life.is_alive()
+    }
+}
+
 /// The arena beyond its tanks: the rules of combat.
 #[derive(Clone, Debug, Default)]
 pub struct Arena {
@@ -345,14 +362,22 @@ impl TankWorld for World<Tanks> {
     }
 
     fn teleport(&mut self, id: PlayerId, pose: Pose) -> bool {
-        let sim = self.sim_config().clone();
-        let Some(p) = self.player_mut(id).filter(|_| pose.is_finite()) else {
-            return false;
-        };
-        p.state.pose = Pose::new(resolve_collisions(pose.position, &sim), pose.rotation);
-        p.state.history.clear();
-        true
+        teleport(self, id, pose)
     }
+}
+
+/// Puts player `id` at `pose` at once (scripted spawns, scenario set-up,
+/// tests), pushed back inside the arena and out of obstacles, and forgets
+/// its pose history; `false` if there is no such player or the pose is
+/// not finite.
+pub fn teleport(world: &mut World<Tanks>, id: PlayerId, pose: Pose) -> bool {
+    let sim = world.config().clone();
+    let Some(p) = world.player_mut(id).filter(|_| pose.is_finite()) else {
+        return false;
+    };
+    p.state.pose = Pose::new(resolve_collisions(pose.position, &sim), pose.rotation);
+    p.state.history.clear();
+    true
 }
 
 /// A tank's accessors.
