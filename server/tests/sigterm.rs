@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use anyhow::{bail, ensure, Context, Result};
 use futures_util::{SinkExt, StreamExt};
-use skirmish_tanks::{replay_room, RoomEnd};
+use skirmish_core::RoomEnd;
+use skirmish_tanks::replay_room;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::time::timeout;
 use tokio_tungstenite::tungstenite::Message;

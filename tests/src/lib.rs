@@ -19,12 +19,12 @@ use std::net::{IpAddr, SocketAddr};
 
 use anyhow::{anyhow, bail, Context, Result};
 use futures_util::{SinkExt, StreamExt};
+use skirmish_core::{
+    decode_server, encode, ClientMessage, Encoding, ErrorCode, PlayerId, ServerMessage, Tick,
+};
 use skirmish_games::{Entry, GameSettings, Listed, Visit};
 use skirmish_server::{start, Catalog, RunningServer, ServerConfig};
-use skirmish_tanks::{
-    decode_server, encode, ClientMessage, Encoding, ErrorCode, PlayerId, PlayerState,
-    ServerMessage, SimConfig, Tick, WireInput,
-};
+use skirmish_tanks::{PlayerState, SimConfig, Tanks, WireInput};
 use tokio::net::{TcpSocket, TcpStream};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::MaybeTlsStream;
@@ -109,7 +109,7 @@ pub async fn websocket_over(addr: SocketAddr, tcp: TcpStream) -> Result<Socket> 
 /// An open arena without obstacles, `w` x `h`.
 pub fn open_arena(w: f32, h: f32) -> SimConfig {
     SimConfig {
-        arena: skirmish_tanks::Vec2::new(w, h),
+        arena: skirmish_core::Vec2::new(w, h),
         obstacles: Vec::new(),
         ..SimConfig::default()
     }
@@ -297,7 +297,7 @@ impl Client {
             protocol,
             room: room.map(str::to_string),
             encoding,
-            game: Some(skirmish_tanks::GameId::of::<skirmish_tanks::Tanks>()),
+            game: Some(skirmish_core::GameId::of::<skirmish_tanks::Tanks>()),
         })
         .await
     }
@@ -327,7 +327,7 @@ impl Client {
     ///
     /// # Errors
     /// The socket is closed.
-    pub async fn send(&mut self, message: &ClientMessage) -> Result<()> {
+    pub async fn send(&mut self, message: &ClientMessage<WireInput>) -> Result<()> {
         self.send_text(encode(message)).await
     }
 
@@ -376,18 +376,18 @@ impl Client {
     ///
     /// # Errors
     /// The connection ends, the deadline passes, or the text does not decode.
-    pub async fn recv(&mut self) -> Result<ServerMessage> {
+    pub async fn recv(&mut self) -> Result<ServerMessage<Tanks>> {
         match self.recv_frame().await? {
-            skirmish_tanks::Frame::Text(text) => {
+            skirmish_core::Frame::Text(text) => {
                 decode_server(&text).map_err(|e| anyhow!("undecodable {text}: {e}"))
             }
-            skirmish_tanks::Frame::Binary(bytes)
-                if skirmish_tanks::control::is_server_control(&bytes) =>
+            skirmish_core::Frame::Binary(bytes)
+                if skirmish_core::control::is_server_control(&bytes) =>
             {
-                skirmish_tanks::control::decode_server(&bytes)
+                skirmish_core::control::decode_server(&bytes)
                     .map_err(|e| anyhow!("undecodable binary control message: {e}"))
             }
-            skirmish_tanks::Frame::Binary(bytes) => {
+            skirmish_core::Frame::Binary(bytes) => {
                 let (server_tick, players) = skirmish_tanks::compact::decode(&bytes, &self.config)
                     .map_err(|e| anyhow!("undecodable binary frame: {e}"))?;
                 Ok(ServerMessage::Snapshot {
@@ -402,17 +402,17 @@ impl Client {
     ///
     /// # Errors
     /// The connection ends or the deadline passes.
-    pub async fn recv_frame(&mut self) -> Result<skirmish_tanks::Frame> {
+    pub async fn recv_frame(&mut self) -> Result<skirmish_core::Frame> {
         loop {
             let frame = tokio::time::timeout(DEADLINE, self.socket.next())
                 .await
                 .map_err(|_| anyhow!("no message within {DEADLINE:?}"))?;
             match frame {
                 Some(Ok(Message::Text(text))) => {
-                    return Ok(skirmish_tanks::Frame::Text(text.to_string()));
+                    return Ok(skirmish_core::Frame::Text(text.to_string()));
                 }
                 Some(Ok(Message::Binary(bytes))) => {
-                    return Ok(skirmish_tanks::Frame::Binary(bytes.to_vec()));
+                    return Ok(skirmish_core::Frame::Binary(bytes.to_vec()));
                 }
                 Some(Ok(Message::Close(frame))) => bail!("closed: {frame:?}"),
                 Some(Ok(_)) => {}

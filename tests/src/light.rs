@@ -16,7 +16,7 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context, Result};
 use futures_util::{SinkExt, StreamExt};
 use serde::Serialize;
-use skirmish_tanks::{delta, Tick};
+use skirmish_core::{delta, Tick};
 use tokio::sync::Barrier;
 use tokio::time::{Instant, MissedTickBehavior};
 use tokio_tungstenite::tungstenite::Message;

@@ -6,13 +6,10 @@
 //! game's main cell, a row's numbers, the main cell's budget) is the
 //! harness's (`skirmish_harness::matrix`), re-exported here.
 
-use skirmish_tanks::prelude::*;
 use std::time::Duration;
 
-use skirmish_tanks::Vec2;
-use skirmish_tanks::{
-    CombatRules, Encoding, LinkConditions, Pose, RoomConfig, TankSettings, Tanks,
-};
+use skirmish_core::{Encoding, LinkConditions, RoomConfig, Vec2};
+use skirmish_tanks::{teleport, CombatRules, Pose, TankSettings, Tanks};
 
 pub use skirmish_harness::matrix::*;
 
@@ -44,7 +41,7 @@ fn wander(i: u64, net: NetScript, clock: ClientClock, encoding: Encoding) -> Cli
 /// jitter, 5 % loss each way, with snapshots in `encoding` and the resends
 /// a session ships with.
 pub fn main_cell(encoding: Encoding) -> Stepper {
-    main_cell_with(encoding, skirmish_tanks::SessionConfig::default().resends)
+    main_cell_with(encoding, skirmish_core::SessionConfig::default().resends)
 }
 
 /// The main cell with `resends` per input message while snapshots are lost.
@@ -210,10 +207,13 @@ pub fn fairness(net: LinkConditions, seed: u64, secs: u64) -> Fairness {
         seed,
     ));
     let target = s.join_spec(ClientSpec::new(Script::Circle(0.4), net, seed + 1));
-    s.room
-        .world_mut()
-        .teleport(shooter, Pose::new(Vec2::new(500.0, 600.0), 0.0));
-    s.room.world_mut().teleport(
+    teleport(
+        s.room.world_mut(),
+        shooter,
+        Pose::new(Vec2::new(500.0, 600.0), 0.0),
+    );
+    teleport(
+        s.room.world_mut(),
         target,
         Pose::new(Vec2::new(950.0, 600.0), std::f32::consts::FRAC_PI_2),
     );

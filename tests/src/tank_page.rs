@@ -10,8 +10,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::Context as _;
+use skirmish_core::Encoding;
 use skirmish_harness::quality::{dilation, plots, row, settles, table, write_keeping_relay, Row};
-use skirmish_tanks::Encoding;
 
 use crate::chart::chart;
 use crate::matrix::{
@@ -46,7 +46,7 @@ pub fn write(dir: &Path) -> anyhow::Result<()> {
 /// The main cell as shipped (compact, JSON) and with less loss cover.
 fn main_cell_rows() -> Vec<Row> {
     eprintln!("quality: main cell (compact, then JSON)");
-    let shipped = skirmish_tanks::SessionConfig::default().resends;
+    let shipped = skirmish_core::SessionConfig::default().resends;
     [
         (
             "main cell, compact (as shipped)",
@@ -196,9 +196,9 @@ fn page(rows: &[Row]) -> String {
         .ok()
         .and_then(|o| String::from_utf8(o.stdout).ok())
         .unwrap_or_default();
-    let game = skirmish_tanks::GameId::of::<skirmish_tanks::Tanks>();
+    let game = skirmish_core::GameId::of::<skirmish_tanks::Tanks>();
     let _ = writeln!(page, "# Netcode quality: the input clock\n");
-    let _ = writeln!(page, "Game: {game} (`{}`).\n", skirmish_tanks::BUILD);
+    let _ = writeln!(page, "Game: {game} (`{}`).\n", skirmish_core::BUILD);
     let _ = writeln!(
         page,
         "Written by `cargo run --release -p skirmish-tests --bin quality` (run by `cargo xtask bench`) on {}. \

@@ -113,7 +113,7 @@ async fn page_loads_and_holding_forward_moves_the_player_and_the_ack_catches_up(
     // Pending: what is in flight and waits for its tick (the pacing
     // controller's slack, a few ticks on loopback; the old queue's bound
     // still holds).
-    let bound = skirmish_tanks::CATCH_UP_ABOVE as u64 + 2;
+    let bound = skirmish_core::CATCH_UP_ABOVE as u64 + 2;
     assert!(
         end["pending"].as_u64() <= Some(bound),
         "only the newest inputs pending: {end}"
@@ -214,7 +214,7 @@ async fn aim(shooter: &Client, target: u64) -> Result<()> {
         let turn = if diff.abs() < 0.01 {
             0.0
         } else {
-            skirmish_tanks::clamp(0.4 * diff / (std::f64::consts::PI * 0.05), -1.0, 1.0)
+            skirmish_core::clamp(0.4 * diff / (std::f64::consts::PI * 0.05), -1.0, 1.0)
         };
         shooter
             .execute(
@@ -463,8 +463,8 @@ async fn the_page_steps_the_game_bit_for_bit_as_native_code_does() -> Result<()>
         .iter()
         .map(|h| u64::from_str_radix(h, 16))
         .collect::<Result<Vec<u64>, _>>()?;
-    let native = skirmish_tanks::trace::<skirmish_tanks::Tanks>(u64::from(seed), STEPS);
-    if let Some(step) = skirmish_tanks::first_divergence(&native, &browser_trace) {
+    let native = skirmish_core::trace::<skirmish_tanks::Tanks>(u64::from(seed), STEPS);
+    if let Some(step) = skirmish_core::first_divergence(&native, &browser_trace) {
         bail!(
             "Chromium diverges from native code at step {step} of {STEPS} (native {:?}, browser {:?})",
             native.get(step),

@@ -11,7 +11,8 @@ use anyhow::{anyhow, bail, Context, Result};
 use browser_support::{
     browser, joined, page_url, recording, root, start_driver, state, wait_for, web_server,
 };
-use skirmish_tanks::{open_client, replay_client, Call, ReplayError, ReplayOptions};
+use skirmish_core::{Call, ReplayError, ReplayOptions};
+use skirmish_tanks::{open_client, replay_client, Controls, Pose};
 use skirmish_tests::config_with;
 use skirmish_tests::recordings::{first_parts, read_parts, side_by_side};
 
@@ -178,12 +179,12 @@ fn beside_the_room(bytes: &[u8], rooms: &std::path::Path) -> Result<()> {
 /// just before).
 fn middle_snapshots(bytes: &[u8], count: usize) -> Result<Vec<(usize, usize)>> {
     let (_, calls) = open_client(bytes)?;
-    let calls: Vec<(usize, Call<'_>)> = calls.collect::<Result<_, _>>()?;
+    let calls: Vec<(usize, Call<'_, Controls, Pose>)> = calls.collect::<Result<_, _>>()?;
     // Snapshots only: an own echo whose snapshot came first is rightly
     // not news, changed or not.
     let binary: Vec<usize> = (0..calls.len().saturating_sub(1))
         .filter(|&k| {
-            matches!(calls[k].1, Call::Binary(frame, _) if frame.first() != Some(&skirmish_tanks::compact::OWN))
+            matches!(calls[k].1, Call::Binary(frame, _) if frame.first() != Some(&skirmish_core::compact::OWN))
         })
         .collect();
     let middle = binary

@@ -8,8 +8,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use futures_util::future::join_all;
-use skirmish_tanks::ClientMessage;
-use skirmish_tanks::LinkConditions;
+use skirmish_core::{ClientMessage, LinkConditions};
 use skirmish_tests::bot::{run_bot, BotOptions, BotReport};
 use skirmish_tests::script::{Script, Wander};
 use skirmish_tests::{config_with, input, next_source, open_arena, Client, SeparateServer};
@@ -34,7 +33,7 @@ async fn good_bots(addr: SocketAddr, conditions: LinkConditions) -> Vec<BotRepor
                 seed: 70 + i,
                 duration: PLAY,
                 frame: Duration::from_millis(16),
-                encoding: skirmish_tanks::Encoding::Json,
+                encoding: skirmish_core::Encoding::Json,
                 source: Some(next_source()),
                 transport: skirmish_tests::bot::BotTransport::Websocket,
                 via: None,

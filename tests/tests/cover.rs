@@ -4,7 +4,7 @@
 //! stops (a circuit breaker) rather than add datagrams to a congested path.
 //! Seeded stepper runs: 8 bots, 150 ms RTT ±30 ms, 40 s.
 
-use skirmish_tanks::SessionStats;
+use skirmish_core::SessionStats;
 use skirmish_tests::matrix::{self, summarize};
 use skirmish_tests::stepper::Stepper;
 

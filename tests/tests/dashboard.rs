@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use prometheus_support::{Answer, Prometheus, JOB};
 use serde_json::Value;
-use skirmish_tanks::{Encoding, MAX_AHEAD_TICKS};
+use skirmish_core::{Encoding, MAX_AHEAD_TICKS};
 use skirmish_tests::bot::{run_bot, BotOptions, BotTransport};
 use skirmish_tests::script::{Script, Wander};
 use skirmish_tests::{http_get, input, metric, next_source, server, test_config, Client};
@@ -514,8 +514,8 @@ fn bot(i: u64, room: &str) -> BotOptions {
         room: Some(room.into()),
         script: Script::Wander(wander),
         folder: String::new(),
-        up: skirmish_tanks::LinkConditions::default(),
-        down: skirmish_tanks::LinkConditions::default(),
+        up: skirmish_core::LinkConditions::default(),
+        down: skirmish_core::LinkConditions::default(),
         seed: 80 + i,
         duration: Duration::from_secs(60),
         frame: Duration::from_millis(50),

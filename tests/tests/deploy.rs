@@ -10,8 +10,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use clap::Parser;
+use skirmish_core::check_room_name;
 use skirmish_server::agones::{PLAYERS_COUNTER, ROOMS_COUNTER, ROOM_ANNOTATION};
-use skirmish_tanks::check_room_name;
 use skirmish_tests::TestConfig as ServerConfig;
 use yaml_rust2::{Yaml, YamlLoader};
 

@@ -6,7 +6,8 @@
 
 use std::time::Duration;
 
-use skirmish_tanks::{Encoding, LinkConditions, PlayerId, ServerPlayer, SimConfig};
+use skirmish_core::{Encoding, LinkConditions, PlayerId, ServerPlayer};
+use skirmish_tanks::SimConfig;
 use skirmish_tests::scenario::{link, NetScript};
 use skirmish_tests::script::{Script, Shooter};
 use skirmish_tests::stepper::{ClientSpec, Stepper};

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use skirmish_tanks::{ClientMessage, ErrorCode, Frame, Tick, MAX_FRAME_BYTES};
+use skirmish_core::{ClientMessage, ErrorCode, Frame, Tick, MAX_FRAME_BYTES};
 use skirmish_tests::{config_with, input, metric, server, test_config, Client};
 
 type Result = anyhow::Result<()>;
@@ -35,7 +35,7 @@ async fn every_bad_message_gets_its_error_code_and_is_counted() -> Result {
         ("not json", "{{{{".to_string()),
         ("unknown type", r#"{"type":"teleport","x":5}"#.to_string()),
         ("over 8 KiB", format!(r#"{{"type":"ping","id":1,"pad":"{}"}}"#, "x".repeat(MAX_FRAME_BYTES))),
-        ("17 inputs", skirmish_tanks::encode(&ClientMessage::Input { inputs: too_many, snapshot_ack: None, seq: None })),
+        ("17 inputs", skirmish_core::encode(&ClientMessage::Input { inputs: too_many, snapshot_ack: None, seq: None })),
         (
             "ticks not increasing",
             r#"{"type":"input","inputs":[{"tick":5,"turn":0,"throttle":1},{"tick":4,"turn":0,"throttle":1}]}"#.to_string(),
@@ -162,12 +162,12 @@ async fn error_frame(client: &mut Client) -> anyhow::Result<Frame> {
 
 /// A binary `hello` from a tank client named `name`.
 fn binary_hello(name: &str) -> Vec<u8> {
-    skirmish_tanks::control::encode_client::<skirmish_tanks::WireInput>(&ClientMessage::Hello {
+    skirmish_core::control::encode_client::<skirmish_tanks::WireInput>(&ClientMessage::Hello {
         name: name.into(),
         protocol: 2,
         room: None,
-        encoding: skirmish_tanks::Encoding::Compact,
-        game: Some(skirmish_tanks::GameId::of::<skirmish_tanks::Tanks>()),
+        encoding: skirmish_core::Encoding::Compact,
+        game: Some(skirmish_core::GameId::of::<skirmish_tanks::Tanks>()),
     })
     .expect("a hello has a binary form")
 }
@@ -181,7 +181,7 @@ async fn one_encoding_per_session_chosen_by_the_hello_that_joins() -> Result {
     // A malformed binary hello, then a text one: JSON all along.
     let mut first = Client::connect(srv.addr).await?;
     first
-        .send_binary(vec![skirmish_tanks::control::HELLO])
+        .send_binary(vec![skirmish_core::control::HELLO])
         .await?;
     let refused = error_frame(&mut first).await?;
     assert!(

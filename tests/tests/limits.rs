@@ -8,7 +8,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use skirmish_tanks::{ErrorCode, ServerMessage, Tick};
+use skirmish_core::{ErrorCode, ServerMessage, Tick};
 use skirmish_tests::{config_with, input, metric, next_source, server, tcp_from, Client, DEADLINE};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;

@@ -3,7 +3,7 @@
 //! repeated and counted, and the client hears how early its inputs arrive.
 //! Protocol-1 clients in the same room keep the queued behaviour.
 
-use skirmish_tanks::{Encoding, ServerMessage, Tick};
+use skirmish_core::{Encoding, ServerMessage, Tick};
 use skirmish_tests::{http_get, input, metric, server, test_config, Client};
 
 type Result = anyhow::Result<()>;
@@ -134,7 +134,7 @@ async fn a_protocol_1_hello_is_refused_as_shipped_and_seated_when_allowed() -> R
     let mut one = Client::connect(shipped.addr).await?;
     one.hello_speaking("one", None, Encoding::Json, 1).await?;
     let refused = one.error().await?;
-    assert_eq!(refused, skirmish_tanks::ErrorCode::BadProtocol);
+    assert_eq!(refused, skirmish_core::ErrorCode::BadProtocol);
     assert_eq!(one.closed().await?, "bad_protocol");
     assert_eq!(
         metric(

@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
+use skirmish_core::{Encoding, Harness, LinkConditions};
 use skirmish_tanks::Controls;
-use skirmish_tanks::LinkConditions;
-use skirmish_tanks::{Encoding, Harness, SimConfig, Tanks};
+use skirmish_tanks::{SimConfig, Tanks};
 use skirmish_tests::matrix::{self, summarize, totals};
 use skirmish_tests::open_arena;
 use skirmish_tests::script::{Script, Wander};

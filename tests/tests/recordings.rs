@@ -16,10 +16,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
-use skirmish_tanks::{
-    replay_client, replay_room, Call, Encoding, LinkConditions, ReplayOptions, Tick, WireInput,
-    MAGIC,
-};
+use skirmish_core::{Call, Encoding, LinkConditions, ReplayOptions, Tick, MAGIC};
+use skirmish_tanks::{replay_client, replay_room, Controls, Pose, WireInput};
 use skirmish_tests::bot::{run_bot, BotOptions, BotTransport};
 use skirmish_tests::recordings::{first_parts, read_parts, side_by_side};
 use skirmish_tests::relay::{Impairment, TcpRelay};
@@ -38,22 +36,22 @@ fn replay_any(path: &Path) -> Result<String> {
         Some(b'C') => replay_client(&bytes, ReplayOptions::default())
             .map(|r| format!("{} frames", r.summary.frames))
             .map_err(|e| match e {
-                skirmish_tanks::ReplayError::Diverged(d) => anyhow!(
+                skirmish_core::ReplayError::Diverged(d) => anyhow!(
                     "frame {} differs; the calls before it:\n{}",
                     d.frame,
                     d.calls.join("\n")
                 ),
-                e @ skirmish_tanks::ReplayError::Format(_) => anyhow!(e),
+                e @ skirmish_core::ReplayError::Format(_) => anyhow!(e),
             }),
         Some(b'R') => replay_room(&bytes)
             .map(|s| format!("{} ticks, {} combat events", s.ticks, s.events))
             .map_err(|e| match e {
-                skirmish_tanks::RoomReplayError::Diverged(d) => anyhow!(
+                skirmish_core::RoomReplayError::Diverged(d) => anyhow!(
                     "tick {} differs; the calls before it:\n{}",
                     d.tick,
                     d.calls.join("\n")
                 ),
-                e @ skirmish_tanks::RoomReplayError::Format(_) => anyhow!(e),
+                e @ skirmish_core::RoomReplayError::Format(_) => anyhow!(e),
             }),
         _ => bail!("not a recording"),
     }
@@ -157,7 +155,7 @@ async fn a_bot_through_the_relay_and_its_room_record_and_replay() -> Result<()> 
     assert_eq!(beside.matched, beside.received, "{beside:?}");
     let mut changed = client.clone();
     let (_, calls) = skirmish_tanks::open_client(&client)?;
-    let calls: Vec<(usize, Call<'_>)> = calls.collect::<Result<_, _>>()?;
+    let calls: Vec<(usize, Call<'_, Controls, Pose>)> = calls.collect::<Result<_, _>>()?;
     let frames: Vec<usize> = (0..calls.len() - 1)
         .filter(|&k| matches!(calls[k].1, Call::Text(..) | Call::Binary(..)))
         .collect();

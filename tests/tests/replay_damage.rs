@@ -10,10 +10,11 @@ use std::time::Duration;
 
 use anyhow::{ensure, Result};
 use skirmish_core::FORMAT_VERSION;
-use skirmish_tanks::{
-    decode_client_frame, ClientMessage, ClientSession, Controls, Encoding, Frame, Incoming, Outbox,
-    PlayerId, Room, RoomConfig, Seating, SessionConfig, Tanks, PROTOCOL_VERSION,
+use skirmish_core::{
+    decode_client_frame, ClientMessage, ClientSession, Encoding, Frame, Incoming, Outbox, PlayerId,
+    Room, RoomConfig, Seating, SessionConfig, PROTOCOL_VERSION,
 };
+use skirmish_tanks::{Controls, Tanks, WireInput};
 
 const TICK: Duration = Duration::from_millis(50);
 
@@ -34,10 +35,10 @@ fn play(seconds: u32) -> (Vec<u8>, Vec<u8>) {
         encoding: Encoding::Compact,
         ..SessionConfig::default()
     };
-    let mut session: ClientSession = ClientSession::recorded(config, usize::MAX);
+    let mut session: ClientSession<Tanks> = ClientSession::recorded(config, usize::MAX);
     let _ = session.hello();
     room.join(me, "rec", seating, &mut out).expect("join");
-    let mut inbox: Vec<ClientMessage> = Vec::new();
+    let mut inbox: Vec<ClientMessage<WireInput>> = Vec::new();
     for k in 1..=seconds * 20 {
         let now = TICK * k;
         for message in inbox.drain(..) {

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{anyhow, Context, Result};
-use skirmish_tanks::{replay_room, ErrorCode, RoomEnd, ServerMessage};
+use skirmish_core::{ErrorCode, RoomEnd, ServerMessage};
+use skirmish_tanks::replay_room;
 use skirmish_tests::{config_with, metric, server, Client, DEADLINE};
 use tokio::time::Instant;
 

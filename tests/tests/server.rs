@@ -1,9 +1,8 @@
 //! The real server over real WebSockets on 127.0.0.1: joining, acks,
 //! movement, rooms, combat, death and respawn.
 
-use skirmish_tanks::{
-    angle_delta, simulate, ClientMessage, PlayerId, PlayerState, ServerMessage, Tick,
-};
+use skirmish_core::{ClientMessage, PlayerId, ServerMessage, Tick};
+use skirmish_tanks::{angle_delta, simulate, PlayerState, WireInput};
 use skirmish_tests::{
     config_with, http_get, input, metric, open_arena, server, test_config, Client,
 };
@@ -35,7 +34,7 @@ async fn join_gets_welcome_with_the_config_and_snapshots_follow() -> Result {
 /// of its hello is a binary error.
 #[tokio::test]
 async fn a_binary_hello_gets_binary_control_messages_over_a_real_socket() -> Result {
-    use skirmish_tanks::{control, Encoding, ErrorCode, Frame, GameId, PROTOCOL_VERSION};
+    use skirmish_core::{control, Encoding, ErrorCode, Frame, GameId, PROTOCOL_VERSION};
     let hello = |game: GameId| ClientMessage::Hello {
         name: "bin".into(),
         protocol: PROTOCOL_VERSION,
@@ -43,7 +42,9 @@ async fn a_binary_hello_gets_binary_control_messages_over_a_real_socket() -> Res
         encoding: Encoding::Compact,
         game: Some(game),
     };
-    let binary = |message: &ClientMessage| control::encode_client(message).expect("a binary form");
+    let binary = |message: &ClientMessage<WireInput>| {
+        control::encode_client(message).expect("a binary form")
+    };
     let srv = server(test_config())?;
     let mut client = Client::connect(srv.addr).await?;
     client
@@ -210,7 +211,7 @@ async fn past_capacity_and_max_rooms_a_joiner_gets_server_full() -> Result {
     let _a = Client::join(srv.addr, "ana", None).await?;
     let mut b = Client::connect(srv.addr).await?;
     b.hello("ben", None).await?;
-    assert_eq!(b.error().await?, skirmish_tanks::ErrorCode::ServerFull);
+    assert_eq!(b.error().await?, skirmish_core::ErrorCode::ServerFull);
     assert_eq!(b.closed().await?, "server_full");
     srv.shutdown().await
 }
@@ -231,7 +232,7 @@ async fn aim(shooter: &mut Client, target: PlayerId, mut tick: u32) -> anyhow::R
     let mut left = angle_delta(me.rotation, wanted);
     let mut inputs = Vec::new();
     while left.abs() > 1e-6 {
-        let turn = skirmish_tanks::clamp(left / step, -1.0, 1.0);
+        let turn = skirmish_core::clamp(left / step, -1.0, 1.0);
         inputs.push(input(tick, turn, 0.0, false));
         left -= turn * step;
         tick += 1;
@@ -355,7 +356,7 @@ async fn shutdown_tells_clients_why() -> Result {
     let shutting = tokio::spawn(srv.shutdown());
     assert_eq!(
         client.error().await?,
-        skirmish_tanks::ErrorCode::ShuttingDown
+        skirmish_core::ErrorCode::ShuttingDown
     );
     assert_eq!(client.closed().await?, "shutting_down");
     shutting.await??;
@@ -377,7 +378,7 @@ async fn the_roster_names_everyone_on_join_and_leave() -> Result {
     let srv = server(test_config())?;
     let mut a = Client::join(srv.addr, "ana", None).await?;
     let b = Client::join(srv.addr, "ben", None).await?;
-    let names = |players: Vec<skirmish_tanks::RosterEntry>| {
+    let names = |players: Vec<skirmish_core::RosterEntry>| {
         players.into_iter().map(|e| e.name).collect::<Vec<_>>()
     };
     // One roster per tick: ana alone first, unless ben joined in the same tick.
@@ -415,7 +416,7 @@ async fn compact_snapshots_carry_the_own_state_exactly() -> Result {
     let mut json = Client::join(srv.addr, "json", None).await?;
     let mut compact = Client::connect(srv.addr).await?;
     compact
-        .hello_with("compact", None, skirmish_tanks::Encoding::Compact)
+        .hello_with("compact", None, skirmish_core::Encoding::Compact)
         .await?;
     compact.welcome().await?;
     compact
@@ -479,7 +480,7 @@ async fn a_client_without_hello_is_closed_in_time() -> Result {
     let mut silent = Client::connect(srv.addr).await?;
     assert_eq!(
         silent.error().await?,
-        skirmish_tanks::ErrorCode::HelloTimeout
+        skirmish_core::ErrorCode::HelloTimeout
     );
     assert_eq!(silent.closed().await?, "hello_timeout");
     srv.shutdown().await

@@ -14,10 +14,11 @@ use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use skirmish_tanks::{
-    decode_client_frame, ClientMessage, ClientSession, Controls, Encoding, Frame, Incoming, Outbox,
-    PlayerId, Room, RoomConfig, Seating, SessionConfig, PROTOCOL_VERSION,
+use skirmish_core::{
+    decode_client_frame, ClientMessage, ClientSession, Encoding, Frame, Incoming, Outbox, PlayerId,
+    Room, RoomConfig, Seating, SessionConfig, PROTOCOL_VERSION,
 };
+use skirmish_tanks::{Controls, Tanks, WireInput};
 use skirmish_tests::recordings::side_by_side;
 
 /// Set in the child: the folder the recordings are in.
@@ -47,14 +48,14 @@ fn play(seconds: u64) -> (Vec<u8>, Vec<u8>, usize) {
         name: "rec".to_string(),
         ..SessionConfig::default()
     };
-    let mut session: ClientSession = ClientSession::recorded(config, usize::MAX);
+    let mut session: ClientSession<Tanks> = ClientSession::recorded(config, usize::MAX);
     let _ = session.hello();
     room.join(me, "rec", json, &mut out).expect("join");
     for k in 0..OTHERS {
         room.join(PlayerId(10 + k), "idle", json, &mut out)
             .expect("join");
     }
-    let mut inbox: Vec<ClientMessage> = Vec::new();
+    let mut inbox: Vec<ClientMessage<WireInput>> = Vec::new();
     let mut sent = 0;
     for k in 1..=seconds * 20 {
         let now = TICK * k as u32;

@@ -6,11 +6,12 @@
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use skirmish_tanks::framing::StreamMessage;
-use skirmish_tanks::{
-    compact, decode_server, encode, ClientMessage, Encoding, ErrorCode, PlayerId, ServerMessage,
+use skirmish_core::framing::StreamMessage;
+use skirmish_core::{
+    decode_server, encode, ClientMessage, Encoding, ErrorCode, PlayerId, ServerMessage,
     PROTOCOL_VERSION,
 };
+use skirmish_tanks::compact;
 use skirmish_tests::wt::{offer, WtClient};
 use skirmish_tests::{
     config_with, http_get, input, metric, next_source, server, test_config, Client,
@@ -49,7 +50,7 @@ async fn snapshot(client: &mut WtClient) -> Result<Vec<skirmish_tanks::PlayerSta
             .await??
             .context("connection ended")?;
         if let StreamMessage::Binary(bytes) = received.message {
-            if !received.datagram || bytes.first() == Some(&compact::OWN) {
+            if !received.datagram || bytes.first() == Some(&skirmish_core::compact::OWN) {
                 continue;
             }
             let (_, players) = compact::decode(&bytes, &skirmish_tanks::SimConfig::default())?;
@@ -178,8 +179,8 @@ async fn each_snapshot_s_own_block_comes_again_after_it_as_a_datagram() -> Resul
             continue;
         };
         assert!(received.datagram, "binary frames travel as datagrams");
-        if bytes.first() == Some(&compact::OWN) {
-            let echo = compact::decode_own::<skirmish_tanks::PlayerState>(&bytes)?;
+        if bytes.first() == Some(&skirmish_core::compact::OWN) {
+            let echo = skirmish_core::compact::decode_own::<skirmish_tanks::PlayerState>(&bytes)?;
             let head = heads.get(&echo.server_tick).with_context(|| {
                 format!("an echo of tick {} before its snapshot", echo.server_tick)
             })?;

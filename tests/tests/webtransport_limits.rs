@@ -7,8 +7,8 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use skirmish_tanks::framing::StreamMessage;
-use skirmish_tanks::{
+use skirmish_core::framing::StreamMessage;
+use skirmish_core::{
     decode_server, encode, ClientMessage, Encoding, ErrorCode, ServerMessage, PROTOCOL_VERSION,
 };
 use skirmish_tests::wt::{bare_session, offer, WtClient};

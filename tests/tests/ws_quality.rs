@@ -17,8 +17,7 @@
 use std::time::Duration;
 
 use futures_util::future::join_all;
-use skirmish_tanks::Encoding;
-use skirmish_tanks::LinkConditions;
+use skirmish_core::{Encoding, LinkConditions};
 use skirmish_tests::bot::{percentile, run_bot, BotOptions};
 use skirmish_tests::script::{Script, Wander};
 use skirmish_tests::{config_with, next_source, open_arena, SeparateServer};

@@ -3,7 +3,8 @@
 
 use clap::Args;
 use skirmish_blobs::BlobSettings;
-use skirmish_tanks::{SimConfig, TankSettings, Vec2};
+use skirmish_core::Vec2;
+use skirmish_tanks::{SimConfig, TankSettings};
 
 /// The games' settings on the command line.
 #[derive(Clone, Debug, Args)]

@@ -3,13 +3,11 @@
 //!
 //! Run with `cargo bench -p skirmish-core --bench reconcile`.
 
-use skirmish_tanks::prelude::*;
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use skirmish_tanks::{
-    simulate, LocalPlayer, MoveInput, PlayerState, Pose, SimConfig, SmoothingConfig, Tick, Vec2,
-};
+use skirmish_core::{LocalPlayer, OwnState, SmoothingConfig, Tick, Vec2};
+use skirmish_tanks::{simulate, MoveInput, PlayerState, Pose, SimConfig, Tanks};
 
 const PENDING: u32 = 32;
 
@@ -37,16 +35,18 @@ fn bench(c: &mut Criterion) {
         });
     });
 
-    let mut player = LocalPlayer::new(config.clone(), SmoothingConfig::default(), start);
+    let mut player = LocalPlayer::<Tanks>::new(config.clone(), SmoothingConfig::default(), start);
     for t in 1..=PENDING {
-        player.predict(input(t)).expect("the buffer holds 32 steps");
+        player
+            .step(Tick(t), input(t), None)
+            .expect("the buffer holds 32 steps");
     }
     let mut server_tick = 0;
     group.bench_function("reconcile with 32 pending", |b| {
         b.iter(|| {
             server_tick += 1;
             let state = PlayerState {
-                id: skirmish_tanks::PlayerId(1),
+                id: skirmish_core::PlayerId(1),
                 tick: Tick(server_tick),
                 ack_move_tick: None,
                 position: start.position,
@@ -55,7 +55,8 @@ fn bench(c: &mut Criterion) {
                 alive: true,
                 velocity: None,
             };
-            black_box(player.reconcile(black_box(&state)))
+            let state = black_box(&state);
+            black_box(player.accept(state.stamp(), state))
         });
     });
     group.finish();

@@ -3,24 +3,24 @@
 //!
 //! Run with `cargo bench -p skirmish-core --bench world`.
 
-use skirmish_tanks::prelude::*;
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use skirmish_tanks::{encode, PlayerId, ServerMessage, SimConfig, Tick, WireInput, World};
+use skirmish_core::{encode, InputMode, PlayerId, ServerMessage, Tick, World};
+use skirmish_tanks::{Arena, SimConfig, Tanks, WireInput};
 
-fn world_with(players: u32) -> World {
-    let mut world = World::new(SimConfig::default(), 7);
+fn world_with(players: u32) -> World<Tanks> {
+    let mut world = World::of(SimConfig::default(), Arena::default(), 7);
     for i in 1..=players {
         world
-            .join(PlayerId(i), &format!("p{i}"))
+            .join_with(PlayerId(i), &format!("p{i}"), InputMode::Queued)
             .expect("fresh ids");
     }
     world
 }
 
 /// One input for every player: all move, some turn, a few fire.
-fn feed(world: &mut World, players: u32, tick: u32) {
+fn feed(world: &mut World<Tanks>, players: u32, tick: u32) {
     for i in 1..=players {
         let input = WireInput {
             tick: Tick(tick),

@@ -8,17 +8,18 @@
 #[allow(dead_code)]
 mod common;
 
-use skirmish_tanks::prelude::*;
 use std::collections::BTreeMap;
 
 use proptest::prelude::*;
-use skirmish_tanks::delta::{self, Entity};
-use skirmish_tanks::{
-    ClientMessage, Encoding, Frame, InterestConfig, Outbox, PlayerId, PlayerState, Pose, Room,
-    RoomConfig, SimConfig, Tick, Vec2, WireInput,
+use skirmish_core::delta::{self, Entity};
+use skirmish_core::{
+    ClientMessage, Encoding, Frame, InterestConfig, Outbox, PlayerId, Room, RoomConfig, Tick, Vec2,
 };
+use skirmish_tanks::compact::Quantised;
+use skirmish_tanks::delta::quantise_all;
+use skirmish_tanks::{teleport, PlayerState, Pose, SimConfig, Tanks, WireInput};
 
-fn room(sim: SimConfig, interest: InterestConfig) -> Room {
+fn room(sim: SimConfig, interest: InterestConfig) -> Room<Tanks> {
     Room::new(RoomConfig {
         name: "deltas".into(),
         capacity: 64,
@@ -44,7 +45,11 @@ fn input(tick: u32, turn: f32, throttle: f32) -> WireInput {
 /// The binary frames `id` got.
 /// A room of `players` compact clients (ids from 1), joined, with a decoder
 /// each and an empty outbox.
-fn crowd(sim: SimConfig, interest: InterestConfig, players: u32) -> (Room, Outbox, Vec<Decoder>) {
+fn crowd(
+    sim: SimConfig,
+    interest: InterestConfig,
+    players: u32,
+) -> (Room<Tanks>, Outbox, Vec<Decoder>) {
     let mut room = room(sim, interest);
     let mut out = Outbox::new();
     for p in 1..=players {
@@ -68,7 +73,7 @@ fn binaries(out: &Outbox, id: PlayerId) -> Vec<Vec<u8>> {
 /// A client's decoder: the sets it decoded, by tick.
 #[derive(Default)]
 struct Decoder {
-    kept: BTreeMap<Tick, Vec<Entity>>,
+    kept: BTreeMap<Tick, Vec<Entity<Quantised>>>,
 }
 
 impl Decoder {
@@ -76,7 +81,10 @@ impl Decoder {
         &mut self,
         bytes: &[u8],
         sim: &SimConfig,
-    ) -> Result<skirmish_tanks::compact::QuantisedFrame, skirmish_tanks::ProtocolError> {
+    ) -> Result<
+        skirmish_core::compact::QuantisedFrame<Quantised, PlayerState>,
+        skirmish_core::ProtocolError,
+    > {
         let frame = delta::decode::<_, skirmish_tanks::PlayerState>(
             bytes,
             |t| self.kept.get(&t).map(Vec::as_slice),
@@ -117,7 +125,7 @@ proptest! {
             room.join(PlayerId(p), "p", Encoding::Compact, &mut out).unwrap();
         }
         out.clear();
-        let mut truth: BTreeMap<Tick, (Vec<Entity>, PlayerState)> = BTreeMap::new();
+        let mut truth: BTreeMap<Tick, (Vec<Entity<Quantised>>, PlayerState)> = BTreeMap::new();
         let mut in_flight: Vec<(u32, Vec<u8>)> = Vec::new();
         let mut decoder = Decoder::default();
         let mut decoded = 0;
@@ -133,7 +141,7 @@ proptest! {
             let tick = room.tick(&mut out);
             let states = room.world().snapshot();
             let own = *states.iter().find(|s| s.id == me).unwrap();
-            truth.insert(tick, (delta::quantise_all(&states, &sim), own));
+            truth.insert(tick, (quantise_all(&states, &sim), own));
             for frame in binaries(&out, me) {
                 if !lost[n as usize] {
                     in_flight.push((n + delays[n as usize], frame));
@@ -184,8 +192,8 @@ fn aoi_players_meet_within_a_tick_and_part_after_the_margin_without_flicker() {
     let mut log: Vec<(Tick, f32, bool, bool)> = Vec::new();
     // Spawn points are random: put them where the test wants them.
     let world = room.world_mut();
-    assert!(world.teleport(a, Pose::new(Vec2::new(200.0, 600.0), 0.0)));
-    assert!(world.teleport(b, Pose::new(Vec2::new(1800.0, 600.0), 0.0)));
+    assert!(teleport(world, a, Pose::new(Vec2::new(200.0, 600.0), 0.0)));
+    assert!(teleport(world, b, Pose::new(Vec2::new(1800.0, 600.0), 0.0)));
     for n in 1..=400u32 {
         // a walks +x for 150 ticks (10 u per tick), then turns round and walks back.
         let (turn, throttle) = if n <= 150 {
@@ -258,7 +266,7 @@ fn aoi_players_meet_within_a_tick_and_part_after_the_margin_without_flicker() {
 /// truth a decoded value stands for (its own tick when it is the truth,
 /// else what its baseline's value stood for) never decreases from frame to
 /// frame.
-fn forty_under(budget: usize, rtt_ticks: u32) -> (u32, Vec<usize>, skirmish_tanks::RoomStats) {
+fn forty_under(budget: usize, rtt_ticks: u32) -> (u32, Vec<usize>, skirmish_core::RoomStats) {
     let sim = common::open();
     let interest = InterestConfig {
         budget,
@@ -275,7 +283,7 @@ fn forty_under(budget: usize, rtt_ticks: u32) -> (u32, Vec<usize>, skirmish_tank
     let mut decoder = Decoder::default();
     // The tick each player was last decoded with its true value.
     let mut fresh: BTreeMap<PlayerId, Tick> = BTreeMap::new();
-    let mut truths: BTreeMap<Tick, Vec<Entity>> = BTreeMap::new();
+    let mut truths: BTreeMap<Tick, Vec<Entity<Quantised>>> = BTreeMap::new();
     let mut worst_gap = 0;
     let mut sizes = Vec::new();
     let mut decoded_at: Vec<(u32, Tick)> = Vec::new();
@@ -298,7 +306,7 @@ fn forty_under(budget: usize, rtt_ticks: u32) -> (u32, Vec<usize>, skirmish_tank
             room.receive(PlayerId(p), &message, &mut out).unwrap();
         }
         let tick = room.tick(&mut out);
-        truths.insert(tick, delta::quantise_all(&room.world().snapshot(), &sim));
+        truths.insert(tick, quantise_all(&room.world().snapshot(), &sim));
         for bytes in binaries(&out, me) {
             let frame = decoder.decode(&bytes, &sim).expect("decodes");
             decoded_at.push((n, frame.server_tick));
@@ -435,7 +443,7 @@ fn a_view_too_large_to_budget_gets_the_shared_truth() {
             room.receive(PlayerId(p), &message, &mut out).unwrap();
         }
         room.tick(&mut out);
-        let truth = delta::quantise_all(&room.world().snapshot(), &sim);
+        let truth = quantise_all(&room.world().snapshot(), &sim);
         for p in 1..=20u32 {
             for bytes in binaries(&out, PlayerId(p)) {
                 let frame = decoders[p as usize - 1]

@@ -7,9 +7,12 @@
 
 use std::time::Duration;
 
-use skirmish_tanks::{compact, delta, ClientSession, Incoming, SessionConfig};
-use skirmish_tanks::{ClientMessage, Encoding, PlayerId, Seating, Tick, PROTOCOL_VERSION};
-use skirmish_tanks::{Frame, Outbox, Room, RoomConfig};
+use skirmish_core::{compact, delta};
+use skirmish_core::{ClientMessage, Encoding, PlayerId, Seating, Tick, PROTOCOL_VERSION};
+use skirmish_core::{ClientSession, Incoming, SessionConfig};
+use skirmish_core::{Frame, Outbox, Room, RoomConfig};
+use skirmish_tanks::compact::{decode_quantised, HEAD_BYTES};
+use skirmish_tanks::Tanks;
 
 const ME: PlayerId = PlayerId(1);
 const OTHER: PlayerId = PlayerId(2);
@@ -57,12 +60,12 @@ fn only_compact_seats_on_datagrams_get_an_echo_and_it_repeats_the_head() {
                 _ => None,
             })
             .expect("a snapshot");
-        let head = compact::decode_quantised(snapshot).expect("a full compact frame");
+        let head = decode_quantised(snapshot).expect("a full compact frame");
         assert_eq!(echo.server_tick, head.server_tick);
         assert_eq!(echo.own, head.own, "the own state, exactly");
         assert_eq!(echo.timing, head.timing);
         assert!(
-            binary(&out.frames()[i]).len() <= compact::HEAD_BYTES + compact::TIMING_BYTES,
+            binary(&out.frames()[i]).len() <= HEAD_BYTES + compact::TIMING_BYTES,
             "an echo is a head alone"
         );
         out.clear();
@@ -80,7 +83,7 @@ fn an_echo_decodes_only_as_itself() {
     let (_, i) = out.later()[0];
     let echo = binary(&out.frames()[i]).to_vec();
     // Not a snapshot, and not with a byte more or less.
-    assert!(compact::decode_quantised(&echo).is_err());
+    assert!(decode_quantised(&echo).is_err());
     assert_eq!(delta::frame_tick(&echo), None);
     let mut longer = echo.clone();
     longer.push(0);
@@ -97,9 +100,9 @@ fn an_echo_decodes_only_as_itself() {
 /// over by the test: `keep` decides which of the tick's snapshot and echo
 /// arrive, and in which order.
 struct Pair {
-    room: Room,
+    room: Room<Tanks>,
     out: Outbox,
-    session: ClientSession,
+    session: ClientSession<Tanks>,
     now: Duration,
 }
 

@@ -9,11 +9,13 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use proptest::prelude::*;
-use skirmish_tanks::prelude::*;
-use skirmish_tanks::{
-    compact, decode_client, decode_client_frame, delta, ClientMessage, PlayerId, PlayerState, Pose,
-    SimConfig, Tick, WireInput, World, MAX_INPUTS_PER_MESSAGE,
+use skirmish_core::delta::{self, Entity};
+use skirmish_core::{
+    compact, decode_client, decode_client_frame, ClientMessage, InputMode, PlayerId, Tick, World,
+    MAX_INPUTS_PER_MESSAGE,
 };
+use skirmish_tanks::compact::Quantised;
+use skirmish_tanks::{Arena, PlayerState, Pose, SimConfig, Tanks, WireInput};
 
 /// Cases per property: `default`, or `PROPTEST_CASES` when set.
 fn cases(default: u32) -> u32 {
@@ -98,7 +100,7 @@ proptest! {
     ) {
         // Half of them look like binary inputs, to get past the kind byte.
         if let (true, Some(first)) = (as_input, bytes.first_mut()) {
-            *first = skirmish_tanks::BINARY_INPUT;
+            *first = skirmish_core::BINARY_INPUT;
         }
         if let Ok(ClientMessage::Input { inputs, .. }) = decode_client_frame::<WireInput>(false, &bytes) {
             prop_assert!(!inputs.is_empty() && inputs.len() <= MAX_INPUTS_PER_MESSAGE);
@@ -121,12 +123,12 @@ proptest! {
 }
 
 /// A baseline set: up to 12 players with any quantised state.
-fn any_baseline() -> impl Strategy<Value = Vec<delta::Entity>> {
+fn any_baseline() -> impl Strategy<Value = Vec<Entity<Quantised>>> {
     prop::collection::vec((0u32..40, any::<[u8; 10]>()), 0..12).prop_map(|raw| {
-        let mut set: Vec<delta::Entity> = raw
+        let mut set: Vec<Entity<Quantised>> = raw
             .into_iter()
             .map(|(id, b)| {
-                let q = compact::Quantised {
+                let q = Quantised {
                     x: u16::from_le_bytes([b[0], b[1]]),
                     y: u16::from_le_bytes([b[2], b[3]]),
                     rotation: u16::from_le_bytes([b[4], b[5]]),
@@ -161,8 +163,8 @@ proptest! {
         let mut bytes = vec![kind];
         bytes.extend_from_slice(&body);
         let _ = delta::decode::<_, PlayerState>(&bytes, |_| Some(&base[..]), &sim);
-        let _ = delta::decode::<skirmish_tanks::compact::Quantised, PlayerState>(&bytes, |_| None, &sim);
-        let _ = skirmish_tanks::compact::decode_own::<PlayerState>(&bytes);
+        let _ = delta::decode::<Quantised, PlayerState>(&bytes, |_| None, &sim);
+        let _ = compact::decode_own::<PlayerState>(&bytes);
         let own = PlayerState::at(Tick(9), None, Pose::default());
         let mut real = delta::encode(Tick(9), Tick(5), &own, &base, &target, &sim);
         let decoded = delta::decode::<_, PlayerState>(&real, |_| Some(&base[..]), &sim);
@@ -188,9 +190,9 @@ proptest! {
         seed in any::<u64>(),
     ) {
         let config = SimConfig::default();
-        let mut world = World::new(config.clone(), seed);
+        let mut world = World::<Tanks>::of(config.clone(), Arena::default(), seed);
         for id in 1..=5 {
-            world.join(PlayerId(id), "fuzz").expect("fresh ids");
+            world.join_with(PlayerId(id), "fuzz", InputMode::Queued).expect("fresh ids");
         }
         let r = config.player_radius;
         for round in rounds {
@@ -206,7 +208,7 @@ proptest! {
                 prop_assert!(state.hp <= 100);
             }
             for (_, player) in world.players() {
-                prop_assert!(player.queued() <= skirmish_tanks::MAX_QUEUED_INPUTS);
+                prop_assert!(player.queued() <= skirmish_core::MAX_QUEUED_INPUTS);
             }
         }
     }

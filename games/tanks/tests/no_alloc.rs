@@ -7,13 +7,11 @@
 //! the harness does not).
 #![cfg(not(target_arch = "wasm32"))]
 
-use skirmish_tanks::prelude::*;
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 use std::alloc::System;
 
-use skirmish_tanks::{
-    LocalPlayer, MoveInput, PlayerState, Pose, SimConfig, SmoothingConfig, Tick, Vec2,
-};
+use skirmish_core::{LocalPlayer, OwnState, SmoothingConfig, Tick, Vec2};
+use skirmish_tanks::{MoveInput, PlayerState, Pose, SimConfig, Tanks};
 
 #[global_allocator]
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
@@ -33,10 +31,12 @@ fn predict_reconcile_and_frames_allocate_nothing_in_steady_state() {
     let mut player = LocalPlayer::new(SimConfig::default(), SmoothingConfig::default(), spawn);
     let mut tick = 0;
     let mut server_tick = 0;
-    let mut cycle = |player: &mut LocalPlayer| {
+    let mut cycle = |player: &mut LocalPlayer<Tanks>| {
         tick += 1;
         server_tick += 1;
-        player.predict(input(tick)).expect("the buffer never fills");
+        player
+            .step(Tick(tick), input(tick), None)
+            .expect("the buffer never fills");
         // The server is 32 steps behind and sees the player slightly off, so
         // every reconciliation replays 32 steps and corrects a little.
         let ack = tick.checked_sub(32).map(Tick);
@@ -46,7 +46,9 @@ fn predict_reconcile_and_frames_allocate_nothing_in_steady_state() {
             ack,
             Pose::new(spawn.position + Vec2::new(offset, 0.0), 0.0),
         );
-        let report = player.reconcile(&state).expect("states are newer");
+        let report = player
+            .accept(state.stamp(), &state)
+            .expect("states are newer");
         for _ in 0..3 {
             player.advance_frame(1.0 / 60.0);
             std::hint::black_box(player.visible(0.5));

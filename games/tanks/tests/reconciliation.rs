@@ -4,27 +4,27 @@
 mod common;
 
 use common::{at, forward, open};
-use skirmish_tanks::prelude::*;
 use std::time::Duration;
 
-use skirmish_tanks::{
-    replay, simulate, CorrectionOutcome, LocalPlayer, MoveInput, PlayerState, Pose, PushError,
-    ReconcileError, SimConfig, SmoothingConfig, Tick, Vec2,
+use skirmish_core::{
+    CorrectionOutcome, LocalPlayer, OwnState, PushError, ReconcileError, SmoothingConfig, Tick,
+    Vec2,
 };
+use skirmish_tanks::{replay, simulate, MoveInput, PlayerState, Pose, SimConfig, Tanks};
 
 /// A player at (500, 600) that has accepted a first state and predicted
 /// `ticks` full-throttle steps.
-fn player_with(ticks: u32) -> LocalPlayer {
+fn player_with(ticks: u32) -> LocalPlayer<Tanks> {
     let mut p = LocalPlayer::new(open(), SmoothingConfig::default(), at(500.0, 600.0));
-    p.reconcile(&PlayerState::at(Tick(1), None, at(500.0, 600.0)))
-        .unwrap();
+    let state = PlayerState::at(Tick(1), None, at(500.0, 600.0));
+    p.accept(state.stamp(), &state).unwrap();
     for t in 1..=ticks {
-        p.predict(forward(t)).unwrap();
+        p.step(Tick(t), forward(t), None).unwrap();
     }
     p
 }
 
-fn pending_ticks(p: &LocalPlayer) -> Vec<u32> {
+fn pending_ticks(p: &LocalPlayer<Tanks>) -> Vec<u32> {
     p.pending().iter().map(|s| s.tick.0).collect()
 }
 
@@ -35,7 +35,7 @@ fn lpr1_acceptance_rebuilds_prediction_from_latest_baseline() {
 
     // The server saw the player a little short (515 instead of 520) at ack 2.
     let state = PlayerState::at(Tick(10), Some(Tick(2)), at(515.0, 600.0));
-    let report = p.reconcile(&state).unwrap();
+    let report = p.accept(state.stamp(), &state).unwrap();
 
     let expected = replay(state.pose(), p.pending().iter(), &open());
     assert_eq!(pending_ticks(&p), vec![3, 4, 5]);
@@ -54,12 +54,12 @@ fn lpr1_acceptance_rebuilds_prediction_from_latest_baseline() {
 fn lpr2_repeated_updates_rebuild_without_consuming_pending_inputs() {
     let mut p = player_with(5);
     let first = PlayerState::at(Tick(10), Some(Tick(2)), at(520.0, 600.0));
-    p.reconcile(&first).unwrap();
+    p.accept(first.stamp(), &first).unwrap();
     assert_eq!(pending_ticks(&p), vec![3, 4, 5]);
     let after_first = p.predicted();
 
     let second = PlayerState::at(Tick(11), Some(Tick(4)), at(538.0, 600.0));
-    let report = p.reconcile(&second).unwrap();
+    let report = p.accept(second.stamp(), &second).unwrap();
     assert_eq!(report.pruned, 2);
     assert_eq!(pending_ticks(&p), vec![5], "only ticks <= 4 are pruned");
     assert_eq!(after_first.position.x, 550.0);
@@ -71,7 +71,7 @@ fn lpr2_repeated_updates_rebuild_without_consuming_pending_inputs() {
 
     // Tick 5 stays available for a third, later baseline.
     let third = PlayerState::at(Tick(12), Some(Tick(4)), at(530.0, 600.0));
-    assert_eq!(p.reconcile(&third).unwrap().replayed, 1);
+    assert_eq!(p.accept(third.stamp(), &third).unwrap().replayed, 1);
     assert_eq!(p.predicted().position.x, 540.0);
 }
 
@@ -83,7 +83,7 @@ fn lpss1_authoritative_baseline_updates_on_player_state() {
         Some(Tick(3)),
         Pose::new(Vec2::new(531.0, 598.0), 0.25),
     );
-    p.reconcile(&state).unwrap();
+    p.accept(state.stamp(), &state).unwrap();
     let baseline = p.authoritative().unwrap();
     assert_eq!(baseline.position, Vec2::new(531.0, 598.0));
     assert_eq!(baseline.rotation, 0.25);
@@ -94,8 +94,8 @@ fn lpss1_authoritative_baseline_updates_on_player_state() {
 #[test]
 fn lpss2_pending_inputs_pruned_on_acknowledgment() {
     let mut p = player_with(6);
-    p.reconcile(&PlayerState::at(Tick(9), Some(Tick(4)), at(540.0, 600.0)))
-        .unwrap();
+    let state = PlayerState::at(Tick(9), Some(Tick(4)), at(540.0, 600.0));
+    p.accept(state.stamp(), &state).unwrap();
     assert_eq!(pending_ticks(&p), vec![5, 6]);
     assert!(p.pending().iter().all(|s| s.tick > Tick(4)));
 }
@@ -103,19 +103,20 @@ fn lpss2_pending_inputs_pruned_on_acknowledgment() {
 #[test]
 fn lpss3_presentation_target_is_baseline_plus_replay_displacement() {
     let config = open();
-    let mut p = LocalPlayer::new(config.clone(), SmoothingConfig::default(), at(500.0, 600.0));
-    p.reconcile(&PlayerState::at(Tick(1), None, at(500.0, 600.0)))
-        .unwrap();
+    let mut p =
+        LocalPlayer::<Tanks>::new(config.clone(), SmoothingConfig::default(), at(500.0, 600.0));
+    let state = PlayerState::at(Tick(1), None, at(500.0, 600.0));
+    p.accept(state.stamp(), &state).unwrap();
     let turning = |t| MoveInput {
         turn: 0.5,
         ..forward(t)
     };
     for t in 1..=4 {
-        p.predict(turning(t)).unwrap();
+        p.step(Tick(t), turning(t), None).unwrap();
     }
     let base = Pose::new(Vec2::new(505.0, 601.0), 0.1);
-    p.reconcile(&PlayerState::at(Tick(5), Some(Tick(1)), base))
-        .unwrap();
+    let newer = PlayerState::at(Tick(5), Some(Tick(1)), base);
+    p.accept(newer.stamp(), &newer).unwrap();
 
     // The displacement and rotation of replaying ticks 2..=4, measured from an
     // arbitrary origin far from walls, added to the baseline.
@@ -138,17 +139,16 @@ fn rs1_example_timeline_rewind_replay_lands_on_same_prediction() {
         ..open()
     };
     let origin = at(100.0, 100.0);
-    let mut p = LocalPlayer::new(config, SmoothingConfig::default(), origin);
-    p.reconcile(&PlayerState::at(Tick(1), None, origin))
-        .unwrap();
+    let mut p = LocalPlayer::<Tanks>::new(config, SmoothingConfig::default(), origin);
+    let state = PlayerState::at(Tick(1), None, origin);
+    p.accept(state.stamp(), &state).unwrap();
     for seq in 1..=3 {
-        p.predict(forward(seq)).unwrap();
+        p.step(Tick(seq), forward(seq), None).unwrap();
     }
     assert_eq!(p.predicted().position, Vec2::new(115.0, 100.0));
 
-    let report = p
-        .reconcile(&PlayerState::at(Tick(2), Some(Tick(2)), at(110.0, 100.0)))
-        .unwrap();
+    let newer = PlayerState::at(Tick(2), Some(Tick(2)), at(110.0, 100.0));
+    let report = p.accept(newer.stamp(), &newer).unwrap();
     assert_eq!(p.predicted().position, Vec2::new(115.0, 100.0));
     assert_eq!((report.pruned, report.replayed), (2, 1));
     assert_eq!(report.error, 0.0);
@@ -163,16 +163,15 @@ fn rs2_prediction_error_rewinds_replays_and_corrects_smoothly() {
         ..open()
     };
     let origin = at(100.0, 100.0);
-    let mut p = LocalPlayer::new(config, SmoothingConfig::default(), origin);
-    p.reconcile(&PlayerState::at(Tick(1), None, origin))
-        .unwrap();
+    let mut p = LocalPlayer::<Tanks>::new(config, SmoothingConfig::default(), origin);
+    let state = PlayerState::at(Tick(1), None, origin);
+    p.accept(state.stamp(), &state).unwrap();
     for seq in 1..=3 {
-        p.predict(forward(seq)).unwrap();
+        p.step(Tick(seq), forward(seq), None).unwrap();
     }
     // A collision stopped the server's player at 109 instead of 110.
-    let report = p
-        .reconcile(&PlayerState::at(Tick(2), Some(Tick(2)), at(109.0, 100.0)))
-        .unwrap();
+    let newer = PlayerState::at(Tick(2), Some(Tick(2)), at(109.0, 100.0));
+    let report = p.accept(newer.stamp(), &newer).unwrap();
     assert_eq!(p.predicted().position, Vec2::new(114.0, 100.0));
     assert_eq!(report.error, 1.0);
     assert_eq!(report.outcome, CorrectionOutcome::Smoothed);
@@ -191,13 +190,20 @@ fn rs2_prediction_error_rewinds_replays_and_corrects_smoothly() {
 
 #[test]
 fn rs4_full_pending_buffer_refuses_counts_and_recovers() {
-    let mut p =
-        LocalPlayer::with_pending_capacity(open(), SmoothingConfig::default(), at(500.0, 600.0), 4);
+    let mut p = LocalPlayer::<Tanks>::with_pending_capacity(
+        open(),
+        SmoothingConfig::default(),
+        at(500.0, 600.0),
+        4,
+    );
     for t in 1..=4 {
-        p.predict(forward(t)).unwrap();
+        p.step(Tick(t), forward(t), None).unwrap();
     }
     let before = p.predicted();
-    assert_eq!(p.predict(forward(5)), Err(PushError::Full { capacity: 4 }));
+    assert_eq!(
+        p.step(Tick(5), forward(5), None),
+        Err(PushError::Full { capacity: 4 })
+    );
     assert_eq!(p.stats().pending_full, 1);
     assert!(
         p.predicted().bits_eq(&before),
@@ -205,18 +211,17 @@ fn rs4_full_pending_buffer_refuses_counts_and_recovers() {
     );
     assert_eq!(pending_ticks(&p), vec![1, 2, 3, 4], "nothing evicted");
 
-    p.reconcile(&PlayerState::at(Tick(3), Some(Tick(2)), at(520.0, 600.0)))
-        .unwrap();
-    p.predict(forward(6)).unwrap();
+    let state = PlayerState::at(Tick(3), Some(Tick(2)), at(520.0, 600.0));
+    p.accept(state.stamp(), &state).unwrap();
+    p.step(Tick(6), forward(6), None).unwrap();
     assert_eq!(pending_ticks(&p), vec![3, 4, 6]);
 }
 
 #[test]
 fn rs8_reconciliation_reports_error_and_replayed_inputs() {
     let mut p = player_with(6);
-    let report = p
-        .reconcile(&PlayerState::at(Tick(5), Some(Tick(3)), at(526.0, 603.0)))
-        .unwrap();
+    let newer = PlayerState::at(Tick(5), Some(Tick(3)), at(526.0, 603.0));
+    let report = p.accept(newer.stamp(), &newer).unwrap();
     assert_eq!(report.server_tick, Tick(5));
     assert_eq!(report.ack, Some(Tick(3)));
     assert_eq!((report.pruned, report.replayed), (3, 3));
@@ -240,7 +245,7 @@ fn caps2_authoritative_state_applies_at_once_and_presentation_converges() {
         velocity: Some(Vec2::new(200.0, 0.0)),
         ..PlayerState::at(Tick(6), Some(Tick(4)), at(536.0, 600.0))
     };
-    p.reconcile(&state).unwrap();
+    p.accept(state.stamp(), &state).unwrap();
     assert_eq!(
         p.authoritative(),
         Some(&state),
@@ -260,19 +265,19 @@ fn caps2_authoritative_state_applies_at_once_and_presentation_converges() {
 #[test]
 fn stale_and_non_finite_states_are_rejected_and_counted() {
     let mut p = player_with(3);
-    p.reconcile(&PlayerState::at(Tick(8), Some(Tick(1)), at(510.0, 600.0)))
-        .unwrap();
+    let first = PlayerState::at(Tick(8), Some(Tick(1)), at(510.0, 600.0));
+    p.accept(first.stamp(), &first).unwrap();
     let before = (p.predicted(), pending_ticks(&p));
+    let stale = PlayerState::at(Tick(8), Some(Tick(3)), at(0.0, 0.0));
     assert_eq!(
-        p.reconcile(&PlayerState::at(Tick(8), Some(Tick(3)), at(0.0, 0.0))),
+        p.accept(stale.stamp(), &stale),
         Err(ReconcileError::Stale {
             accepted: Tick(8),
             got: Tick(8)
         })
     );
-    assert!(p
-        .reconcile(&PlayerState::at(Tick(9), Some(Tick(3)), at(f32::NAN, 0.0)))
-        .is_err());
+    let broken = PlayerState::at(Tick(9), Some(Tick(3)), at(f32::NAN, 0.0));
+    assert!(p.accept(broken.stamp(), &broken).is_err());
     assert_eq!((p.predicted(), pending_ticks(&p)), before);
     assert_eq!(
         (p.stats().rejected_stale, p.stats().rejected_invalid),
@@ -286,8 +291,8 @@ fn render_interpolation_is_continuous_across_reconciliation() {
     let mut p = player_with(4);
     assert_eq!(p.visible(0.5).position.x, 535.0);
     let before: Vec<_> = [0.0, 0.25, 0.5, 1.0].map(|a| p.visible(a)).to_vec();
-    p.reconcile(&PlayerState::at(Tick(6), Some(Tick(2)), at(517.0, 602.0)))
-        .unwrap();
+    let state = PlayerState::at(Tick(6), Some(Tick(2)), at(517.0, 602.0));
+    p.accept(state.stamp(), &state).unwrap();
     for (a, old) in [0.0, 0.25, 0.5, 1.0].iter().zip(before) {
         assert!(p.visible(*a).position.distance(old.position) < 1e-3);
     }

@@ -6,11 +6,12 @@
 
 use std::time::Duration;
 
-use skirmish_tanks::protocol::{decode_client_frame, encode};
-use skirmish_tanks::{
-    replay_room, ClientMessage, Encoding, ErrorCode, Outbox, PlayerId, Room, RoomConfig, Seating,
-    Tanks, Tick, WireInput, RECORD_BURST,
+use skirmish_core::{protocol::decode_client_frame, protocol::encode};
+use skirmish_core::{
+    ClientMessage, Encoding, ErrorCode, Outbox, PlayerId, Room, RoomConfig, Seating, Tick,
+    RECORD_BURST,
 };
+use skirmish_tanks::{replay_room, Tanks, WireInput};
 
 const HOSTILE: PlayerId = PlayerId(1);
 const HONEST: PlayerId = PlayerId(2);

@@ -11,12 +11,12 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use proptest::prelude::*;
-use skirmish_tanks::{
-    decode_client_frame, open_room, replay_client, replay_room, reseal_recording, ClientMessage,
-    ClientSession, Controls, Encoding, Frame, Incoming, LinkConditions, Outbox, PlayerId,
-    ReplayError, ReplayOptions, Room, RoomCall, RoomConfig, RoomReplayError, Seating,
-    SessionConfig, PROTOCOL_VERSION,
+use skirmish_core::{
+    decode_client_frame, reseal_recording, ClientMessage, ClientSession, Encoding, Frame, Incoming,
+    LinkConditions, Outbox, PlayerId, ReplayError, ReplayOptions, Room, RoomCall, RoomConfig,
+    RoomReplayError, Seating, SessionConfig, PROTOCOL_VERSION,
 };
+use skirmish_tanks::{open_room, replay_client, replay_room, Controls, Tanks, WireInput};
 
 const FRAME: Duration = Duration::from_micros(16_667);
 const TICK: Duration = Duration::from_millis(50);
@@ -52,7 +52,7 @@ fn play(seconds: u64, encoding: Encoding, one_way: Duration) -> (Vec<u8>, Vec<u8
     sessions[0].set_conditions(noisy, noisy);
     let ids = [PlayerId(1), PlayerId(2)];
     let mut down: [Wire; 2] = Default::default();
-    let mut up: [VecDeque<(Duration, ClientMessage)>; 2] = Default::default();
+    let mut up: [VecDeque<(Duration, ClientMessage<WireInput>)>; 2] = Default::default();
     let mut now = Duration::ZERO;
     let mut next_tick = TICK;
     let mut last_tick = Duration::ZERO;
@@ -132,10 +132,10 @@ fn play(seconds: u64, encoding: Encoding, one_way: Duration) -> (Vec<u8>, Vec<u8
 
 /// One frame of one session: what arrived, controls, advance, what it sent.
 fn drive(
-    s: &mut ClientSession,
+    s: &mut ClientSession<Tanks>,
     k: usize,
     down: &mut Wire,
-    up: &mut VecDeque<(Duration, ClientMessage)>,
+    up: &mut VecDeque<(Duration, ClientMessage<WireInput>)>,
     now: Duration,
     one_way: Duration,
 ) {
@@ -224,8 +224,8 @@ fn binary_frames(bytes: &[u8]) -> Vec<(usize, usize)> {
     let (_, calls) = skirmish_tanks::open_client(bytes).expect("opens");
     calls
         .filter_map(|c| match c.expect("reads") {
-            (offset, skirmish_tanks::Call::Binary(b, _))
-                if b.first() != Some(&skirmish_tanks::compact::OWN) =>
+            (offset, skirmish_core::Call::Binary(b, _))
+                if b.first() != Some(&skirmish_core::compact::OWN) =>
             {
                 Some((offset, b.len()))
             }
@@ -388,7 +388,7 @@ fn a_recorded_room_replays_bit_for_bit() {
 fn a_changed_input_is_caught_and_damage_is_refused() {
     let bytes = room();
     let (_, calls) = open_room(bytes).expect("opens");
-    let calls: Vec<(usize, RoomCall)> = calls.map(|c| c.expect("reads")).collect();
+    let calls: Vec<(usize, RoomCall<WireInput>)> = calls.map(|c| c.expect("reads")).collect();
     let ticks_before = |k: usize| {
         calls[..k]
             .iter()
@@ -508,7 +508,8 @@ fn hostile_records_are_refused_or_bounded() {
 
 #[test]
 fn frames_are_recorded_as_they_arrived_not_enlarged() {
-    use skirmish_tanks::{encode_client, Tick, WireInput};
+    use skirmish_core::{encode_client, Tick};
+    use skirmish_tanks::WireInput;
     let seating = Seating {
         encoding: Encoding::Compact,
         protocol: PROTOCOL_VERSION,
@@ -526,7 +527,7 @@ fn frames_are_recorded_as_they_arrived_not_enlarged() {
             .expect("joins");
         room.tick(&mut out);
     }
-    let take = |room: &mut Room, into: &mut Vec<u8>| {
+    let take = |room: &mut Room<Tanks>, into: &mut Vec<u8>| {
         if let Some(r) = room.recorder() {
             r.take(into);
         }

@@ -1,7 +1,7 @@
 //! Replaying an untrusted recording is bounded: whatever a file's header
 //! and records say, a replay answers (replays, differs or refuses) within a
 //! fixed time, and no frame runs more than
-//! [`skirmish_tanks::MAX_STEPS_PER_FRAME`] fixed steps.
+//! [`skirmish_core::MAX_STEPS_PER_FRAME`] fixed steps.
 //!
 //! The hostile headers here are the ones found by reading the code: a
 //! longest frame of centuries (10^11 steps and more in one frame), a time
@@ -18,11 +18,13 @@ use std::sync::mpsc::{channel, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
+use skirmish_core::{
+    decode_client_frame, ClientMessage, ClientRecorder, ClientSession, FormatError, Frame,
+    Incoming, Outbox, PlayerId, ReplayError, ReplayOptions, Room, RoomConfig, RoomRecorder,
+    RoomReplayError, Seating, SessionConfig, MAGIC, PROTOCOL_VERSION,
+};
 use skirmish_tanks::{
-    decode_client_frame, open_client, open_room, replay_client, replay_room, ClientMessage,
-    ClientRecorder, ClientSession, Controls, FormatError, Frame, Incoming, Outbox, PlayerId,
-    ReplayError, ReplayOptions, Room, RoomConfig, RoomRecorder, RoomReplayError, Seating,
-    SessionConfig, MAGIC, PROTOCOL_VERSION,
+    open_client, open_room, replay_client, replay_room, Controls, Pose, Tanks, WireInput,
 };
 
 /// The most one case (a replay, or a short live session and its replay)
@@ -73,7 +75,7 @@ fn play(
     let mut session = ClientSession::recorded(config, usize::MAX);
     let _ = session.hello();
     let seating = Seating {
-        encoding: skirmish_tanks::Encoding::Compact,
+        encoding: skirmish_core::Encoding::Compact,
         protocol: PROTOCOL_VERSION,
         datagrams: false,
         binary_control: false,
@@ -81,7 +83,7 @@ fn play(
     room.join(id, "rec", seating, &mut out).expect("join");
     let mut next_tick = TICK;
     let mut last_tick = Duration::ZERO;
-    let mut inbox: Vec<ClientMessage> = Vec::new();
+    let mut inbox: Vec<ClientMessage<WireInput>> = Vec::new();
     let mut most = 0;
     for (k, now) in frames.into_iter().enumerate() {
         for _ in 0..10 {
@@ -131,7 +133,7 @@ fn play(
 }
 
 /// The fixed steps a session has run that made (or were refused) an input.
-fn steps_of(session: &ClientSession) -> u64 {
+fn steps_of(session: &ClientSession<Tanks>) -> u64 {
     let stats = session.hud().stats;
     stats.inputs + stats.inputs_refused
 }
@@ -165,7 +167,7 @@ fn with_session_config(bytes: &[u8], change: impl FnOnce(&mut SessionConfig)) ->
 }
 
 /// `bytes` (a room recording) with its header's configuration changed.
-fn with_room_config(bytes: &[u8], change: impl FnOnce(&mut RoomConfig)) -> Vec<u8> {
+fn with_room_config(bytes: &[u8], change: impl FnOnce(&mut RoomConfig<Tanks>)) -> Vec<u8> {
     let (mut config, calls) = open_room(bytes).expect("opens");
     let first = calls
         .map(|c| c.expect("reads").0)
@@ -198,7 +200,10 @@ fn advance_later(bytes: &mut Vec<u8>, later: Duration) {
 }
 
 /// Replays a client recording within the budget.
-fn replay_within(bytes: Vec<u8>, what: &str) -> Result<skirmish_tanks::ClientReplay, ReplayError> {
+fn replay_within(
+    bytes: Vec<u8>,
+    what: &str,
+) -> Result<skirmish_core::ClientReplay, ReplayError<Pose>> {
     within(BUDGET, what, move || {
         replay_client(&bytes, ReplayOptions::default())
     })
@@ -216,8 +221,8 @@ fn damaged<T: std::fmt::Debug, E: Into<Refusal>>(result: Result<T, E>) -> String
 #[derive(Debug)]
 struct Refusal(Option<FormatError>);
 
-impl From<ReplayError> for Refusal {
-    fn from(e: ReplayError) -> Refusal {
+impl From<ReplayError<Pose>> for Refusal {
+    fn from(e: ReplayError<Pose>) -> Refusal {
         match e {
             ReplayError::Format(f) => Refusal(Some(f)),
             ReplayError::Diverged(_) => Refusal(None),
@@ -255,7 +260,7 @@ fn a_dilation_outside_its_range_is_refused() {
 
 /// A hostile room configuration: its name, how it is made and a word its
 /// refusal must name.
-type Hostile = (&'static str, fn(&mut RoomConfig), &'static str);
+type Hostile = (&'static str, fn(&mut RoomConfig<Tanks>), &'static str);
 
 #[test]
 fn hostile_room_configurations_are_refused() {
@@ -300,13 +305,13 @@ fn hostile_room_configurations_are_refused() {
 /// What the server, its benchmarks and the tests run with passes.
 #[test]
 fn usual_room_configurations_validate() {
-    let mut bench: RoomConfig = RoomConfig {
+    let mut bench: RoomConfig<Tanks> = RoomConfig {
         capacity: 800,
         ..RoomConfig::default()
     };
-    bench.game.sim.arena = skirmish_tanks::Vec2::new(8000.0, 8000.0);
+    bench.game.sim.arena = skirmish_core::Vec2::new(8000.0, 8000.0);
     bench.interest.radius = Some(1000.0);
-    let mut fast: RoomConfig = RoomConfig::default();
+    let mut fast: RoomConfig<Tanks> = RoomConfig::default();
     fast.game.sim.tick_ms = 1;
     for config in [RoomConfig::default(), bench, fast] {
         assert_eq!(config.validate(), Ok(()), "{config:?}");
@@ -343,7 +348,7 @@ fn a_live_session_runs_a_bounded_number_of_steps_per_frame() {
             .chain(steady(1).map(|t| YEAR * 500 + t))
             .collect();
         let (client, _, most) = within(BUDGET, what, move || play(config, frames));
-        let cap = u64::from(skirmish_tanks::MAX_STEPS_PER_FRAME);
+        let cap = u64::from(skirmish_core::MAX_STEPS_PER_FRAME);
         assert!(most <= cap, "{what}: {most} steps in a frame");
         // The header is refused, but had it not been, the replay would
         // have been bounded by the same cap.
@@ -478,7 +483,7 @@ proptest! {
         config in any_config(),
         frames in any_frames(),
     ) {
-        let cap = u64::from(skirmish_tanks::MAX_STEPS_PER_FRAME);
+        let cap = u64::from(skirmish_core::MAX_STEPS_PER_FRAME);
         let (client, _, most) = within(BUDGET, "the live session", move || play(config, frames));
         prop_assert!(most <= cap, "live: {} steps in a frame", most);
         let started = Instant::now();
@@ -518,7 +523,7 @@ proptest! {
             let i = MAGIC.len() + at.index(header - MAGIC.len());
             bytes[i] = *byte;
         }
-        let cap = u64::from(skirmish_tanks::MAX_STEPS_PER_FRAME);
+        let cap = u64::from(skirmish_core::MAX_STEPS_PER_FRAME);
         let started = Instant::now();
         if room {
             let _ = within(BUDGET, "a room", move || replay_room(&bytes));

@@ -5,11 +5,8 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use proptest::prelude::*;
-use skirmish_tanks::prelude::*;
-use skirmish_tanks::{
-    simulate, CorrectionOutcome, LocalPlayer, MoveInput, PlayerState, Pose, SimConfig,
-    SmoothingConfig, Tick, Vec2,
-};
+use skirmish_core::{CorrectionOutcome, LocalPlayer, OwnState, SmoothingConfig, Tick, Vec2};
+use skirmish_tanks::{simulate, MoveInput, PlayerState, Pose, SimConfig, Tanks};
 
 /// Any control value, including the ones `sanitize` must clean up.
 fn control() -> impl Strategy<Value = f32> {
@@ -46,9 +43,10 @@ fn server_pose(start: Pose, inputs: &[MoveInput], config: &SimConfig) -> Pose {
         .fold(start, |p, i| simulate(p, i, config.cadence(), config))
 }
 
-fn placed(config: &SimConfig, start: Pose) -> LocalPlayer {
+fn placed(config: &SimConfig, start: Pose) -> LocalPlayer<Tanks> {
     let mut p = LocalPlayer::new(config.clone(), SmoothingConfig::default(), start);
-    p.reconcile(&PlayerState::at(Tick(1), None, start))
+    let first = PlayerState::at(Tick(1), None, start);
+    p.accept(first.stamp(), &first)
         .expect("first state is accepted");
     p
 }
@@ -66,7 +64,7 @@ proptest! {
         let config = SimConfig::default();
         let mut p = placed(&config, start);
         for input in &inputs {
-            p.predict(*input).expect("fewer steps than the buffer holds");
+            p.step(input.tick, *input, None).expect("fewer steps than the buffer holds");
         }
         let live = p.predicted();
         let k = ack_at.index(inputs.len() + 1);
@@ -74,7 +72,8 @@ proptest! {
         let ack = (k > 0).then_some(Tick(k as u32));
 
         for r in 0..repeats {
-            let report = p.reconcile(&PlayerState::at(Tick(2 + r as u32), ack, server)).unwrap();
+            let truth = PlayerState::at(Tick(2 + r as u32), ack, server);
+            let report = p.accept(truth.stamp(), &truth).unwrap();
             prop_assert!(p.predicted().bits_eq(&live), "{:?} != {:?}", p.predicted(), live);
             prop_assert_eq!(report.error, 0.0);
             prop_assert_eq!(report.outcome, CorrectionOutcome::None);
@@ -99,15 +98,15 @@ proptest! {
         let mut a = placed(&config, start);
         let mut b = placed(&config, start);
         for input in &inputs {
-            a.predict(*input).unwrap();
-            b.predict(*input).unwrap();
+            a.step(input.tick, *input, None).unwrap();
+            b.step(input.tick, *input, None).unwrap();
         }
         let mut acks: Vec<usize> = baselines.iter().map(|(_, i)| i.index(inputs.len() + 1)).collect();
         acks.sort_unstable();
         for (n, ((base, _), k)) in baselines.iter().zip(acks).enumerate() {
             let state = PlayerState::at(Tick(10 + n as u32), (k > 0).then_some(Tick(k as u32)), *base);
-            a.reconcile(&state).unwrap();
-            b.reconcile(&state).unwrap();
+            a.accept(state.stamp(), &state).unwrap();
+            b.accept(state.stamp(), &state).unwrap();
             let expected = server_pose(*base, &inputs[k..], &config);
             prop_assert!(a.predicted().bits_eq(&expected));
             prop_assert!(b.predicted().bits_eq(&expected));

@@ -6,18 +6,18 @@
 #[allow(dead_code)]
 mod common;
 
-use skirmish_tanks::prelude::*;
-use skirmish_tanks::{
-    angle_delta, compact, decode_server, ClientMessage, CombatEvent, Encoding, ErrorCode, PlayerId,
-    ServerMessage, SimConfig, Tick, Vec2, WireInput, PROTOCOL_VERSION,
+use skirmish_core::{
+    decode_server, ClientMessage, Encoding, ErrorCode, PlayerId, ServerMessage, Tick, Vec2,
+    PROTOCOL_VERSION,
 };
-use skirmish_tanks::{place, Frame, Outbox, Placement, Room, RoomConfig};
+use skirmish_core::{place, Frame, Outbox, Placement, Room, RoomConfig};
+use skirmish_tanks::{angle_delta, compact, CombatEvent, SimConfig, Tanks, WireInput};
 
 const A: PlayerId = PlayerId(1);
 const B: PlayerId = PlayerId(2);
 const C: PlayerId = PlayerId(3);
 
-fn room(capacity: usize, sim: SimConfig) -> Room {
+fn room(capacity: usize, sim: SimConfig) -> Room<Tanks> {
     Room::new(RoomConfig {
         name: "arena".into(),
         capacity,
@@ -31,7 +31,7 @@ fn room(capacity: usize, sim: SimConfig) -> Room {
 }
 
 /// The JSON messages `id` got, decoded; binary frames are skipped.
-fn texts(out: &Outbox, id: PlayerId) -> Vec<ServerMessage> {
+fn texts(out: &Outbox, id: PlayerId) -> Vec<ServerMessage<Tanks>> {
     out.to(id)
         .filter_map(|f| match f {
             Frame::Text(text) => Some(decode_server(text).expect("the room sends valid JSON")),
@@ -40,14 +40,14 @@ fn texts(out: &Outbox, id: PlayerId) -> Vec<ServerMessage> {
         .collect()
 }
 
-fn roster_ids(message: &ServerMessage) -> Vec<PlayerId> {
+fn roster_ids(message: &ServerMessage<Tanks>) -> Vec<PlayerId> {
     match message {
         ServerMessage::Roster { players } => players.iter().map(|p| p.id).collect(),
         other => panic!("expected roster, got {other:?}"),
     }
 }
 
-fn join(room: &mut Room, id: PlayerId, encoding: Encoding) -> Outbox {
+fn join(room: &mut Room<Tanks>, id: PlayerId, encoding: Encoding) -> Outbox {
     let mut out = Outbox::new();
     room.join(id, &format!("p{}", id.0), encoding, &mut out)
         .expect("a free seat");
@@ -284,14 +284,20 @@ fn at_most_two_inputs_are_applied_per_tick_however_many_arrive() {
         )
         .expect("valid inputs");
     assert_eq!(received.queued, 16);
-    let start = room.world().player(A).expect("seated").pose().position;
+    let start = room
+        .world()
+        .player(A)
+        .expect("seated")
+        .state
+        .pose()
+        .position;
     let mut last = 0;
     for _ in 0..12 {
         room.tick(&mut out);
         let ack = room
             .world()
             .player(A)
-            .and_then(skirmish_tanks::ServerPlayer::ack)
+            .and_then(skirmish_core::ServerPlayer::ack)
             .map_or(0, |t| t.0);
         assert!(ack - last <= 2, "{} inputs in one tick", ack - last);
         last = ack;
@@ -301,6 +307,7 @@ fn at_most_two_inputs_are_applied_per_tick_however_many_arrive() {
         .world()
         .player(A)
         .expect("seated")
+        .state
         .pose()
         .position
         .distance(start);
@@ -330,17 +337,23 @@ fn at_most_two_inputs_are_applied_per_tick_however_many_arrive() {
 
 /// Turns `shooter` toward `target` one tick at a time, then fires until
 /// the target is dead; every frame of every tick is kept.
-fn duel(room: &mut Room, shooter: PlayerId, target: PlayerId) -> Vec<Outbox> {
-    let sim = room.world().sim_config().clone();
+fn duel(room: &mut Room<Tanks>, shooter: PlayerId, target: PlayerId) -> Vec<Outbox> {
+    let sim = room.world().config().clone();
     let step = sim.turn_rate * sim.cadence_secs();
     let mut outs = Vec::new();
     for tick in 1..400 {
-        let me = room.world().player(shooter).expect("seated").pose();
-        let them = room.world().player(target).expect("seated").pose().position;
+        let me = room.world().player(shooter).expect("seated").state.pose();
+        let them = room
+            .world()
+            .player(target)
+            .expect("seated")
+            .state
+            .pose()
+            .position;
         let to = them - me.position;
         let delta = angle_delta(me.rotation, libm::atan2f(to.y, to.x));
         let aimed = delta.abs() < 0.02;
-        let turn = skirmish_tanks::clamp(delta / step, -1.0, 1.0);
+        let turn = skirmish_core::clamp(delta / step, -1.0, 1.0);
         let mut out = Outbox::new();
         let inputs = vec![input(tick, if aimed { 0.0 } else { turn }, 0.0, aimed)];
         room.receive(
@@ -355,7 +368,13 @@ fn duel(room: &mut Room, shooter: PlayerId, target: PlayerId) -> Vec<Outbox> {
         .expect("valid input");
         room.tick(&mut out);
         outs.push(out);
-        if !room.world().player(target).expect("seated").is_alive() {
+        if !room
+            .world()
+            .player(target)
+            .expect("seated")
+            .state
+            .is_alive()
+        {
             break;
         }
     }

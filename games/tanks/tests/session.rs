@@ -3,12 +3,13 @@
 
 use std::time::Duration;
 
-use skirmish_tanks::CombatRules;
-use skirmish_tanks::{
-    encode, ClientMessage, CombatEvent, ConditionerStats, LinkConditions, PlayerId, PlayerState,
-    Pose, SampleKind, ServerMessage, SimConfig, Tick, Vec2,
+use skirmish_core::{
+    encode, ClientMessage, ConditionerStats, LinkConditions, PlayerId, SampleKind, ServerMessage,
+    Tick, Vec2,
 };
-use skirmish_tanks::{ClientSession, Controls, Incoming, SessionConfig, SessionEvent};
+use skirmish_core::{ClientSession, Incoming, SessionConfig, SessionEvent};
+use skirmish_tanks::{CombatEvent, PlayerState, Pose, SimConfig};
+use skirmish_tanks::{CombatRules, Controls, Tanks, WireInput};
 
 #[path = "session/events.rs"]
 mod events;
@@ -54,19 +55,19 @@ fn welcome_with(combat: Option<CombatRules>) -> String {
 }
 
 /// Hands `s` a text frame arriving now.
-fn recv(s: &mut ClientSession, text: &str) {
+fn recv(s: &mut ClientSession<Tanks>, text: &str) {
     let at = s.now();
     s.receive(Incoming::Text(text), at);
 }
 
 /// Lets `elapsed` pass for `s`; the messages it sends.
-fn frame(s: &mut ClientSession, elapsed: Duration) -> Vec<ClientMessage> {
+fn frame(s: &mut ClientSession<Tanks>, elapsed: Duration) -> Vec<ClientMessage<WireInput>> {
     let now = s.now() + elapsed;
     s.advance(now)
 }
 
 /// The report of the newest reconciliation among the undrained events.
-fn last_report(s: &mut ClientSession) -> Option<skirmish_tanks::ReconcileReport> {
+fn last_report(s: &mut ClientSession<Tanks>) -> Option<skirmish_core::ReconcileReport> {
     s.events()
         .filter_map(|e| match e {
             SessionEvent::Reconciled { report, .. } => Some(report),
@@ -75,7 +76,7 @@ fn last_report(s: &mut ClientSession) -> Option<skirmish_tanks::ReconcileReport>
         .last()
 }
 
-fn joined() -> ClientSession {
+fn joined() -> ClientSession<Tanks> {
     let mut s = ClientSession::new(SessionConfig::default());
     recv(&mut s, &welcome());
     s
@@ -83,7 +84,7 @@ fn joined() -> ClientSession {
 
 /// Feeds snapshots of ticks `from..=to` (one per 50 ms frame) where the other
 /// player walks +x 10 u per tick.
-fn walk(s: &mut ClientSession, from: u32, to: u32) {
+fn walk(s: &mut ClientSession<Tanks>, from: u32, to: u32) {
     for t in from..=to {
         recv(
             s,
@@ -258,7 +259,7 @@ fn the_roster_names_every_player() {
 }
 
 /// A session joined with the server's `combat` rules in `welcome`.
-fn joined_with(rules: CombatRules) -> ClientSession {
+fn joined_with(rules: CombatRules) -> ClientSession<Tanks> {
     let mut s = ClientSession::new(SessionConfig::default());
     recv(&mut s, &welcome_with(Some(rules)));
     s
@@ -366,7 +367,7 @@ fn the_interpolation_delay_grows_with_arrival_jitter() {
 /// Each HUD toggle turns its part of the netcode off, visibly.
 #[test]
 fn toggles_turn_each_part_off() {
-    use skirmish_tanks::Toggles;
+    use skirmish_core::Toggles;
     let go = Controls {
         turn: 0.0,
         throttle: 1.0,
@@ -407,7 +408,7 @@ fn toggles_turn_each_part_off() {
         frame(&mut s, FRAME);
     }
     let mut acked = state(ME, 30, 110.0, 100);
-    acked.ack_move_tick = Some(skirmish_tanks::Tick(1));
+    acked.ack_move_tick = Some(skirmish_core::Tick(1));
     recv(&mut s, &snapshot(30, vec![acked]));
     let report = last_report(&mut s).expect("a report");
     assert_eq!(report.replayed, 0);

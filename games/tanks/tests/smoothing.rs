@@ -4,20 +4,18 @@
 mod common;
 
 use common::{at, forward, open};
-use skirmish_tanks::prelude::*;
-use skirmish_tanks::{
-    simulate, CorrectionOutcome, LocalPlayer, PlayerState, Pose, SmoothingConfig, Tick, Vec2,
-};
+use skirmish_core::{CorrectionOutcome, LocalPlayer, OwnState, SmoothingConfig, Tick, Vec2};
+use skirmish_tanks::{simulate, PlayerState, Pose, Tanks};
 
 const FRAME: f32 = 1.0 / 60.0;
 
 /// A placed player at (500, 600) with ticks 1..=4 predicted (now at 540).
-fn player() -> LocalPlayer {
+fn player() -> LocalPlayer<Tanks> {
     let mut p = LocalPlayer::new(open(), SmoothingConfig::default(), at(500.0, 600.0));
-    p.reconcile(&PlayerState::at(Tick(1), None, at(500.0, 600.0)))
-        .unwrap();
+    let state = PlayerState::at(Tick(1), None, at(500.0, 600.0));
+    p.accept(state.stamp(), &state).unwrap();
     for t in 1..=4 {
-        p.predict(forward(t)).unwrap();
+        p.step(Tick(t), forward(t), None).unwrap();
     }
     p
 }
@@ -30,7 +28,8 @@ fn off_by(server_tick: u32, dy: f32) -> PlayerState {
 #[test]
 fn lpr3_smoothing_does_not_redefine_gameplay_truth() {
     let mut p = player();
-    p.reconcile(&off_by(5, 20.0)).unwrap();
+    let state = off_by(5, 20.0);
+    p.accept(state.stamp(), &state).unwrap();
     let truth = p.predicted();
     assert_eq!(truth.position, Vec2::new(540.0, 620.0));
     for _ in 0..10 {
@@ -39,14 +38,15 @@ fn lpr3_smoothing_does_not_redefine_gameplay_truth() {
         assert!(p.visible(1.0).position.distance(truth.position) > 0.0);
     }
     // Prediction continues from the rebuilt truth, not from what is drawn.
-    p.predict(forward(5)).unwrap();
+    p.step(Tick(5), forward(5), None).unwrap();
     assert_eq!(p.predicted().position, Vec2::new(550.0, 620.0));
 }
 
 #[test]
 fn lpr4_small_residual_error_converges_through_interpolation() {
     let mut p = player();
-    let report = p.reconcile(&off_by(5, 6.0)).unwrap();
+    let state = off_by(5, 6.0);
+    let report = p.accept(state.stamp(), &state).unwrap();
     assert_eq!(report.outcome, CorrectionOutcome::Smoothed);
     let truth = p.predicted();
     let mut distance = p.visible(1.0).position.distance(truth.position);
@@ -67,16 +67,18 @@ fn lpr4_small_residual_error_converges_through_interpolation() {
 #[test]
 fn lpr5_large_divergence_snaps_visible_pose_and_clears_correction() {
     let mut p = player();
-    p.reconcile(&off_by(5, 10.0)).unwrap();
+    let newer = off_by(5, 10.0);
+    p.accept(newer.stamp(), &newer).unwrap();
     assert!(p.correction().is_active());
-    let report = p.reconcile(&off_by(6, 150.0)).unwrap();
+    let far = off_by(6, 150.0);
+    let report = p.accept(far.stamp(), &far).unwrap();
     assert_eq!(report.outcome, CorrectionOutcome::Snapped);
     assert!(p.correction().is_zero(), "earlier smoothing state cleared");
     assert!(p.visible(1.0).bits_eq(&p.predicted()));
     assert_eq!(p.stats().snaps, 1);
     // Later prediction continues from the rebuilt baseline.
     let rebuilt = p.predicted();
-    p.predict(forward(5)).unwrap();
+    p.step(Tick(5), forward(5), None).unwrap();
     let expected = simulate(rebuilt, &forward(5), open().cadence(), &open());
     assert!(p.predicted().bits_eq(&expected));
 }
@@ -90,7 +92,7 @@ fn lpr5_large_rotation_divergence_snaps_too() {
         Pose::new(Vec2::new(540.0, 600.0), 2.5),
     );
     assert_eq!(
-        p.reconcile(&state).unwrap().outcome,
+        p.accept(state.stamp(), &state).unwrap().outcome,
         CorrectionOutcome::Snapped
     );
     assert_eq!(p.visible(1.0).rotation, 2.5);
@@ -99,13 +101,15 @@ fn lpr5_large_rotation_divergence_snaps_too() {
 #[test]
 fn caps3_consecutive_small_corrections_fold_into_active_correction() {
     let mut p = player();
-    p.reconcile(&off_by(5, 8.0)).unwrap();
+    let state = off_by(5, 8.0);
+    p.accept(state.stamp(), &state).unwrap();
     for _ in 0..3 {
         p.advance_frame(FRAME);
     }
     let visible_before = p.visible(1.0);
     let offset_before = p.correction().offset().position;
-    let report = p.reconcile(&off_by(6, 12.0)).unwrap();
+    let newer = off_by(6, 12.0);
+    let report = p.accept(newer.stamp(), &newer).unwrap();
     assert_eq!(report.outcome, CorrectionOutcome::Smoothed);
     // Folded: the old offset plus this shift, so nothing jumps.
     assert!(p.visible(1.0).position.distance(visible_before.position) < 1e-4);
@@ -120,7 +124,8 @@ fn caps3_consecutive_small_corrections_fold_into_active_correction() {
 #[test]
 fn caps4_correction_beyond_snap_threshold_bypasses_smoothing() {
     let mut p = player();
-    let report = p.reconcile(&off_by(5, 70.0)).unwrap();
+    let state = off_by(5, 70.0);
+    let report = p.accept(state.stamp(), &state).unwrap();
     assert_eq!(report.outcome, CorrectionOutcome::Snapped);
     assert!(p.visible(1.0).bits_eq(&p.predicted()));
     assert!(p.correction().is_zero());
@@ -130,7 +135,8 @@ fn caps4_correction_beyond_snap_threshold_bypasses_smoothing() {
 fn caps4_correction_that_cannot_converge_within_budget_snaps() {
     let config = SmoothingConfig::default();
     let mut p = player();
-    p.reconcile(&off_by(5, 40.0)).unwrap();
+    let state = off_by(5, 40.0);
+    p.accept(state.stamp(), &state).unwrap();
     let mut elapsed = 0.0;
     while p.correction().is_active() {
         p.advance_frame(FRAME);
@@ -153,7 +159,8 @@ fn caps4_fold_into_expired_correction_snaps_at_once() {
     };
     let mut p = player();
     p.set_smoothing_config(config);
-    p.reconcile(&off_by(5, 8.0)).unwrap();
+    let state = off_by(5, 8.0);
+    p.accept(state.stamp(), &state).unwrap();
     // Frames long enough to exhaust the budget do snap in advance_frame, so
     // fold a new correction in just before it runs out instead.
     for _ in 0..29 {
@@ -163,7 +170,8 @@ fn caps4_fold_into_expired_correction_snaps_at_once() {
     p.advance_frame(0.5 - 29.0 * FRAME - 0.001);
     assert!(p.correction().is_active());
     // The folded correction does not restart the budget: it ends with it.
-    p.reconcile(&off_by(6, 12.0)).unwrap();
+    let newer = off_by(6, 12.0);
+    p.accept(newer.stamp(), &newer).unwrap();
     p.advance_frame(0.002);
     assert!(!p.correction().is_active());
     assert_eq!(p.stats().snaps, 1);
@@ -173,7 +181,8 @@ fn caps4_fold_into_expired_correction_snaps_at_once() {
 fn rs5_errors_below_dead_zone_cause_no_visible_correction() {
     let mut p = player();
     let visible = p.visible(1.0);
-    let report = p.reconcile(&off_by(5, 0.3)).unwrap();
+    let state = off_by(5, 0.3);
+    let report = p.accept(state.stamp(), &state).unwrap();
     assert_eq!(report.outcome, CorrectionOutcome::Absorbed);
     assert!(p.visible(1.0).position.distance(visible.position) < 1e-4);
     assert_eq!(
@@ -188,7 +197,8 @@ fn rs5_errors_below_dead_zone_cause_no_visible_correction() {
     for i in 0..40u32 {
         let server_tick = 6 + i;
         let dy = if i % 2 == 0 { 0.2 } else { -0.2 };
-        p.reconcile(&off_by(server_tick, dy)).unwrap();
+        let newer = off_by(server_tick, dy);
+        p.accept(newer.stamp(), &newer).unwrap();
         for _ in 0..3 {
             p.advance_frame(FRAME);
             let y = p.visible(1.0).position.y;
@@ -203,13 +213,14 @@ fn rs5_errors_below_dead_zone_cause_no_visible_correction() {
 #[test]
 fn lpss4_presentation_target_is_stable_between_player_states() {
     let mut p = player();
-    p.reconcile(&off_by(5, 10.0)).unwrap();
+    let state = off_by(5, 10.0);
+    p.accept(state.stamp(), &state).unwrap();
     let target = p.rebuilt();
     let direction = p.correction().offset().position.normalize();
     let mut magnitude = p.correction().offset().position.length();
     for t in 5..=9 {
         // Live prediction keeps running; only frames pass for the correction.
-        p.predict(forward(t)).unwrap();
+        p.step(Tick(t), forward(t), None).unwrap();
         for _ in 0..3 {
             p.advance_frame(FRAME);
             assert!(p.rebuilt().bits_eq(&target), "target unchanged");
@@ -222,7 +233,7 @@ fn lpss4_presentation_target_is_stable_between_player_states() {
         }
     }
     // Only a new PlayerState moves the target.
-    p.reconcile(&PlayerState::at(Tick(20), Some(Tick(9)), at(600.0, 610.0)))
-        .unwrap();
+    let newer = PlayerState::at(Tick(20), Some(Tick(9)), at(600.0, 610.0));
+    p.accept(newer.stamp(), &newer).unwrap();
     assert!(!p.rebuilt().bits_eq(&target));
 }

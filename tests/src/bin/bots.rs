@@ -16,8 +16,8 @@ use clap::Parser;
 use skirmish_core::Game as _;
 use skirmish_games::{Entry, GameSettings, Listed, Visit};
 use skirmish_harness::fleet::{run_fleet, FleetArgs};
-use skirmish_tanks::script::{Script, Wander};
 use skirmish_tanks::Tanks;
+use skirmish_tanks::{script::Script, script::Wander};
 use skirmish_tests::light::LightOptions;
 
 /// Headless bots for load and netcode-quality runs.

@@ -10,8 +10,8 @@ pub mod render;
 
 use skirmish_client::fields::Fields;
 use skirmish_client::{shown_name, Overlays, PageGame, Script};
-use skirmish_tanks::prelude::*;
-use skirmish_tanks::{ClientSession, Controls, PlayerId, Pose, RemoteView, Tanks};
+use skirmish_core::{ClientSession, PlayerId, RemoteView};
+use skirmish_tanks::{Controls, Pose, Tanks};
 use wasm_bindgen::prelude::wasm_bindgen;
 use web_sys::CanvasRenderingContext2d;
 
@@ -71,10 +71,10 @@ impl PageGame for TanksPage {
         ctx: &CanvasRenderingContext2d,
         width: f64,
         height: f64,
-        session: &ClientSession,
+        session: &ClientSession<Tanks>,
         overlays: Overlays,
     ) {
-        let sim = session.sim_config().cloned().unwrap_or_default();
+        let sim = session.game_config().cloned().unwrap_or_default();
         let name_of = |id: PlayerId| shown_name(session, id);
         render::draw(
             ctx,
@@ -87,7 +87,7 @@ impl PageGame for TanksPage {
         );
     }
 
-    fn hud_line(session: &ClientSession) -> String {
+    fn hud_line(session: &ClientSession<Tanks>) -> String {
         hp_line(hp(session), session.hud().alive)
     }
 
@@ -95,8 +95,8 @@ impl PageGame for TanksPage {
         vec![pose.position.x, pose.position.y, pose.rotation]
     }
 
-    fn debug(session: &ClientSession, fields: Fields) -> Fields {
-        let shots = session.shots();
+    fn debug(session: &ClientSession<Tanks>, fields: Fields) -> Fields {
+        let shots = session.game().stats();
         fields
             .with("hp", hp(session))
             .with("shots", shots.shots)
@@ -104,13 +104,13 @@ impl PageGame for TanksPage {
             .with("hits", shots.hits)
     }
 
-    fn debug_remote(remote: &RemoteView, fields: Fields) -> Fields {
+    fn debug_remote(remote: &RemoteView<Tanks>, fields: Fields) -> Fields {
         fields.with("hp", remote.state.hp)
     }
 }
 
 /// The own tank's authoritative hit points, once known.
-fn hp(session: &ClientSession) -> Option<u16> {
+fn hp(session: &ClientSession<Tanks>) -> Option<u16> {
     let (me, _) = session.hud().joined?;
     session.authority().get(me).map(|s| s.hp)
 }
@@ -128,7 +128,8 @@ pub fn hp_line(hp: Option<u16>, alive: bool) -> String {
 mod tests {
     use skirmish_client::net::{outgoing, Payload, Reliability};
     use skirmish_client::Named;
-    use skirmish_tanks::{ClientMessage, Encoding, SessionConfig, Tick, WireInput};
+    use skirmish_core::{ClientMessage, Encoding, SessionConfig, Tick};
+    use skirmish_tanks::WireInput;
 
     use super::*;
 
@@ -167,14 +168,14 @@ mod tests {
 
     #[test]
     fn hello_goes_reliably_and_inputs_and_pings_may_be_dropped() {
-        let session: ClientSession = ClientSession::new(SessionConfig {
+        let session: ClientSession<Tanks> = ClientSession::new(SessionConfig {
             encoding: Encoding::Compact,
             ..SessionConfig::default()
         });
         let hello = session.hello();
         let (payload, reliability) = outgoing(&hello, session.encode(&hello));
         assert_eq!(reliability, Reliability::Reliable);
-        let binary = skirmish_tanks::control::encode_client(&hello).expect("a binary hello");
+        let binary = skirmish_core::control::encode_client(&hello).expect("a binary hello");
         assert_eq!(payload, Payload::Binary(binary), "binary all the way");
         let ping = ClientMessage::Ping { id: 7 };
         assert_eq!(

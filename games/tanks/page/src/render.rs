@@ -5,8 +5,8 @@
 //! nothing here decides
 //! anything, it only draws what core computed.
 
-use skirmish_tanks::View;
-use skirmish_tanks::{PlayerId, Pose, SimConfig, Vec2};
+use skirmish_core::{PlayerId, Vec2, View};
+use skirmish_tanks::{Pose, SimConfig, Tanks};
 use web_sys::CanvasRenderingContext2d;
 
 use skirmish_client::{Fit, Overlays};
@@ -21,7 +21,7 @@ pub fn draw(
     width: f64,
     height: f64,
     sim: &SimConfig,
-    view: &View,
+    view: &View<Tanks>,
     name_of: &dyn Fn(PlayerId) -> String,
     overlays: Overlays,
 ) {

@@ -5,12 +5,12 @@
 use std::time::Duration;
 
 use skirmish_client::{Fit, Overlays};
-use skirmish_tanks::determinism::{golden_trajectory_hash, GOLDEN_TRAJECTORY_HASH};
-use skirmish_tanks::{
-    compact, control, ClientMessage, CorrectionOutcome, Encoding, PlayerId, PlayerState, Pose,
-    ServerMessage, SimConfig, Tick, Vec2,
+use skirmish_core::{
+    control, ClientMessage, CorrectionOutcome, Encoding, PlayerId, ServerMessage, Tick, Vec2,
 };
-use skirmish_tanks::{ClientSession, Controls, Incoming, SessionConfig, SessionEvent, View};
+use skirmish_core::{ClientSession, Incoming, SessionConfig, SessionEvent, View};
+use skirmish_tanks::determinism::{golden_trajectory_hash, GOLDEN_TRAJECTORY_HASH};
+use skirmish_tanks::{compact, Controls, PlayerState, Pose, SimConfig, Tanks};
 use skirmish_tanks_page::input::Keys;
 use skirmish_tanks_page::render::draw;
 use wasm_bindgen::JsCast;
@@ -74,7 +74,7 @@ fn snapshot(state: &PlayerState) -> Vec<u8> {
 
 /// A session that joined and got its first snapshot at `pose`, speaking
 /// binary all the way as the page does (the page builds without JSON).
-fn joined_session(pose: Pose) -> ClientSession {
+fn joined_session(pose: Pose) -> ClientSession<Tanks> {
     let mut session = ClientSession::new(SessionConfig {
         encoding: Encoding::Compact,
         ..SessionConfig::default()

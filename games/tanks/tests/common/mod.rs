@@ -1,6 +1,7 @@
 //! Helpers shared by core's scenario tests.
 
-use skirmish_tanks::{MoveInput, Pose, SimConfig, Tick, Vec2};
+use skirmish_core::{Tick, Vec2};
+use skirmish_tanks::{MoveInput, Pose, SimConfig};
 
 /// An arena with no obstacles, where one full-throttle step moves 10 u.
 pub fn open() -> SimConfig {

@@ -4,14 +4,15 @@
 
 use std::time::Duration;
 
-use skirmish_tanks::{
-    encode, ClientMessage, ClientSession, CombatEvent, Controls, ErrorCode, Incoming, Phase,
-    PlayerState, ServerMessage, SessionConfig, SessionEvent, TankNote, Tick, Vec2,
+use skirmish_core::{
+    encode, ClientMessage, ClientSession, ErrorCode, Incoming, Phase, ServerMessage, SessionConfig,
+    SessionEvent, Tick, Vec2,
 };
+use skirmish_tanks::{CombatEvent, Controls, PlayerState, TankNote, Tanks, WireInput};
 
 use super::{frame, joined, recv, snapshot, state, walk, welcome, FRAME, ME, OTHER};
 
-fn drain(s: &mut ClientSession) -> Vec<SessionEvent> {
+fn drain(s: &mut ClientSession<Tanks>) -> Vec<SessionEvent<TankNote>> {
     s.events().collect()
 }
 
@@ -181,7 +182,7 @@ fn hits_and_errors_are_told_as_events() {
 fn each_input_keeps_the_view_it_was_made_in_until_acknowledged() {
     let mut s = joined();
     walk(&mut s, 1, 10);
-    let inputs = |sent: Vec<ClientMessage>| {
+    let inputs = |sent: Vec<ClientMessage<WireInput>>| {
         sent.into_iter()
             .find_map(|m| match m {
                 ClientMessage::Input { inputs, .. } => Some(inputs),
