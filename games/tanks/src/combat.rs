@@ -180,13 +180,13 @@ pub(super) fn resolve_shot(
 
 #[cfg(test)]
 mod tests {
-    use crate::prelude::*;
     use std::time::Duration;
 
     use glam::Vec2;
 
     use super::*;
     use crate::world::tests::{at, fire, input, open, place, shooter_and_target};
+    use crate::Arena;
     use skirmish_core::{InputMode, World, WorldStats};
 
     #[test]
@@ -205,7 +205,7 @@ mod tests {
         // The second shot one tick later is inside the 250 ms cooldown.
         assert!(w.step().is_empty());
         assert!(w.step().is_empty(), "sent once, never re-fired");
-        assert_eq!(w.player(PlayerId(2)).unwrap().hp(), 80);
+        assert_eq!(w.player(PlayerId(2)).unwrap().state.hp, 80);
     }
 
     #[test]
@@ -217,9 +217,9 @@ mod tests {
         let mut sim = open();
         sim.obstacles
             .push(crate::config::Rect::new(350.0, 550.0, 20.0, 100.0));
-        let mut w = World::new(sim, 3);
-        w.join(PlayerId(1), "s").unwrap();
-        w.join(PlayerId(2), "t").unwrap();
+        let mut w = World::of(sim, Arena::default(), 3);
+        w.join_with(PlayerId(1), "s", InputMode::Queued).unwrap();
+        w.join_with(PlayerId(2), "t", InputMode::Queued).unwrap();
         place(&mut w, PlayerId(1), at(200.0, 600.0, 0.0));
         place(&mut w, PlayerId(2), at(600.0, 600.0, 0.0));
         w.receive(PlayerId(1), &[fire(1, None)]);
@@ -234,7 +234,7 @@ mod tests {
             w.receive(PlayerId(2), &[input(t, 1.0)]);
             w.step();
         }
-        assert_eq!(w.player(PlayerId(2)).unwrap().pose().position.y, 800.0);
+        assert_eq!(w.player(PlayerId(2)).unwrap().state.pose.position.y, 800.0);
         w
     }
 
@@ -283,10 +283,11 @@ mod tests {
     /// [`walked_target`] with a protocol-2 shooter (player 1) that played
     /// ticks 1 to 40 standing still, so tick 41 is its next.
     fn walked_target_scheduled() -> World<Tanks> {
-        let mut w = World::new(open(), 3);
+        let mut w = World::of(open(), Arena::default(), 3);
         w.join_with(PlayerId(1), "shooter", InputMode::Scheduled)
             .unwrap();
-        w.join(PlayerId(2), "target").unwrap();
+        w.join_with(PlayerId(2), "target", InputMode::Queued)
+            .unwrap();
         place(&mut w, PlayerId(1), at(200.0, 600.0, 0.0));
         place(
             &mut w,
@@ -298,7 +299,7 @@ mod tests {
             w.receive(PlayerId(2), &[input(t, 1.0)]);
             w.step();
         }
-        assert_eq!(w.player(PlayerId(2)).unwrap().pose().position.y, 800.0);
+        assert_eq!(w.player(PlayerId(2)).unwrap().state.pose.position.y, 800.0);
         w
     }
 

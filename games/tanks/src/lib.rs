@@ -1,16 +1,14 @@
 //! The tank game, Skirmish's first game: turn, throttle and fire in an
 //! arena with obstacles. It implements the library's contract
-//! ([`Game`], [`Networked`], [`ServerGame`], [`ClientGame`], [`Harness`])
+//! ([`Game`], [`Networked`](skirmish_core::Networked),
+//! [`ServerGame`](skirmish_core::ServerGame),
+//! [`ClientGame`](skirmish_core::ClientGame),
+//! [`Harness`](skirmish_core::Harness))
 //! over its movement step ([`simulate`]), its constants ([`SimConfig`]),
 //! its controls ([`MoveInput`]) and a player's state ([`PlayerState`]),
 //! with a [`Pose`] as what is predicted and drawn, using only the
-//! library's public API.
-//!
-//! The crate also shows the whole library as the tank game sees it: every
-//! item of `skirmish_core` is here, and its generic types take the tank
-//! game unless told (`Room` is `Room<Tanks>`, `ClientSession` is
-//! `ClientSession<Tanks>`, ...), so the server, the page, the bots and
-//! the tests of the tank game name one crate.
+//! library's public API. Its users name the library, `skirmish_core`, for
+//! the library's items.
 
 mod client;
 mod combat;
@@ -29,9 +27,7 @@ mod tracers;
 mod wire;
 mod world;
 
-pub use skirmish_core::*;
-
-pub use client::{tank_player, TankAuthority, TankPrediction, TankRemote};
+pub use client::tank_player;
 pub use config::{ConfigError, Rect, SimConfig, MAX_OBSTACLES};
 pub use input::{move_step, MoveInput, PredictedMoveStep};
 pub use shots::{shot_path, CombatRules, Cooldown};
@@ -39,106 +35,32 @@ pub use sim::{angle_delta, replay, sanitize, simulate, substep, substeps, wrap_a
 pub use state::PlayerState;
 
 pub use recordings::{open_client, open_room, replay_client, replay_room, replay_room_for};
-pub use session::{Controls, ShotStats, TankClient, TankNote, TankSession};
+pub use session::{Controls, ShotStats, TankClient, TankNote};
 pub use tracers::{Tracer, TRACER_LIFE};
 pub use wire::{CombatEvent, TankSetup, WireInput, GAME_NAME, GAME_VERSION};
-pub use world::{teleport, Arena, Tank, TankPlayer, TankSettings, TankWorld};
+pub use world::{teleport, Arena, Tank, TankSettings};
 
 use std::time::Duration;
 
-// The library's generic types take the tank game unless told (`Room<G>`
-// for game `G`).
+use skirmish_core::{Applied, Game, Offset, PlayerId, Replicated, Size, Tick, Vec2, Visual};
 
-/// A message the server sends, of the tank game unless told.
-pub type ServerMessage<G = Tanks> = skirmish_core::ServerMessage<G>;
-/// The visual correction of the own player, of the tank game's offset
-/// unless told.
-pub type Correction<O = PoseOffset> = skirmish_core::Correction<O>;
-/// The client's owned states, of the tank game's players unless told.
-pub type Authority<S = PlayerState> = skirmish_core::Authority<S>;
-/// A remote player's samples, drawn as the tank game's poses unless told.
-pub type RemoteBuffer<V = Pose> = skirmish_core::RemoteBuffer<V>;
-/// The controlled player's prediction, of the tank game unless told.
-pub type LocalPlayer<G = Tanks> = skirmish_core::LocalPlayer<G>;
-/// A room, of the tank game unless told.
-pub type Room<G = Tanks> = skirmish_core::Room<G>;
-/// How a room is set up, of the tank game unless told.
-pub type RoomConfig<G = Tanks> = skirmish_core::RoomConfig<G>;
-/// A room's authoritative world, of the tank game unless told.
-pub type World<G = Tanks> = skirmish_core::World<G>;
-/// A player in a world, of the tank game unless told.
-pub type ServerPlayer<G = Tanks> = skirmish_core::ServerPlayer<G>;
-/// One call into a room as recorded, of the tank game unless told.
-pub type RoomCall<W = WireInput> = skirmish_core::RoomCall<W>;
-/// A message a client sends, with the tank game's inputs unless told.
-pub type ClientMessage<W = WireInput> = skirmish_core::ClientMessage<W>;
-/// The platform-free client, of the tank game unless told.
-pub type ClientSession<G = Tanks> = skirmish_core::ClientSession<G>;
-/// What a session draws this frame, of the tank game unless told.
-pub type View<G = Tanks> = skirmish_core::View<G>;
-/// The own player as drawn, of the tank game unless told.
-pub type OwnView<G = Tanks> = skirmish_core::OwnView<G>;
-/// Another player as drawn, of the tank game unless told.
-pub type RemoteView<G = Tanks> = skirmish_core::RemoteView<G>;
-/// What happened in a session, with the tank game's notes unless told.
-pub type SessionEvent<N = TankNote> = skirmish_core::SessionEvent<N>;
-/// A page's flight recorder, of the tank game unless told.
-pub type ClientRecorder<G = Tanks> = skirmish_core::ClientRecorder<G>;
-/// The calls of a page's recording, of the tank game unless told.
-pub type Calls<'a, G = Tanks> = skirmish_core::Calls<'a, G>;
-/// One call into a session as recorded, of the tank game's controls and
-/// poses unless told.
-pub type Call<'a, C = Controls, V = Pose> = skirmish_core::Call<'a, C, V>;
-/// Where a client replay stopped matching, of the tank's poses unless told.
-pub type Divergence<V = Pose> = skirmish_core::Divergence<V>;
-/// Why a client replay failed, of the tank's poses unless told.
-pub type ReplayError<V = Pose> = skirmish_core::ReplayError<V>;
-
-/// The tank game's calls on the library's types, to bring into scope with
-/// `use skirmish_tanks::prelude::*`.
-pub mod prelude {
-    pub use crate::{
-        TankAuthority, TankPlayer, TankPrediction, TankRemote, TankSession, TankWorld,
-    };
-}
-
-/// The compact snapshot encoding: the library's frames, with the tank
-/// game's quantised state and its whole-frame helpers.
+/// The tank game's quantised state in the library's compact snapshot
+/// encoding, and its whole-frame helpers.
 pub mod compact {
     pub use crate::quantised::{
         decode, decode_quantised, encode, encode_tail, Quantised, ENTRY_BYTES, HEAD_BYTES,
     };
-    use crate::PlayerState;
-    pub use skirmish_core::compact::*;
-
-    /// A binary snapshot as read, of the tank game unless told.
-    pub type QuantisedFrame<F = Quantised, O = PlayerState> =
-        skirmish_core::compact::QuantisedFrame<F, O>;
-    /// An own echo as read, of the tank game unless told.
-    pub type OwnEcho<O = PlayerState> = skirmish_core::compact::OwnEcho<O>;
 }
 
-/// Delta snapshots: the library's, with the tank game's motion and
-/// quantisation of a whole set.
+/// The tank game's motion and quantisation of a whole set, for the
+/// library's delta snapshots.
 pub mod delta {
     pub use crate::quantised::{quantise_all, Motion};
-    pub use skirmish_core::delta::*;
-
-    /// One entity of a frame's set, a tank unless told.
-    pub type Entity<F = crate::compact::Quantised> = skirmish_core::delta::Entity<F>;
 }
 
-/// What the determinism checks share, and the tank game's golden run.
+/// The tank game's golden run.
 pub mod determinism {
     pub use crate::golden::*;
-    pub use skirmish_core::determinism::*;
-}
-
-/// The messages between client and server, with the tank game's input
-/// and identity.
-pub mod protocol {
-    pub use crate::{WireInput, GAME_NAME, GAME_VERSION};
-    pub use skirmish_core::protocol::*;
 }
 
 /// The tank game: turn, throttle and fire in an arena with obstacles.

@@ -140,7 +140,6 @@ pub(super) fn respawn_due(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::prelude::*;
     use crate::world::tests::{at, fire, input, shooter_and_target};
 
     #[test]
@@ -157,24 +156,24 @@ mod tests {
             assert!(tick < 100);
         }
         let target = w.player(PlayerId(2)).unwrap();
-        assert!(!target.is_alive());
-        assert_eq!(target.hp(), 0);
+        assert!(!target.state.life.is_alive());
+        assert_eq!(target.state.hp, 0);
         // Dead: inputs are acknowledged but do not move.
-        let dead_pose = target.pose();
+        let dead_pose = target.state.pose;
         w.receive(PlayerId(2), &[input(1, 1.0)]);
         w.step();
         let target = w.player(PlayerId(2)).unwrap();
         assert_eq!(target.ack(), Some(Tick(1)));
-        assert_eq!(target.pose(), dead_pose);
+        assert_eq!(target.state.pose, dead_pose);
         // 3 s = 60 ticks after the kill, alive again with full HP.
         while w.tick() < killed_at.unwrap().saturating_add(59) {
             w.step();
-            assert!(!w.player(PlayerId(2)).unwrap().is_alive());
+            assert!(!w.player(PlayerId(2)).unwrap().state.life.is_alive());
         }
         w.step();
         let target = w.player(PlayerId(2)).unwrap();
-        assert!(target.is_alive());
-        assert_eq!(target.hp(), 100);
+        assert!(target.state.life.is_alive());
+        assert_eq!(target.state.hp, 100);
     }
 
     #[test]

@@ -13,7 +13,6 @@ use skirmish_core::determinism::Fnv64;
 use skirmish_core::{ClientSession, Driver, Harness, QualityWords, RoomConfig, SeededRng, Vec2};
 
 use crate::golden::{golden_input, hash_pose};
-use crate::prelude::*;
 use crate::{
     angle_delta, shot_path, Controls, MoveInput, Pose, SimConfig, TankNote, TankSettings, Tanks,
 };
@@ -156,7 +155,7 @@ impl Shooter {
         let delta = angle_delta(me.rotation, wanted);
         // The shot's own path, as core computes it: off the target's centre
         // by this much, and in front.
-        let Some(sim) = session.sim_config() else {
+        let Some(sim) = session.game_config() else {
             return Controls::default();
         };
         let (dir, reach) = shot_path(sim, &me, f32::MAX);

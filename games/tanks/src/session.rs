@@ -7,12 +7,10 @@ use std::time::Duration;
 
 use super::tracers::{Tracer, Tracers};
 use super::{CombatEvent, PoseOffset, TankSetup, Tanks};
-use crate::config::SimConfig;
 use crate::input::MoveInput;
 use crate::shots::{ray_circle, shot_path, Cooldown};
 use crate::sim::Pose;
 use crate::state::PlayerState;
-use skirmish_core::ClientSession;
 use skirmish_core::PlayerId;
 use skirmish_core::RemoteSample;
 use skirmish_core::StateHash;
@@ -101,25 +99,6 @@ pub enum TankNote {
     HitConfirmed(CombatEvent),
     /// The own player was hit.
     Hurt(CombatEvent),
-}
-
-/// The tank game's calls on its session.
-pub trait TankSession {
-    /// The simulation config the server sent, once welcomed.
-    fn sim_config(&self) -> Option<&SimConfig>;
-
-    /// The own shots so far.
-    fn shots(&self) -> &ShotStats;
-}
-
-impl TankSession for ClientSession<Tanks> {
-    fn sim_config(&self) -> Option<&SimConfig> {
-        self.game_config()
-    }
-
-    fn shots(&self) -> &ShotStats {
-        self.game().stats()
-    }
 }
 
 /// What the page tells of its tank ([`TankNote`]) and draws beside the

@@ -35,9 +35,7 @@ use super::combat::{self, Shot};
 use super::life::{self, Life};
 use super::Tanks;
 use serde::{Deserialize, Serialize};
-use skirmish_core::{
-    Command, InputMode, JoinError, ServerGame, ServerPlayer, Step, World, WorldStats,
-};
+use skirmish_core::{Command, ServerGame, ServerPlayer, Step, World, WorldStats};
 
 use crate::config::SimConfig;
 use crate::shots::{CombatRules, Cooldown};
@@ -312,60 +310,6 @@ fn separate_players(
     }
 }
 
-/// The tank game's calls on its world.
-pub trait TankWorld: Sized {
-    /// An empty arena at tick 0 with the default combat rules.
-    fn new(sim: SimConfig, seed: u64) -> Self;
-
-    /// An empty arena with `rules`.
-    fn with_rules(sim: SimConfig, rules: CombatRules, seed: u64) -> Self;
-
-    /// The movement constants.
-    fn sim_config(&self) -> &SimConfig;
-
-    /// The combat rules.
-    fn rules(&self) -> &CombatRules;
-
-    /// Adds a player at a free spawn point, alive with full HP, its inputs
-    /// queued (protocol 1).
-    ///
-    /// # Errors
-    /// [`JoinError::Taken`] if `id` is already in the world.
-    fn join(&mut self, id: PlayerId, name: &str) -> Result<PlayerState, JoinError>;
-
-    /// Puts player `id` at `pose` at once (scripted spawns, scenario set-up,
-    /// tests), pushed back inside the arena and out of obstacles, and
-    /// forgets its pose history; `false` if there is no such player or the
-    /// pose is not finite.
-    fn teleport(&mut self, id: PlayerId, pose: Pose) -> bool;
-}
-
-impl TankWorld for World<Tanks> {
-    fn new(sim: SimConfig, seed: u64) -> World<Tanks> {
-        World::with_rules(sim, CombatRules::default(), seed)
-    }
-
-    fn with_rules(sim: SimConfig, rules: CombatRules, seed: u64) -> World<Tanks> {
-        World::of(sim, Arena { rules }, seed)
-    }
-
-    fn sim_config(&self) -> &SimConfig {
-        self.config()
-    }
-
-    fn rules(&self) -> &CombatRules {
-        &self.game().rules
-    }
-
-    fn join(&mut self, id: PlayerId, name: &str) -> Result<PlayerState, JoinError> {
-        self.join_with(id, name, InputMode::Queued)
-    }
-
-    fn teleport(&mut self, id: PlayerId, pose: Pose) -> bool {
-        teleport(self, id, pose)
-    }
-}
-
 /// Puts player `id` at `pose` at once (scripted spawns, scenario set-up,
 /// tests), pushed back inside the arena and out of obstacles, and forgets
 /// its pose history; `false` if there is no such player or the pose is
@@ -380,32 +324,6 @@ pub fn teleport(world: &mut World<Tanks>, id: PlayerId, pose: Pose) -> bool {
     true
 }
 
-/// A tank's accessors.
-pub trait TankPlayer {
-    /// The current pose.
-    fn pose(&self) -> Pose;
-
-    /// Hit points.
-    fn hp(&self) -> u16;
-
-    /// Whether the player is alive.
-    fn is_alive(&self) -> bool;
-}
-
-impl TankPlayer for ServerPlayer<Tanks> {
-    fn pose(&self) -> Pose {
-        self.state.pose
-    }
-
-    fn hp(&self) -> u16 {
-        self.state.hp
-    }
-
-    fn is_alive(&self) -> bool {
-        self.state.life.is_alive()
-    }
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     //! Helpers shared by the tests of the tank world and its submodules,
@@ -413,6 +331,7 @@ pub(crate) mod tests {
 
     use super::*;
     use crate::wire::WireInput;
+    use skirmish_core::InputMode;
 
     pub(crate) fn open() -> SimConfig {
         SimConfig {
@@ -441,7 +360,7 @@ pub(crate) mod tests {
 
     /// Puts a player at `pose` and forgets its pose history.
     pub(crate) fn place(w: &mut World<Tanks>, id: PlayerId, pose: Pose) {
-        assert!(w.teleport(id, pose));
+        assert!(teleport(w, id, pose));
     }
 
     pub(crate) fn at(x: f32, y: f32, rotation: f32) -> Pose {
@@ -457,9 +376,11 @@ pub(crate) mod tests {
 
     /// Player 1 at (200, 600) facing +x, player 2 at `target`.
     pub(crate) fn shooter_and_target(target: Pose) -> World<Tanks> {
-        let mut w = World::new(open(), 3);
-        w.join(PlayerId(1), "shooter").unwrap();
-        w.join(PlayerId(2), "target").unwrap();
+        let mut w = World::of(open(), Arena::default(), 3);
+        w.join_with(PlayerId(1), "shooter", InputMode::Queued)
+            .unwrap();
+        w.join_with(PlayerId(2), "target", InputMode::Queued)
+            .unwrap();
         place(&mut w, PlayerId(1), at(200.0, 600.0, 0.0));
         place(&mut w, PlayerId(2), target);
         w
@@ -467,14 +388,14 @@ pub(crate) mod tests {
 
     #[test]
     fn overlapping_players_are_pushed_apart() {
-        let mut w = World::new(open(), 1);
-        w.join(PlayerId(1), "a").unwrap();
-        w.join(PlayerId(2), "b").unwrap();
+        let mut w = World::of(open(), Arena::default(), 1);
+        w.join_with(PlayerId(1), "a", InputMode::Queued).unwrap();
+        w.join_with(PlayerId(2), "b", InputMode::Queued).unwrap();
         place(&mut w, PlayerId(1), at(500.0, 600.0, 0.0));
         place(&mut w, PlayerId(2), at(520.0, 600.0, 0.0));
         w.step();
-        let a = w.player(PlayerId(1)).unwrap().pose().position;
-        let b = w.player(PlayerId(2)).unwrap().pose().position;
+        let a = w.player(PlayerId(1)).unwrap().state.pose.position;
+        let b = w.player(PlayerId(2)).unwrap().state.pose.position;
         assert_eq!((a, b), (Vec2::new(490.0, 600.0), Vec2::new(530.0, 600.0)));
         assert_eq!(w.stats().pushes, 1, "counted");
         w.step();

@@ -1,14 +1,14 @@
 //! Interpolation with the tank game: remote tanks drawn between their
 //! states (RS-9, CAPS-6), along the shortest arc, held across a death.
 
-use crate::prelude::*;
 use std::time::Duration;
 
 use glam::Vec2;
 
 use crate::sim::Pose;
 use crate::state::PlayerState;
-use skirmish_core::Tick;
+use crate::Tanks;
+use skirmish_core::{ClientGame, Tick};
 use skirmish_core::{InterpolationConfig, RemoteBuffer, SampleKind};
 
 const TICK: Duration = Duration::from_millis(50);
@@ -23,7 +23,10 @@ fn state(tick: u32, x: f32, rotation: f32) -> PlayerState {
 fn buffer(samples: &[(u32, f32)]) -> RemoteBuffer<Pose> {
     let mut b = RemoteBuffer::default();
     for &(tick, x) in samples {
-        assert!(b.push(&state(tick, x, 0.0), &InterpolationConfig::default()));
+        assert!(b.add(
+            <Tanks as ClientGame>::sample(&state(tick, x, 0.0)),
+            &InterpolationConfig::default()
+        ));
     }
     b
 }
@@ -45,8 +48,8 @@ fn rs9_remote_is_interpolated_between_samples() {
 fn rotation_takes_the_shortest_arc() {
     let config = InterpolationConfig::default();
     let mut b = RemoteBuffer::default();
-    b.push(&state(1, 0.0, 3.0), &config);
-    b.push(&state(2, 0.0, -3.0), &config);
+    b.add(<Tanks as ClientGame>::sample(&state(1, 0.0, 3.0)), &config);
+    b.add(<Tanks as ClientGame>::sample(&state(2, 0.0, -3.0)), &config);
     let (pose, _) = b.sample(1.5, TICK, &config).unwrap();
     assert!(
         pose.rotation.abs() > 3.0,
@@ -66,7 +69,10 @@ fn a_taken_back_extrapolation_fades_instead_of_snapping_back() {
     };
     // Moving +x at 200 u/s; the samples stop at tick 10 (x = 100).
     for t in 0..=10 {
-        b.push(&moving(t, 10.0 * t as f32, 200.0), &config);
+        b.add(
+            <Tanks as ClientGame>::sample(&moving(t, 10.0 * t as f32, 200.0)),
+            &config,
+        );
     }
     let frame = 0.01f32;
     let mut at = 9.0;
@@ -77,7 +83,10 @@ fn a_taken_back_extrapolation_fades_instead_of_snapping_back() {
         if i == 10 {
             // It had turned back by tick 11: x = 95, then 85, 75.
             for (t, x) in [(11, 95.0), (12, 85.0), (13, 75.0)] {
-                b.push(&moving(t, x, -200.0), &config);
+                b.add(
+                    <Tanks as ClientGame>::sample(&moving(t, x, -200.0)),
+                    &config,
+                );
             }
         }
         b.settle(at, tick, &config, frame);
@@ -106,10 +115,10 @@ fn a_respawn_is_not_drawn_as_a_slide_across_the_arena() {
         alive,
         ..state(t, x, 0.0)
     };
-    b.push(&at(1, 100.0, true), &config);
-    b.push(&at(2, 100.0, false), &config);
-    b.push(&at(3, 100.0, false), &config);
-    b.push(&at(4, 900.0, true), &config);
+    b.add(<Tanks as ClientGame>::sample(&at(1, 100.0, true)), &config);
+    b.add(<Tanks as ClientGame>::sample(&at(2, 100.0, false)), &config);
+    b.add(<Tanks as ClientGame>::sample(&at(3, 100.0, false)), &config);
+    b.add(<Tanks as ClientGame>::sample(&at(4, 900.0, true)), &config);
     assert_eq!(b.alive_at(1.5), Some(true));
     assert_eq!(b.alive_at(2.0), Some(false));
     // Between the last dead sample and the respawn: held where it died.
@@ -142,8 +151,14 @@ fn a_dry_buffer_extrapolates_at_most_100_ms_then_holds() {
 fn caps6_older_samples_never_enter() {
     let config = InterpolationConfig::default();
     let mut b = buffer(&[(10, 100.0), (12, 120.0)]);
-    assert!(!b.push(&state(11, 999.0, 0.0), &config));
-    assert!(!b.push(&state(12, 999.0, 0.0), &config));
+    assert!(!b.add(
+        <Tanks as ClientGame>::sample(&state(11, 999.0, 0.0)),
+        &config
+    ));
+    assert!(!b.add(
+        <Tanks as ClientGame>::sample(&state(12, 999.0, 0.0)),
+        &config
+    ));
     assert_eq!(b.len(), 2);
     assert_eq!(b.sample(11.0, TICK, &config).unwrap().0.position.x, 110.0);
 }
@@ -166,7 +181,10 @@ fn the_buffer_is_bounded() {
     };
     let mut b = RemoteBuffer::default();
     for t in 1..=10 {
-        b.push(&state(t, t as f32, 0.0), &config);
+        b.add(
+            <Tanks as ClientGame>::sample(&state(t, t as f32, 0.0)),
+            &config,
+        );
     }
     assert_eq!(b.len(), 4);
     assert_eq!(b.newest_tick(), Some(Tick(10)));

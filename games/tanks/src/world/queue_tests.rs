@@ -1,17 +1,16 @@
 //! The world's input timing (the queue of protocol 1), tested with tanks.
 
-use crate::prelude::*;
 use glam::Vec2;
 
 use crate::world::tests::{at, input, open, place};
-use crate::Pose;
+use crate::{Arena, Pose};
 use skirmish_core::*;
 
 /// A world with one player placed at `pose`.
 fn world_with(pose: Pose) -> (World<crate::Tanks>, PlayerId) {
-    let mut w = World::new(open(), 7);
+    let mut w = World::of(open(), Arena::default(), 7);
     let id = PlayerId(1);
-    w.join(id, "a").unwrap();
+    w.join_with(id, "a", InputMode::Queued).unwrap();
     place(&mut w, id, pose);
     (w, id)
 }
@@ -22,13 +21,13 @@ fn one_input_per_tick_and_ack_follows() {
     w.receive(id, &[input(1, 1.0), input(2, 1.0)]);
     w.step();
     assert_eq!(w.player(id).unwrap().ack(), Some(Tick(1)));
-    assert_eq!(w.player(id).unwrap().pose().position.x, 510.0);
+    assert_eq!(w.player(id).unwrap().state.pose.position.x, 510.0);
     w.step();
     assert_eq!(w.player(id).unwrap().ack(), Some(Tick(2)));
     // Nothing queued: stands still, the ack stays.
     w.step();
     assert_eq!(w.player(id).unwrap().ack(), Some(Tick(2)));
-    assert_eq!(w.player(id).unwrap().pose().position.x, 520.0);
+    assert_eq!(w.player(id).unwrap().state.pose.position.x, 520.0);
     assert_eq!(w.state_of(id).unwrap().velocity, Some(Vec2::ZERO));
 }
 

@@ -1,17 +1,17 @@
 //! The world's input timing (the schedule of protocol 2), tested with tanks.
 
-use crate::prelude::*;
 use glam::Vec2;
 
 use std::time::Duration;
 
 use crate::world::tests::{at, fire, input, kill, open, place};
+use crate::{Arena, Tanks};
 use skirmish_core::*;
 
 const MS: fn(u64) -> Duration = Duration::from_millis;
 
 fn scheduled() -> (World<crate::Tanks>, PlayerId) {
-    let mut w = World::new(open(), 7);
+    let mut w = World::of(open(), Arena::default(), 7);
     let id = PlayerId(1);
     w.join_with(id, "a", InputMode::Scheduled).unwrap();
     place(&mut w, id, at(500.0, 600.0, 0.0));
@@ -34,10 +34,10 @@ fn an_input_is_simulated_at_the_tick_it_names() {
         None,
         "nothing before its first"
     );
-    assert_eq!(w.player(id).unwrap().pose().position.x, 500.0);
+    assert_eq!(w.player(id).unwrap().state.pose.position.x, 500.0);
     w.step();
     assert_eq!(w.player(id).unwrap().ack(), Some(Tick(3)));
-    assert_eq!(w.player(id).unwrap().pose().position.x, 510.0);
+    assert_eq!(w.player(id).unwrap().state.pose.position.x, 510.0);
 }
 
 #[test]
@@ -47,7 +47,7 @@ fn a_missing_input_repeats_the_last_and_its_late_arrival_is_counted_once() {
     w.step();
     w.step(); // tick 2 is missing: repeated
     assert_eq!(w.player(id).unwrap().ack(), Some(Tick(2)));
-    assert_eq!(w.player(id).unwrap().pose().position.x, 520.0);
+    assert_eq!(w.player(id).unwrap().state.pose.position.x, 520.0);
     assert_eq!(w.stats().repeated_inputs, 1);
     // Its input arrives 20 ms after tick 2 was simulated: late.
     let r = w.receive_at(id, &[input(2, 0.0), input(3, 1.0)], MS(20));
@@ -69,7 +69,7 @@ fn a_missing_input_repeats_the_last_and_its_late_arrival_is_counted_once() {
 
 #[test]
 fn inputs_before_the_first_are_late_once_and_never_before_the_join() {
-    let mut w = World::new(open(), 1);
+    let mut w = World::<Tanks>::of(open(), Arena::default(), 1);
     // The world runs 10 ticks before the player joins at tick 10.
     for _ in 0..10 {
         w.step();
@@ -116,7 +116,7 @@ fn one_input_per_tick_however_many_arrive() {
         w.step();
         assert_eq!(w.player(id).unwrap().ack(), Some(Tick(t)));
     }
-    assert_eq!(w.player(id).unwrap().pose().position.x, 600.0);
+    assert_eq!(w.player(id).unwrap().state.pose.position.x, 600.0);
     assert_eq!(w.stats().repeated_inputs, 0);
 }
 
@@ -133,7 +133,8 @@ fn inputs_too_far_ahead_are_dropped() {
 /// tick 2 was missing (a repeat).
 fn duel_with_a_missing_tick() -> (World<crate::Tanks>, PlayerId) {
     let (mut w, id) = scheduled();
-    w.join(PlayerId(2), "target").unwrap();
+    w.join_with(PlayerId(2), "target", InputMode::Queued)
+        .unwrap();
     place(&mut w, PlayerId(2), at(800.0, 600.0, 0.0));
     w.receive_at(id, &[input(1, 0.0)], MS(0));
     w.step();
@@ -143,7 +144,7 @@ fn duel_with_a_missing_tick() -> (World<crate::Tanks>, PlayerId) {
 }
 
 fn hp(w: &World<crate::Tanks>, id: PlayerId) -> u16 {
-    w.player(id).unwrap().hp()
+    w.player(id).unwrap().state.hp
 }
 
 #[test]
@@ -201,7 +202,8 @@ fn a_late_shot_counts_its_cooldown_from_its_own_tick() {
 #[test]
 fn a_late_shot_under_cooldown_does_not_fire() {
     let (mut w, id) = scheduled();
-    w.join(PlayerId(2), "target").unwrap();
+    w.join_with(PlayerId(2), "target", InputMode::Queued)
+        .unwrap();
     place(&mut w, PlayerId(2), at(800.0, 600.0, 0.0));
     // Tick 1 fires in time; tick 2 is missing, and its late input fires
     // inside tick 1's cooldown.
@@ -230,7 +232,10 @@ fn a_late_shot_from_a_dead_shooter_does_not_fire() {
     let (mut w, id) = duel_with_a_missing_tick();
     kill(&mut w, id, Tick(3));
     w.step();
-    assert!(w.player(id).unwrap().is_alive(), "respawned in tick 3");
+    assert!(
+        w.player(id).unwrap().state.life.is_alive(),
+        "respawned in tick 3"
+    );
     assert_eq!(w.receive_at(id, &[fire(2, None)], MS(10)).late, 1);
     assert!(w.step().is_empty());
     assert_eq!(w.stats().late_actions_honoured, 0);
@@ -240,7 +245,8 @@ fn a_late_shot_from_a_dead_shooter_does_not_fire() {
 #[test]
 fn a_late_shot_before_the_first_input_fires_from_where_the_player_stands() {
     let (mut w, id) = scheduled();
-    w.join(PlayerId(2), "target").unwrap();
+    w.join_with(PlayerId(2), "target", InputMode::Queued)
+        .unwrap();
     place(&mut w, PlayerId(2), at(800.0, 600.0, 0.0));
     w.step();
     assert_eq!(w.receive_at(id, &[fire(1, None)], MS(10)).late, 1);
