@@ -93,3 +93,27 @@ mod tests {
         assert_eq!(hash, GOLDEN_TRAJECTORY_HASH, "got {hash:#018x}");
     }
 }
+
+/// The whole game's sync test, natively here and in headless Chromium by
+/// the page's tests (`page/tests/sync.rs`): a seeded world of the default
+/// settings from seed 7, 4 players, 60 ticks each re-simulated 4 ahead.
+pub const SYNC_TEST: (u64, (u32, u32, u32)) = (7, (4, 60, 4));
+
+/// What [`SYNC_TEST`] folds to on every target (a change to the rules of
+/// the world moves it, deliberately, on both sides together).
+pub const SYNC_HASH: u64 = 0xf598_bfdc_19e7_1938;
+
+#[cfg(test)]
+mod sync_tests {
+    use super::{SYNC_HASH, SYNC_TEST};
+
+    #[test]
+    fn the_whole_tank_game_resimulates_to_its_hash() {
+        let (seed, run) = SYNC_TEST;
+        let report =
+            skirmish_core::sync_test::<crate::Tanks>(&crate::TankSettings::default(), seed, run)
+                .unwrap_or_else(|d| panic!("{d:?}"));
+        assert_eq!(report.compared, 240);
+        assert_eq!(report.hash, SYNC_HASH, "got {:#018x}", report.hash);
+    }
+}
