@@ -36,6 +36,7 @@
 pub mod bot;
 pub mod chart;
 pub mod fleet;
+pub mod light;
 pub mod matrix;
 pub mod net;
 pub mod plot;

@@ -1,9 +1,10 @@
 //! `bots`: N headless bot clients against a running server, each a
 //! `ClientSession` over a real WebSocket or WebTransport with the network
 //! conditioner (`skirmish_harness::fleet`, which any game's `bots` can
-//! run); or, with `--light`, raw tank clients that only send inputs on
-//! time and count what arrives, many per thread, to measure the server
-//! rather than the bots.
+//! run); or, with `--light`, raw clients that only send inputs on time and
+//! count what arrives, many per thread, to measure the server rather than
+//! the bots (any listed game's, binary, steered by its seeded inputs; the
+//! tank game's speak JSON too).
 //!
 //! `cargo run --release -p skirmish-tests --bin bots -- --help`
 //!
@@ -62,10 +63,7 @@ fn main() -> Result<()> {
         anyhow::bail!("--bump and --fire are the tank game's");
     }
     if args.light {
-        if !tanks {
-            anyhow::bail!("--light bots play the tank game only; full bots play --game walkers");
-        }
-        return light(&args);
+        return if tanks { light(&args) } else { light_of(&args) };
     }
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -118,6 +116,63 @@ async fn full(args: &Args) -> Result<()> {
             pick.listed.join(", ")
         ),
     }
+}
+
+/// Light bots of any listed game but the tank game (whose light bots
+/// below speak JSON too): binary all the way, steered by the game's
+/// seeded inputs (`skirmish_harness::light`).
+fn light_of(args: &Args) -> Result<()> {
+    struct Pick<'a> {
+        args: &'a Args,
+        listed: Vec<&'static str>,
+        report: Option<Result<skirmish_harness::light::LightReport>>,
+    }
+    impl Visit for Pick<'_> {
+        fn game<G: Listed>(&mut self, game: Entry<G>) {
+            self.listed.push(game.name);
+            if self.report.is_some() || game.name != self.args.game {
+                return;
+            }
+            let args = self.args;
+            self.report = Some(skirmish_harness::light::run::<G>(
+                &skirmish_harness::light::LightOptions {
+                    addr: args.fleet.addr,
+                    folder: game.path.to_string(),
+                    bots: args.fleet.bots,
+                    rooms: args.fleet.rooms,
+                    threads: args.threads,
+                    warmup: Duration::from_secs_f64(args.warmup.max(0.0)),
+                    duration: Duration::from_secs_f64(args.fleet.seconds.max(0.1)),
+                    tick: Duration::from_millis(50),
+                    seed: 1,
+                },
+            ));
+        }
+    }
+    let mut pick = Pick {
+        args,
+        listed: Vec::new(),
+        report: None,
+    };
+    skirmish_games::each(&GameSettings::default(), &mut pick);
+    let Some(report) = pick.report else {
+        anyhow::bail!(
+            "bots: unknown game `{}`; the games are: {}",
+            args.game,
+            pick.listed.join(", ")
+        );
+    };
+    let report = report?;
+    println!("{}", serde_json::to_string_pretty(&report)?);
+    println!("{}", report.summary_line());
+    if let Some(dir) = args.fleet.json.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(&args.fleet.json, serde_json::to_string_pretty(&report)?)?;
+    if report.failed > 0 {
+        anyhow::bail!("{} light bot(s) failed: {:?}", report.failed, report.errors);
+    }
+    Ok(())
 }
 
 /// Light bots: the server's figures, with the bots as cheap as they can be.
