@@ -241,6 +241,11 @@ async fn join<G: Harness>(options: &LightOptions, index: usize) -> Result<Socket
                     _ => {}
                 }
             }
+            // The floor (a server doing only the socket work) welcomes in
+            // text, as a JSON server does.
+            Ok(Some(Ok(Message::Text(text)))) if text.starts_with(r#"{"type":"welcome""#) => {
+                return Ok(socket)
+            }
             Ok(Some(Ok(Message::Text(text)))) if text.starts_with(r#"{"type":"error""#) => {
                 bail!("refused: {text}")
             }

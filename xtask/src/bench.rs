@@ -14,6 +14,7 @@
 //! `--soak SECONDS` (the soak's window; 0 skips it).
 
 pub(crate) mod quality;
+pub(crate) mod scale;
 mod table;
 
 use std::fs;
@@ -459,7 +460,9 @@ struct Sample {
 }
 
 impl Sample {
-    fn take(server: &mut Reaped, addr: &str) -> Result<Sample> {
+    /// `metrics`: the address of the server's `/metrics` (the floor has
+    /// none: its histograms stay empty).
+    fn take(server: &mut Reaped, metrics: Option<&str>) -> Result<Sample> {
         server.check_running("the server")?;
         let pid = server.0.id();
         let at = Instant::now();
@@ -483,14 +486,23 @@ impl Sample {
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
             .ok_or_else(|| format!("/proc/{pid}/status has no VmRSS line"))?
             / 1024.0;
-        let metrics = http_get(addr, "/metrics")?;
+        let (ticks, sends) = match metrics {
+            Some(addr) => {
+                let metrics = http_get(addr, "/metrics")?;
+                (
+                    tick_histogram(&metrics, "skirmish_tick_duration_seconds")?,
+                    tick_histogram(&metrics, "skirmish_tick_send_seconds")?,
+                )
+            }
+            None => (Vec::new(), Vec::new()),
+        };
         Ok(Sample {
             at,
             user: cpu(11)?,
             system: cpu(12)?,
             rss_mib,
-            ticks: tick_histogram(&metrics, "skirmish_tick_duration_seconds")?,
-            sends: tick_histogram(&metrics, "skirmish_tick_send_seconds")?,
+            ticks,
+            sends,
         })
     }
 }
@@ -539,13 +551,20 @@ fn quantile(before: &[(f64, f64)], after: &[(f64, f64)], q: f64) -> Option<f64> 
 }
 
 fn load_run(scenario: &Scenario) -> Result<Measured> {
-    let (mut server, addr) = start_server(scenario)?;
-    let mut bots = Bots::start(scenario, &addr)?;
+    let (server, addr) = start_server(scenario)?;
+    measure(scenario, server, &addr, true)
+}
+
+/// Runs `scenario`'s bots against the server `server` listening on `addr`
+/// and measures it over their window (its `/metrics` too if `metrics`).
+fn measure(scenario: &Scenario, mut server: Reaped, addr: &str, metrics: bool) -> Result<Measured> {
+    let metrics = metrics.then_some(addr);
+    let mut bots = Bots::start(scenario, addr)?;
     bots.wait_joined()?;
     thread::sleep(Duration::from_secs(WARMUP_SECS) + MARGIN);
-    let before = Sample::take(&mut server, &addr)?;
+    let before = Sample::take(&mut server, metrics)?;
     thread::sleep(Duration::from_secs(scenario.seconds).saturating_sub(MARGIN * 2));
-    let after = Sample::take(&mut server, &addr)?;
+    let after = Sample::take(&mut server, metrics)?;
     let (status, stdout) = bots.finish()?;
     drop(server);
     let line = stdout

@@ -26,6 +26,11 @@ commands:
           against the real server, written into docs/BENCHMARKS.md
           (`--quick` for short runs, `--soak SECONDS` for the memory run;
           default 300; `--quality` for docs/QUALITY.md alone)
+  scale [--quick] [--players 100,250,500,1000] [--no-write]
+          one blobs room of each size (10 pellets per player) over real
+          sockets with light bots, beside the floor sending the same bytes;
+          the table goes into docs/BENCHMARKS.md (60 s windows, 20 with
+          `--quick`)
   quality [--game NAME] [--quick]
           a game's quality table and plots (docs/QUALITY.md, docs/quality/):
           the stepper's scenario matrix, then the main cells over real UDP
@@ -55,6 +60,7 @@ fn main() -> ExitCode {
         Some("run") => run(&args[1..]),
         Some("test") => test(),
         Some("bench") => bench::run(&args[1..]),
+        Some("scale") => bench::scale::run(&args[1..]),
         Some("setup") => setup(),
         Some("relay") => relay(&args[1..]),
         Some("quality") => quality(&args[1..]),

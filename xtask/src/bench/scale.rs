@@ -1,0 +1,291 @@
+//! `cargo xtask scale`: one .io room (blobs) of 100, 250, 500 and 1,000
+//! players over real sockets, each beside the floor sending the same bytes.
+//!
+//! Each size starts the release server with one blobs room of that many
+//! players and 10 pellets per player, on an arena that keeps the density
+//! of blobs' default (5,000 pellets on 5,000 x 5,000 units), and runs the
+//! release `bots` in light mode for blobs (`--light --game blobs`: a
+//! binary hello, one binary input a tick from the game's seeded steering,
+//! every snapshot acknowledged, nothing decoded), each bot from its own
+//! loopback address. The server is measured over the bots' window as
+//! `cargo xtask bench` measures it (CPU and RSS from `/proc`, the room's
+//! tick from `/metrics`). Then the floor (`../shared/peers/floor-server/
+//! floor.c`: only the same socket work, no game) runs with the same bots,
+//! sending each the bytes per snapshot the server sent, and its CPU per
+//! player is the denominator of the ratio.
+//!
+//! Flags: `--quick` (20 s windows instead of 60 s), `--players 100,250`
+//! (the sizes), `--no-write` (print, do not touch `docs/BENCHMARKS.md`).
+
+use std::fs;
+use std::net::{TcpListener, TcpStream};
+use std::process::{Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use super::{measure, spawn_server, target_dir, Measured, Reaped, Scenario, Target};
+use crate::{cargo, root, sh, Result};
+
+const START: &str = "<!-- scale-runs:start -->";
+const END: &str = "<!-- scale-runs:end -->";
+
+/// Blobs' default density: pellets per square unit.
+const DENSITY: f64 = 5000.0 / (5000.0 * 5000.0);
+
+struct Options {
+    seconds: u64,
+    players: Vec<usize>,
+    write: bool,
+}
+
+fn parse(args: &[String]) -> Result<Options> {
+    let mut options = Options {
+        seconds: 60,
+        players: vec![100, 250, 500, 1000],
+        write: true,
+    };
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--quick" => options.seconds = 20,
+            "--no-write" => options.write = false,
+            "--players" => {
+                let list = args.next().ok_or("`--players` needs a list, such as 100,250")?;
+                options.players = list
+                    .split(',')
+                    .map(|n| n.trim().parse::<usize>())
+                    .collect::<std::result::Result<_, _>>()
+                    .map_err(|_| format!("`--players {list}`: expected numbers, such as 100,250"))?;
+            }
+            "--" => {}
+            other => {
+                return Err(format!(
+                    "scale: unknown argument `{other}` (expected `--quick`, `--players LIST` or `--no-write`)"
+                ))
+            }
+        }
+    }
+    Ok(options)
+}
+
+/// One size's two runs.
+struct Row {
+    players: usize,
+    pellets: usize,
+    side: f64,
+    game: Measured,
+    floor: Measured,
+    floor_bytes: usize,
+}
+
+/// Runs the sizes and writes their table.
+///
+/// # Errors
+/// A build, a process or a measurement fails.
+pub fn run(args: &[String]) -> Result {
+    let options = parse(args)?;
+    let started = Instant::now();
+    println!("==> building the release server and bots (several minutes after a change to core)");
+    sh(
+        &cargo(),
+        &[
+            "build",
+            "--release",
+            "-p",
+            "skirmish-server",
+            "-p",
+            "skirmish-tests",
+            "--bin",
+            "skirmish-server",
+            "--bin",
+            "bots",
+        ],
+        &[],
+    )?;
+    let floor = build_floor()?;
+    let mut rows = Vec::new();
+    for &players in &options.players {
+        let pellets = 10 * players;
+        let side = (pellets as f64 / DENSITY).sqrt().round();
+        println!(
+            "==> blobs: 1 room of {players} players and {pellets} pellets on {side} x {side}, {} s",
+            options.seconds
+        );
+        let scenario = Scenario {
+            name: leak(format!("scale blobs {players}")),
+            players,
+            rooms: 1,
+            seconds: options.seconds,
+            target: Target::None,
+            server: &[],
+            bots: &["--game", "blobs"],
+        };
+        let capacity = players.to_string();
+        let (side_arg, pellets_arg) = (side.to_string(), pellets.to_string());
+        let (server, addr) = spawn_server(&[
+            "--room-capacity",
+            &capacity,
+            "--max-rooms",
+            "4",
+            "--allow-protocol-1",
+            "--blobs-side",
+            &side_arg,
+            "--blobs-pellets",
+            &pellets_arg,
+        ])?;
+        let game = measure(&scenario, server, &addr, true)?;
+        let floor_bytes = (game.bytes_per_sec / game.snapshots_per_sec.max(1e-9)).round() as usize;
+        println!("==> the floor: {players} clients, {floor_bytes} bytes a snapshot");
+        let (server, addr) = spawn_floor(&floor, floor_bytes)?;
+        let floor_scenario = Scenario {
+            name: leak(format!("scale floor {players}")),
+            ..scenario
+        };
+        let floor_run = measure(&floor_scenario, server, &addr, false)?;
+        let row = Row {
+            players,
+            pellets,
+            side,
+            game,
+            floor: floor_run,
+            floor_bytes,
+        };
+        println!("{}", line(&row));
+        rows.push(row);
+    }
+    let table = table(&rows, options.seconds);
+    println!("\n{table}");
+    if options.write {
+        write(&table)?;
+        println!("scale: written to docs/BENCHMARKS.md");
+    }
+    println!("scale: {:.0} s", started.elapsed().as_secs_f64());
+    Ok(())
+}
+
+fn leak(s: String) -> &'static str {
+    Box::leak(s.into_boxed_str())
+}
+
+/// Builds the floor from `../shared/peers/floor-server/floor.c`.
+fn build_floor() -> Result<std::path::PathBuf> {
+    let source = root().join("../shared/peers/floor-server/floor.c");
+    if !source.is_file() {
+        return Err(format!("no floor at {}", source.display()));
+    }
+    let out = target_dir().join("release/floor");
+    let status = Command::new("cc")
+        .args(["-O2", "-o"])
+        .arg(&out)
+        .arg(&source)
+        .arg("-lcrypto")
+        .status()
+        .map_err(|e| format!("cannot run cc: {e}"))?;
+    if !status.success() {
+        return Err(format!(
+            "cc {} failed ({status}): is libssl-dev installed?",
+            source.display()
+        ));
+    }
+    Ok(out)
+}
+
+/// Starts the floor on a free port sending `bytes` per snapshot.
+fn spawn_floor(floor: &std::path::Path, bytes: usize) -> Result<(Reaped, String)> {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map_err(|e| format!("no free port: {e}"))?
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let child = Command::new(floor)
+        .env("PORT", port.to_string())
+        .env("FLOOR_SNAPSHOT_BYTES", bytes.to_string())
+        .stdout(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start the floor: {e}"))?;
+    let mut child = Reaped(child);
+    let started = Instant::now();
+    while TcpStream::connect(&addr).is_err() {
+        child.check_running("the floor")?;
+        if started.elapsed() > Duration::from_secs(10) {
+            return Err(format!("the floor did not listen on {addr} within 10 s"));
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+    Ok((child, addr))
+}
+
+fn cpu(m: &Measured) -> f64 {
+    m.user_percent + m.system_percent
+}
+
+fn ms(seconds: Option<f64>) -> String {
+    match seconds {
+        Some(s) if s.is_finite() => format!("≤ {:.1} ms", s * 1000.0),
+        Some(_) => "> last bucket".to_string(),
+        None => "-".to_string(),
+    }
+}
+
+fn line(row: &Row) -> String {
+    let per = |m: &Measured| cpu(m) / row.players as f64;
+    format!(
+        "| {} | {} | {:.0} | {} | {} | {:.1} % ({:.1} user, {:.1} system) | {:.3} % | {:.3} % | **{:.2}x** | {:.1} → {:.1} MiB | {:.0} | {:.2} | {:.1} ms | {} |",
+        row.players,
+        row.pellets,
+        row.side,
+        ms(row.game.tick_p50),
+        ms(row.game.tick_p99),
+        cpu(&row.game),
+        row.game.user_percent,
+        row.game.system_percent,
+        per(&row.game),
+        per(&row.floor),
+        per(&row.game) / per(&row.floor).max(1e-9),
+        row.game.rss_start_mib,
+        row.game.rss_end_mib,
+        row.game.bytes_per_sec,
+        row.game.snapshots_per_sec,
+        row.game.gap_p99_ms,
+        row.floor_bytes,
+    )
+}
+
+fn table(rows: &[Row], seconds: u64) -> String {
+    let mut out = format!(
+        "`cargo xtask scale` ({seconds} s windows), {}: one blobs room, 10 pellets per player at \
+blobs' default density, light bots (`bots --light --game blobs`, 2 threads) on the same machine; \
+the floor sends the same bytes per snapshot to the same number of bots.\n\n\
+| players | pellets | arena side | tick p50 | tick p99 | server CPU | CPU per player | floor CPU per player | skirmish / floor | RSS | bytes per player per s | snapshots/s per client | gap p99 | floor bytes per snapshot |\n\
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        today()
+    );
+    for row in rows {
+        out.push_str(&line(row));
+        out.push('\n');
+    }
+    out
+}
+
+fn today() -> String {
+    Command::new("date")
+        .arg("+%Y-%m-%d")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map_or_else(|| "today".to_string(), |d| d.trim().to_string())
+}
+
+fn write(table: &str) -> Result {
+    let path = root().join("docs/BENCHMARKS.md");
+    let text = fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let updated = match (text.find(START), text.find(END)) {
+        (Some(a), Some(b)) if a < b => format!(
+            "{}{START}\n{table}{END}{}",
+            &text[..a],
+            &text[b + END.len()..]
+        ),
+        _ => format!("{text}\n## One .io room over real sockets\n\n{START}\n{table}{END}\n"),
+    };
+    fs::write(&path, updated).map_err(|e| format!("{}: {e}", path.display()))
+}
