@@ -25,7 +25,7 @@
 
 pub(crate) mod frames;
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
 use glam::Vec2;
@@ -96,7 +96,11 @@ pub(crate) struct Viewer<F> {
     acked: Option<Tick>,
     /// Frames sent since the acknowledged one (included), oldest first.
     sent: VecDeque<Arc<SentFrame<F>>>,
-    in_view: BTreeSet<PlayerId>,
+    /// Who was in view, in id order (a sorted list, refilled in place
+    /// every tick: no allocation once it has grown).
+    in_view: Vec<PlayerId>,
+    /// The grid's candidates, kept between ticks for its allocation.
+    near: Vec<usize>,
     /// Players this one hit or was hit by, until a tick.
     partners: BTreeMap<PlayerId, Tick>,
 }
@@ -106,7 +110,8 @@ impl<F> Default for Viewer<F> {
         Viewer {
             acked: None,
             sent: VecDeque::new(),
-            in_view: BTreeSet::new(),
+            in_view: Vec::new(),
+            near: Vec::new(),
             partners: BTreeMap::new(),
         }
     }
@@ -117,7 +122,7 @@ impl<F> Viewer<F> {
     /// for this client (sent, or left out for the byte budget), or a
     /// partner it keeps in view.
     pub(crate) fn sees(&self, id: PlayerId) -> bool {
-        self.in_view.contains(&id) || self.partners.contains_key(&id)
+        self.in_view.binary_search(&id).is_ok() || self.partners.contains_key(&id)
     }
 
     /// The client decoded the snapshot of `tick` (never later than `now`).
@@ -291,26 +296,30 @@ impl<F> Viewer<F> {
         let here = scene.positions[me];
         self.partners.retain(|_, until| *until >= scene.tick);
         let keep = radius + scene.config.margin;
-        let mut near = Vec::new();
+        let mut near = std::mem::take(&mut self.near);
         grid.near(here, keep, &mut near);
         let mut seen: Vec<usize> = near
-            .into_iter()
+            .iter()
+            .copied()
             .filter(|&i| {
                 let id = scene.truth[i].0;
                 let d = scene.positions[i].distance(here);
                 i == me
                     || d <= radius
-                    || (d <= keep && self.in_view.contains(&id))
+                    || (d <= keep && self.in_view.binary_search(&id).is_ok())
                     || self.partners.contains_key(&id)
             })
             .collect();
+        self.near = near;
         // Partners out of the grid's reach.
         for id in self.partners.keys() {
             if let Ok(i) = scene.truth.binary_search_by_key(id, |(i, _)| *i) {
                 seen.push(i);
             }
         }
-        seen.sort_unstable();
+        // The grid's cells each list their players in index order, so the
+        // candidates are a few sorted runs: a stable sort merges them.
+        seen.sort();
         seen.dedup();
         // However wide the view, its stale mask fits the budget: the
         // nearest only (itself and its partners always).
@@ -323,7 +332,9 @@ impl<F> Viewer<F> {
                 .collect();
             keep_nearest(&mut seen, scene.positions, me, &partners, cap);
         }
-        self.in_view = seen.iter().map(|&i| scene.truth[i].0).collect();
+        // In index order, so in id order.
+        self.in_view.clear();
+        self.in_view.extend(seen.iter().map(|&i| scene.truth[i].0));
         Some(seen)
     }
 }

@@ -250,9 +250,17 @@ impl<G: ServerGame> Frames<'_, G> {
     ) -> Vec<u8> {
         let scene = &self.scene;
         let tick = scene.tick;
-        let mut frame = Vec::with_capacity(compact::head_bytes::<G::Own>() + self.tail.len());
         let radius = view_radius_of::<G>(own, scene.config.radius);
         let seen = viewer.view(at, radius, scene);
+        // A view's frame keeps to the byte budget (roughly: a late
+        // refresh may go past it); only a frame of everyone is the tail.
+        let body = if seen.is_some() {
+            self.budget + self.budget / 4
+        } else {
+            self.tail.len()
+        };
+        let mut frame =
+            Vec::with_capacity(delta_head_bytes::<G::Own>() + compact::TIMING_BYTES + body);
         // A baseline whose set is no longer known (older than the room's
         // ring) is as good as none.
         let truths = self.truths;
