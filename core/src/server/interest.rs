@@ -318,7 +318,9 @@ impl<F> Viewer<F> {
             }
         }
         // The grid's cells each list their players in index order, so the
-        // candidates are a few sorted runs: a stable sort merges them.
+        // candidates are a few sorted runs: a stable sort merges them
+        // (quicksort does not see runs).
+        #[allow(clippy::stable_sort_primitive)]
         seen.sort();
         seen.dedup();
         // However wide the view, its stale mask fits the budget: the
