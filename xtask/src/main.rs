@@ -26,7 +26,7 @@ commands:
           against the real server, written into docs/BENCHMARKS.md
           (`--quick` for short runs, `--soak SECONDS` for the memory run;
           default 300; `--quality` for docs/QUALITY.md alone)
-  scale [--quick] [--players 100,250,500,1000] [--no-write]
+  scale [--quick] [--players 100,250,500,1000] [--threads N] [--no-write]
           one blobs room of each size (10 pellets per player) over real
           sockets with light bots, beside the floor sending the same bytes;
           the table goes into docs/BENCHMARKS.md (60 s windows, 20 with
@@ -421,7 +421,10 @@ fn test() -> Result {
     // Every game's page tests in headless Chromium: the whole game's sync
     // test as natively, and what else its page tests.
     steps.extend(listed.iter().map(|game| {
-        let name = format!("browser tests of {}'s page (headless Chromium)", game.name);
+        let name = format!(
+            "browser tests of the page of {} (headless Chromium)",
+            game.name
+        );
         let dir = format!("games/{}/page", game.name);
         step(
             leak(name),

@@ -163,14 +163,27 @@ fn light_of(args: &Args) -> Result<()> {
         );
     };
     let report = report?;
-    println!("{}", serde_json::to_string_pretty(&report)?);
-    println!("{}", report.summary_line());
+    let summary = report.summary_line();
+    written(args, &report, &summary, report.failed, &report.errors)
+}
+
+/// Prints a light run's report and its summary line, writes the report to
+/// `--json`, and fails if any bot did.
+fn written(
+    args: &Args,
+    report: &impl serde::Serialize,
+    summary: &str,
+    failed: usize,
+    errors: &[String],
+) -> Result<()> {
+    let json = serde_json::to_string_pretty(report)?;
+    println!("{json}\n{summary}");
     if let Some(dir) = args.fleet.json.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    std::fs::write(&args.fleet.json, serde_json::to_string_pretty(&report)?)?;
-    if report.failed > 0 {
-        anyhow::bail!("{} light bot(s) failed: {:?}", report.failed, report.errors);
+    std::fs::write(&args.fleet.json, json)?;
+    if failed > 0 {
+        anyhow::bail!("{failed} light bot(s) failed: {errors:?}");
     }
     Ok(())
 }
@@ -192,14 +205,6 @@ fn light(args: &Args) -> Result<()> {
         ack: !args.no_ack,
         tick: Duration::from_millis(50),
     })?;
-    println!("{}", serde_json::to_string_pretty(&report)?);
-    println!("{}", skirmish_tests::light::summary_line(&report));
-    if let Some(dir) = args.fleet.json.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    std::fs::write(&args.fleet.json, serde_json::to_string_pretty(&report)?)?;
-    if report.failed > 0 {
-        anyhow::bail!("{} light bot(s) failed: {:?}", report.failed, report.errors);
-    }
-    Ok(())
+    let summary = skirmish_tests::light::summary_line(&report);
+    written(args, &report, &summary, report.failed, &report.errors)
 }

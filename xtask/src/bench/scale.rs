@@ -15,7 +15,8 @@
 //! player is the denominator of the ratio.
 //!
 //! Flags: `--quick` (20 s windows instead of 60 s), `--players 100,250`
-//! (the sizes), `--no-write` (print, do not touch `docs/BENCHMARKS.md`).
+//! (the sizes), `--threads N` (the server's worker threads; 1 as shipped),
+//! `--no-write` (print, do not touch `docs/BENCHMARKS.md`).
 
 use std::fs;
 use std::net::{TcpListener, TcpStream};
@@ -36,6 +37,8 @@ struct Options {
     seconds: u64,
     players: Vec<usize>,
     write: bool,
+    /// The server's `--threads` (as shipped: 1).
+    threads: usize,
 }
 
 fn parse(args: &[String]) -> Result<Options> {
@@ -43,12 +46,19 @@ fn parse(args: &[String]) -> Result<Options> {
         seconds: 60,
         players: vec![100, 250, 500, 1000],
         write: true,
+        threads: 1,
     };
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--quick" => options.seconds = 20,
             "--no-write" => options.write = false,
+            "--threads" => {
+                let n = args.next().ok_or("`--threads` needs a number")?;
+                options.threads = n
+                    .parse()
+                    .map_err(|_| format!("`--threads {n}`: expected a number"))?;
+            }
             "--players" => {
                 let list = args.next().ok_or("`--players` needs a list, such as 100,250")?;
                 options.players = list
@@ -60,7 +70,7 @@ fn parse(args: &[String]) -> Result<Options> {
             "--" => {}
             other => {
                 return Err(format!(
-                    "scale: unknown argument `{other}` (expected `--quick`, `--players LIST` or `--no-write`)"
+                    "scale: unknown argument `{other}` (expected `--quick`, `--players LIST`, `--threads N` or `--no-write`)"
                 ))
             }
         }
@@ -122,6 +132,7 @@ pub fn run(args: &[String]) -> Result {
         };
         let capacity = players.to_string();
         let (side_arg, pellets_arg) = (side.to_string(), pellets.to_string());
+        let threads = options.threads.to_string();
         let (server, addr) = spawn_server(&[
             "--room-capacity",
             &capacity,
@@ -132,6 +143,8 @@ pub fn run(args: &[String]) -> Result {
             &side_arg,
             "--blobs-pellets",
             &pellets_arg,
+            "--threads",
+            &threads,
         ])?;
         let game = measure(&scenario, server, &addr, true)?;
         let floor_bytes = (game.bytes_per_sec / game.snapshots_per_sec.max(1e-9)).round() as usize;
@@ -153,7 +166,7 @@ pub fn run(args: &[String]) -> Result {
         println!("{}", line(&row));
         rows.push(row);
     }
-    let table = table(&rows, options.seconds);
+    let table = table(&rows, options.seconds, options.threads);
     println!("\n{table}");
     if options.write {
         write(&table)?;
@@ -251,9 +264,9 @@ fn line(row: &Row) -> String {
     )
 }
 
-fn table(rows: &[Row], seconds: u64) -> String {
+fn table(rows: &[Row], seconds: u64, threads: usize) -> String {
     let mut out = format!(
-        "`cargo xtask scale` ({seconds} s windows), {}: one blobs room, 10 pellets per player at \
+        "`cargo xtask scale` ({seconds} s windows, server `--threads {threads}`), {}: one blobs room, 10 pellets per player at \
 blobs' default density, light bots (`bots --light --game blobs`, 2 threads) on the same machine; \
 the floor sends the same bytes per snapshot to the same number of bots.\n\n\
 | players | pellets | arena side | tick p50 | tick p99 | server CPU | CPU per player | floor CPU per player | skirmish / floor | RSS | bytes per player per s | snapshots/s per client | gap p99 | floor bytes per snapshot |\n\
