@@ -137,8 +137,18 @@ impl<G: ServerGame> Room<G> {
             .map(|s| (s.id(), G::quantise(s, config)))
             .chain(things.iter().map(|t| (t.id, t.entity)))
             .collect();
+        // The whole room's tail goes to a client that sees everyone or
+        // does not acknowledge; a room whose every binary client has a
+        // view (an .io arena) never sends it, so it is not encoded.
+        let whole = grid.is_none()
+            || self.interest.radius.is_none()
+            || self.seats.iter().any(|(id, seat)| {
+                seat.encoding == Encoding::Compact && !self.viewers.contains_key(id)
+            });
         self.tail.clear();
-        compact::encode_tail_quantised(&truth, &mut self.tail);
+        if whole {
+            compact::encode_tail_quantised(&truth, &mut self.tail);
+        }
         self.truths.push(tick, truth);
         let Some(truth) = self.truths.newest() else {
             return;
