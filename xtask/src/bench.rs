@@ -314,15 +314,22 @@ fn spawn_server(args: &[&str]) -> Result<(Reaped, String)> {
         .spawn()
         .map_err(|e| format!("cannot start target/release/skirmish-server: {e}"))?;
     let mut server = Reaped(server);
+    listening(&mut server, &addr, "the server")?;
+    Ok((server, addr))
+}
+
+/// Waits until `child` (`what`, for errors) listens on `addr`, for 10 s at
+/// most.
+fn listening(child: &mut Reaped, addr: &str, what: &str) -> Result {
     let started = Instant::now();
-    while TcpStream::connect(&addr).is_err() {
-        server.check_running("the server")?;
+    while TcpStream::connect(addr).is_err() {
+        child.check_running(what)?;
         if started.elapsed() > Duration::from_secs(10) {
-            return Err(format!("the server did not listen on {addr} within 10 s"));
+            return Err(format!("{what} did not listen on {addr} within 10 s"));
         }
         thread::sleep(Duration::from_millis(50));
     }
-    Ok((server, addr))
+    Ok(())
 }
 
 /// The running light bots, their output read on threads.

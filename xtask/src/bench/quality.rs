@@ -107,7 +107,7 @@ fn stepper_page(args: &[&str]) -> Result {
 }
 
 /// Today, as `YYYY-MM-DD`.
-fn today() -> String {
+pub(crate) fn today() -> String {
     Command::new("date")
         .arg("+%Y-%m-%d")
         .output()

@@ -19,12 +19,11 @@
 //! `--no-write` (print, do not touch `docs/BENCHMARKS.md`).
 
 use std::fs;
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::process::{Command, Stdio};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use super::{measure, spawn_server, target_dir, Measured, Reaped, Scenario, Target};
+use super::{listening, measure, spawn_server, target_dir, Measured, Reaped, Scenario, Target};
 use crate::{cargo, root, sh, Result};
 
 const START: &str = "<!-- scale-runs:start -->";
@@ -217,14 +216,7 @@ fn spawn_floor(floor: &std::path::Path, bytes: usize) -> Result<(Reaped, String)
         .spawn()
         .map_err(|e| format!("cannot start the floor: {e}"))?;
     let mut child = Reaped(child);
-    let started = Instant::now();
-    while TcpStream::connect(&addr).is_err() {
-        child.check_running("the floor")?;
-        if started.elapsed() > Duration::from_secs(10) {
-            return Err(format!("the floor did not listen on {addr} within 10 s"));
-        }
-        thread::sleep(Duration::from_millis(50));
-    }
+    listening(&mut child, &addr, "the floor")?;
     Ok((child, addr))
 }
 
@@ -271,22 +263,13 @@ blobs' default density, light bots (`bots --light --game blobs`, 2 threads) on t
 the floor sends the same bytes per snapshot to the same number of bots.\n\n\
 | players | pellets | arena side | tick p50 | tick p99 | server CPU | CPU per player | floor CPU per player | skirmish / floor | RSS | bytes per player per s | snapshots/s per client | gap p99 | floor bytes per snapshot |\n\
 |---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
-        today()
+        super::quality::today()
     );
     for row in rows {
         out.push_str(&line(row));
         out.push('\n');
     }
     out
-}
-
-fn today() -> String {
-    Command::new("date")
-        .arg("+%Y-%m-%d")
-        .output()
-        .ok()
-        .and_then(|o| String::from_utf8(o.stdout).ok())
-        .map_or_else(|| "today".to_string(), |d| d.trim().to_string())
 }
 
 fn write(table: &str) -> Result {

@@ -139,7 +139,7 @@ impl<G: ServerGame> Room<G> {
             .collect();
         // The whole room's tail goes to a client that sees everyone or
         // does not acknowledge; a room whose every binary client has a
-        // view (an .io arena) never sends it, so it is not encoded.
+        // view (an .io game) never sends it, so it is not encoded.
         let whole = grid.is_none()
             || self.interest.radius.is_none()
             || self.seats.iter().any(|(id, seat)| {
