@@ -15,7 +15,7 @@ use crate::client::authority::Authority;
 use crate::client::idmap::IdMap;
 use crate::client::interpolation::{InterpolationConfig, RemoteBuffer, RemoteSample};
 use crate::shared::bytes::{Codec, Writer};
-use crate::shared::game::{Carries, EventOf, Game, Networked, OwnState, Replicated};
+use crate::shared::game::{config_of, EventOf, Game, Networked, OwnState, Replicated};
 use crate::shared::record::StateHash;
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
@@ -206,7 +206,7 @@ impl<G: ClientGame> Stepped<'_, G> {
         let Some(at) = self.view_tick else {
             return Vec::new();
         };
-        let cadence = G::cadence(Carries::<G::Config>::config(self.setup));
+        let cadence = G::cadence(config_of::<G>(self.setup));
         self.remotes
             .iter()
             .filter(|(id, _)| *id != self.me)
@@ -223,5 +223,5 @@ impl<G: ClientGame> Stepped<'_, G> {
 
 /// The length of a step of `G` by a setup.
 pub(crate) fn cadence_of<G: ClientGame>(setup: &G::Setup) -> Duration {
-    G::cadence(Carries::<G::Config>::config(setup))
+    G::cadence(config_of::<G>(setup))
 }

@@ -63,7 +63,7 @@ use crate::client::prediction::LocalPlayer;
 use crate::client::record::{Call, ClientRecorder};
 use crate::client::smoothing::SmoothingConfig;
 use crate::client::timeline::RemoteTimeline;
-use crate::shared::game::{Carries, Networked, OwnState};
+use crate::shared::game::{config_of, Networked, OwnState};
 use crate::shared::protocol::{
     decode_server, ClientMessage, ErrorCode, GameId, ProtocolError, ServerMessage,
 };
@@ -99,7 +99,7 @@ struct Welcome<G: Networked> {
 
 impl<G: Networked> Welcome<G> {
     fn config(&self) -> &G::Config {
-        Carries::<G::Config>::config(&self.setup)
+        config_of::<G>(&self.setup)
     }
 }
 

@@ -326,6 +326,11 @@ pub trait Carries<C> {
     fn config(&self) -> &C;
 }
 
+/// The configuration game `G`'s setup carries.
+pub(crate) fn config_of<G: Networked>(setup: &G::Setup) -> &G::Config {
+    Carries::<G::Config>::config(setup)
+}
+
 /// A configuration sent as the whole setup carries itself.
 impl<C> Carries<C> for C {
     fn config(&self) -> &C {

@@ -98,7 +98,8 @@ impl<G: ClientGame> ClientSession<G> {
                 // Things follow players in id order.
                 let visual = match buffer {
                     Some(buffer) => buffer.drawn(at, cadence, &interpolation).map(|(v, _)| v),
-                    None => Some(G::local(state)),
+                    // As its sample would be drawn, held.
+                    None => Some(G::sample(state).visual),
                 };
                 if let Some(visual) = visual {
                     things.push(ThingView {
