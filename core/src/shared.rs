@@ -8,6 +8,7 @@ pub mod clamp;
 pub mod compact;
 pub mod control;
 pub mod delta;
+pub mod described;
 pub mod determinism;
 pub mod fields;
 pub mod framing;

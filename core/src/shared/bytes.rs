@@ -10,6 +10,9 @@
 //! format turns it into its own error (a [`ProtocolError`] for the network,
 //! a recording's `FormatError`) with `?`.
 
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
 use crate::shared::protocol::{ErrorCode, ProtocolError};
 use crate::shared::varint::{self, VarintError};
 
@@ -65,15 +68,25 @@ impl ReadError {
 
 /// A value with a binary form: written with a [`Writer`], read back with a
 /// [`Reader`] to the same value (floats bit for bit).
-pub trait Codec: Sized {
+///
+/// By default the form is the one its serde description gives
+/// ([`crate::shared::described`]): a type that derives `Serialize` and
+/// `Deserialize` for its JSON writes `impl Codec for X {}` and has both. A
+/// type whose JSON needs what that form cannot carry (a tagged enum, a
+/// skipped field), or that wants fewer bytes, writes both methods.
+pub trait Codec: Serialize + DeserializeOwned {
     /// Appends the value.
-    fn write(&self, w: &mut Writer);
+    fn write(&self, w: &mut Writer) {
+        w.described(self);
+    }
 
     /// Reads a value written by [`Codec::write`].
     ///
     /// # Errors
     /// Bytes that end early or do not form a value.
-    fn read(r: &mut Reader<'_>) -> Result<Self, ReadError>;
+    fn read(r: &mut Reader<'_>) -> Result<Self, ReadError> {
+        r.described()
+    }
 }
 
 impl From<ReadError> for ProtocolError {
@@ -179,6 +192,16 @@ impl<'a> Reader<'a> {
     /// How many bytes are left.
     pub fn remaining(&self) -> usize {
         self.bytes.len().saturating_sub(self.at)
+    }
+
+    /// The bytes not read yet.
+    pub fn rest(&self) -> &'a [u8] {
+        self.bytes.get(self.at..).unwrap_or(&[])
+    }
+
+    /// Moves past `n` bytes read elsewhere (at most those left).
+    pub fn skip(&mut self, n: usize) {
+        self.at = self.at.saturating_add(n.min(self.remaining()));
     }
 
     /// Whether every byte was read.

@@ -18,7 +18,7 @@ use skirmish_core::{
 /// The game.
 pub struct Dots;
 
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Dot(pub f32);
 
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -397,33 +397,15 @@ impl skirmish_core::ServerGame for Dots {
 
 /// The stick a dot's player holds: -1, 0 or 1, and a tap that jumps the
 /// dot's next step by 1 once (latched like a tank's fire).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Stick {
     pub by: i8,
     pub tap: bool,
 }
 
-impl skirmish_core::Codec for Stick {
-    fn write(&self, w: &mut skirmish_core::Writer) {
-        w.u8(self.by as u8);
-        w.u8(u8::from(self.tap));
-    }
-    fn read(r: &mut skirmish_core::Reader<'_>) -> Result<Stick, skirmish_core::ReadError> {
-        Ok(Stick {
-            by: r.u8()? as i8,
-            tap: r.u8()? != 0,
-        })
-    }
-}
-
-impl skirmish_core::Codec for Dot {
-    fn write(&self, w: &mut skirmish_core::Writer) {
-        w.f32(self.0);
-    }
-    fn read(r: &mut skirmish_core::Reader<'_>) -> Result<Dot, skirmish_core::ReadError> {
-        Ok(Dot(r.f32()?))
-    }
-}
+// Both in the form their serde derive describes.
+impl skirmish_core::Codec for Stick {}
+impl skirmish_core::Codec for Dot {}
 
 /// What a dot's client keeps: a latched tap, and the pushes it saw.
 #[derive(Clone, Debug, Default)]

@@ -10,13 +10,13 @@
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use skirmish_core::{Applied, Codec, PlayerId, ReadError, Reader, StateHash, Tick, Vec2, Writer};
+use skirmish_core::{Applied, Codec, PlayerId, StateHash, Tick, Vec2};
 
 use crate::{Blob, BLOB, DEAD, START_MASS};
 
 /// One thing that happened to one blob at a server tick.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "what", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum Happening {
     /// `target` was eaten by `by`.
     Eaten {
@@ -112,53 +112,8 @@ impl Happening {
     }
 }
 
-/// In binary: its tag, tick and target, then what it carries.
-impl Codec for Happening {
-    fn write(&self, w: &mut Writer) {
-        w.u8(self.tag());
-        w.varint(u64::from(self.tick().0));
-        w.varint(u64::from(self.whose().0));
-        match *self {
-            Happening::Eaten { by, .. } => w.varint(u64::from(by.0)),
-            Happening::Grew { ate, gain, .. } => {
-                w.varint(u64::from(ate.0));
-                w.f32(gain);
-            }
-            Happening::Back { at, .. } => at.write(w),
-        }
-    }
-
-    fn read(r: &mut Reader<'_>) -> Result<Happening, ReadError> {
-        let at = r.offset();
-        let tag = r.u8()?;
-        let tick = Tick(r.varint32()?);
-        let target = PlayerId(r.varint32()?);
-        Ok(match tag {
-            0 => Happening::Eaten {
-                tick,
-                target,
-                by: PlayerId(r.varint32()?),
-            },
-            1 => Happening::Grew {
-                tick,
-                target,
-                ate: PlayerId(r.varint32()?),
-                gain: r.f32()?,
-            },
-            2 => Happening::Back {
-                tick,
-                target,
-                at: Vec2::read(r)?,
-            },
-            _ => {
-                return Err(ReadError::Invalid {
-                    at,
-                    what: "a happening of an unknown kind",
-                })
-            }
-        })
-    }
-}
+/// In binary as serde describes it: its variant, then its fields.
+impl Codec for Happening {}
 
 /// What a happening means to the own player.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -237,6 +192,7 @@ pub fn hash_note(note: &Note, h: &mut StateHash) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use skirmish_core::{Reader, Writer};
 
     #[test]
     fn every_happening_reads_back_and_a_bad_tag_is_refused() {

@@ -23,8 +23,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use skirmish_core::{
-    ClientGame, ClientState, Codec, Game, Networked, Owned, PlayerId, ReadError, Reader,
-    Replicated, StateHash, Tick, Ticked, Vec2, Visual, Writer,
+    ClientGame, ClientState, Codec, Game, Networked, Owned, PlayerId, Replicated, StateHash, Tick,
+    Ticked, Vec2, Visual,
 };
 
 pub use bit::{Bit, BLOB, DEAD, PELLET};
@@ -48,14 +48,8 @@ impl Default for Arena {
     }
 }
 
-impl Codec for Arena {
-    fn write(&self, w: &mut Writer) {
-        w.f32(self.side);
-    }
-    fn read(r: &mut Reader<'_>) -> Result<Arena, ReadError> {
-        Ok(Arena { side: r.f32()? })
-    }
-}
+/// In binary as serde describes it: the side's bits.
+impl Codec for Arena {}
 
 /// One tick's steering: the direction to go (an angle, 65,536 to a turn)
 /// and flags: [`MOVE`] to go at all, [`BOOST`] to go faster.
@@ -112,7 +106,7 @@ pub struct Blob {
 
 impl Game for Blobs {
     const NAME: &'static str = "blobs";
-    const VERSION: u32 = 2;
+    const VERSION: u32 = 3;
     type Config = Arena;
     type Input = Steer;
     type Own = Owned<Blob>;
@@ -210,26 +204,9 @@ impl Replicated for Blob {
     }
 }
 
-/// The own blob in binary: where, how heavy, what (the library adds who
-/// and when).
-impl Codec for Blob {
-    fn write(&self, w: &mut Writer) {
-        self.at.write(w);
-        w.f32(self.mass);
-        w.u8(self.kind);
-        w.f32(self.pace.0);
-        w.f32(self.pace.1);
-        w.u8(self.pace.2);
-    }
-    fn read(r: &mut Reader<'_>) -> Result<Blob, ReadError> {
-        Ok(Blob {
-            at: Vec2::read(r)?,
-            mass: r.f32()?,
-            kind: r.u8()?,
-            pace: (r.f32()?, r.f32()?, r.u8()?),
-        })
-    }
-}
+/// The own blob in binary as serde describes it: where, how heavy, what
+/// (the library adds who and when).
+impl Codec for Blob {}
 
 /// How it travels: the arena in `welcome`, the steering with its tick,
 /// every other blob and every pellet as a [`Bit`].

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use skirmish_core::{
-    Codec, Command, Game, IntoOwn, Owned, PlayerId, ReadError, Reader, SeededRng, ServerGame,
-    ServerPlayer, Spawn, Stamp, Step, Thing, Things, Tick, Vec2, Writer,
+    Codec, Command, Game, IntoOwn, Owned, PlayerId, SeededRng, ServerGame, ServerPlayer, Spawn,
+    Stamp, Step, Thing, Things, Tick, Vec2,
 };
 
 use crate::{
@@ -21,7 +21,7 @@ use crate::{
 /// follows the mass only when the server schedules it: `next` comes after
 /// `wait` more steps, in the step both sides run. An eaten blob stays
 /// where it was eaten, on both sides, until it comes back.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Body {
     /// Where, in units.
     pub at: Vec2,
@@ -51,27 +51,9 @@ impl Body {
     }
 }
 
-/// A body in binary, as the flight recorder hashes it: both exactly.
-impl Codec for Body {
-    fn write(&self, w: &mut Writer) {
-        self.at.write(w);
-        w.f32(self.mass);
-        w.u8(u8::from(self.alive));
-        w.f32(self.pace);
-        w.f32(self.next);
-        w.u8(self.wait);
-    }
-    fn read(r: &mut Reader<'_>) -> Result<Body, ReadError> {
-        Ok(Body {
-            at: Vec2::read(r)?,
-            mass: r.f32()?,
-            alive: r.u8()? != 0,
-            pace: r.f32()?,
-            next: r.f32()?,
-            wait: r.u8()?,
-        })
-    }
-}
+/// A body in binary as serde describes it, as the flight recorder hashes
+/// it: exactly.
+impl Codec for Body {}
 
 /// A player on the server: its body, and when an eaten one comes back.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -11,18 +11,18 @@ use crate::input::MoveInput;
 use crate::shots::{ray_circle, shot_path, Cooldown};
 use crate::sim::Pose;
 use crate::state::PlayerState;
+use skirmish_core::Codec;
 use skirmish_core::PlayerId;
 use skirmish_core::RemoteSample;
 use skirmish_core::StateHash;
 use skirmish_core::Tick;
 use skirmish_core::{ClientGame, Stepped};
-use skirmish_core::{Codec, ReadError, Reader, Writer};
 
 /// The controls held right now. A `fire` seen by
 /// [`ClientSession::set_controls`](skirmish_core::ClientSession::set_controls)
 /// is latched until the next fixed step uses it, so a tap shorter than a
 /// step still fires once.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Controls {
     /// Turn, -1 to 1.
     pub turn: f32,
@@ -32,37 +32,13 @@ pub struct Controls {
     pub fire: bool,
 }
 
-/// As the flight recorder keeps it: f32 turn, f32 throttle, u8 fire.
-impl Codec for Controls {
-    fn write(&self, w: &mut Writer) {
-        w.f32(self.turn);
-        w.f32(self.throttle);
-        w.u8(u8::from(self.fire));
-    }
+/// As the flight recorder keeps it, as serde describes it: f32 turn, f32
+/// throttle, fire as 0 or 1.
+impl Codec for Controls {}
 
-    fn read(r: &mut Reader<'_>) -> Result<Controls, ReadError> {
-        Ok(Controls {
-            turn: r.f32()?,
-            throttle: r.f32()?,
-            fire: r.u8()? != 0,
-        })
-    }
-}
-
-/// As the flight recorder keeps the own predicted pose: f32 x, y,
-/// rotation.
-impl Codec for Pose {
-    fn write(&self, w: &mut Writer) {
-        w.f32(self.position.x);
-        w.f32(self.position.y);
-        w.f32(self.rotation);
-    }
-
-    fn read(r: &mut Reader<'_>) -> Result<Pose, ReadError> {
-        let (x, y, rotation) = (r.f32()?, r.f32()?, r.f32()?);
-        Ok(Pose::new(glam::Vec2::new(x, y), rotation))
-    }
-}
+/// As the flight recorder keeps the own predicted pose, as serde describes
+/// it: f32 x, y, rotation.
+impl Codec for Pose {}
 
 /// The own shots, as the page counts them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -334,59 +334,13 @@ impl Codec for SimConfig {
     }
 }
 
-impl Codec for CombatRules {
-    fn write(&self, w: &mut Writer) {
-        w.varint(u64::from(self.max_hp));
-        w.varint(u64::from(self.damage));
-        w.f32(self.range);
-        for ms in [
-            self.cooldown_ms,
-            self.respawn_ms,
-            self.max_rewind_ms,
-            self.history_ms,
-        ] {
-            w.varint(u64::from(ms));
-        }
-    }
+/// In binary as serde describes it: each field in order, integers as
+/// varints.
+impl Codec for CombatRules {}
 
-    fn read(r: &mut Reader<'_>) -> Result<CombatRules, ReadError> {
-        Ok(CombatRules {
-            max_hp: r.varint16()?,
-            damage: r.varint16()?,
-            range: r.f32()?,
-            cooldown_ms: r.varint32()?,
-            respawn_ms: r.varint32()?,
-            max_rewind_ms: r.varint32()?,
-            history_ms: r.varint32()?,
-        })
-    }
-}
-
-impl Codec for CombatEvent {
-    fn write(&self, w: &mut Writer) {
-        w.varint(u64::from(self.server_tick.0));
-        w.varint(u64::from(self.attacker.0));
-        w.varint(u64::from(self.target.0));
-        w.varint(u64::from(self.damage));
-        w.varint(u64::from(self.hp));
-        w.u8(u8::from(self.killed));
-        write_vec2(self.from, w);
-        write_vec2(self.to, w);
-    }
-
-    fn read(r: &mut Reader<'_>) -> Result<CombatEvent, ReadError> {
-        Ok(CombatEvent {
-            server_tick: Tick(r.varint32()?),
-            attacker: PlayerId(r.varint32()?),
-            target: PlayerId(r.varint32()?),
-            damage: r.varint16()?,
-            hp: r.varint16()?,
-            killed: r.bool()?,
-            from: read_vec2(r)?,
-            to: read_vec2(r)?,
-        })
-    }
-}
+/// In binary as serde describes it: each field in order, integers as
+/// varints, points exactly.
+impl Codec for CombatEvent {}
 
 #[cfg(test)]
 mod tests;
