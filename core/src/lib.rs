@@ -102,7 +102,7 @@ pub use shared::record::{
 };
 pub use shared::rng::SeededRng;
 pub use shared::simple::{NoEvent, NoSetup, Spot, Ticked};
-pub use shared::state::{PlayerId, FIRST_THING};
+pub use shared::state::{PlayerId, ThingId, FIRST_THING};
 pub use shared::tick::Tick;
 pub use shared::timing::{
     InputTiming, LatenessHistogram, RewindHistogram, SlackHistogram, MAX_VIEW_DELAY_MS,
@@ -136,7 +136,7 @@ pub mod prelude {
     };
     // What the contract's methods take and give.
     pub use crate::{
-        Command, EventOf, RemoteSample, ServerPlayer, Spawn, Step, Stepped, Thing, Things,
+        Command, EventOf, RemoteSample, ServerPlayer, Spawn, Step, Stepped, Target, Thing, Things,
     };
     // Ready-made parts: a point, no setup, no events, an input with its
     // tick, binary forms.
@@ -145,7 +145,7 @@ pub mod prelude {
         Writer,
     };
     // Who, when, randomness, the plane.
-    pub use crate::{PlayerId, SeededRng, Tick, Vec2};
+    pub use crate::{PlayerId, SeededRng, ThingId, Tick, Vec2};
     // Playing it: a room and a page, and checking them.
     pub use crate::{
         first_divergence, replay_client_of, trace, ClientSession, ReplayOptions, Room, RoomConfig,
@@ -159,7 +159,8 @@ pub mod prelude {
 struct Guide;
 
 pub use shared::game::{
-    Applied, Carries, EventOf, Game, Networked, Offset, OwnState, Replicated, Size, Stamp, Visual,
+    Applied, Carries, EventOf, Game, Networked, Offset, OwnState, Replicated, Size, Stamp, Target,
+    Visual,
 };
 pub use stepped::{first_divergence, trace, Driver, Harness, QualityWords};
 pub use sync::{sync_test, Desync, SeededWorld, SyncReport};

@@ -10,7 +10,7 @@ mod dots;
 
 use std::time::Duration;
 
-use skirmish_core::{Frame, PlayerId, Things, Vec2, FIRST_THING};
+use skirmish_core::{Frame, ThingId, Things, Vec2, FIRST_THING};
 
 use dots::*;
 
@@ -56,7 +56,7 @@ fn things(pages: &mut Pages) -> &mut Things<Pellet> {
 }
 
 /// The things the binary page draws.
-fn drawn(pages: &Pages) -> Vec<PlayerId> {
+fn drawn(pages: &Pages) -> Vec<ThingId> {
     pages.binary.view().things.iter().map(|t| t.id).collect()
 }
 
@@ -68,7 +68,7 @@ fn a_thousand_pellets_arrive_and_leave_in_bulk() {
     pages.run(Duration::from_secs(1));
     let seen = drawn(&pages);
     assert_eq!(seen.len(), 1000, "every pellet drawn by the binary page");
-    assert!(seen.iter().all(|id| id.0 >= FIRST_THING));
+    assert!(seen.iter().all(|id| id.wire().0 >= FIRST_THING));
     // The JSON page is told of the nearest of them (JSON has no byte
     // budget: a whole world of things each tick is not sent), as a binary
     // page reads them.
@@ -208,4 +208,29 @@ fn sparse_ids_still_fill_in_within_the_byte_budget() {
         "frames filled the budget: {largest}"
     );
     assert_eq!(drawn(&pages).len(), 1000, "all of its view drawn");
+}
+
+/// An event may target a thing: it reaches the pages that see the thing
+/// (with an interest radius, not the others), and each page's game hears
+/// of it once.
+#[test]
+fn a_things_event_reaches_the_pages_that_see_it_once() {
+    let mut pages = Pages::new(true);
+    pages.run(Duration::from_secs(1));
+    let heard = |pages: &Pages| pages.binary.game().pushes_seen;
+    let before = heard(&pages);
+    // Size 0: knocked at the next tick. The binary dot, at 100, sees 100
+    // ± 110; the JSON page has no view and hears of every event.
+    let (at, mut pellet) = pellet(150);
+    pellet.size = 0;
+    let near = things(&mut pages).spawn(at, pellet);
+    pages.run(Duration::from_secs(1));
+    assert_eq!(heard(&pages), before + 1, "told once, of {near}");
+    assert_eq!(pages.text.game().pushes_seen, before + 1);
+    let (at, mut pellet) = self::pellet(900);
+    pellet.size = 0;
+    things(&mut pages).spawn(at, pellet);
+    pages.run(Duration::from_secs(1));
+    assert_eq!(heard(&pages), before + 1, "a thing it does not see");
+    assert_eq!(pages.text.game().pushes_seen, before + 2);
 }

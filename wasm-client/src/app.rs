@@ -166,7 +166,7 @@ impl<G: PageGame> App<G> {
             .iter()
             .map(|t| {
                 Fields::new()
-                    .with("id", t.id.0)
+                    .with("id", t.id.wire().0)
                     .with("pose", pose(t.visual))
             })
             .collect();

@@ -141,7 +141,7 @@ impl<S: Replicated> Authority<S> {
             }
             self.seen_events.push_back(key);
         }
-        let Some(target) = event.target() else {
+        let Some(target) = event.target().id() else {
             // The world's: no state to change, told once.
             if fresh {
                 self.stats.events_applied += 1;
@@ -217,6 +217,7 @@ impl<S: Replicated> Authority<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::shared::game::Target;
 
     /// A counter with two kinds of events: one adds to it, one sets it.
     #[derive(Clone, Copy, Debug, PartialEq)]
@@ -240,8 +241,8 @@ mod tests {
                 Change::Add { tick, .. } | Change::Set { tick, .. } => tick,
             }
         }
-        fn target(&self) -> Option<PlayerId> {
-            Some(PlayerId(1))
+        fn target(&self) -> Target {
+            Target::Player(PlayerId(1))
         }
     }
 
@@ -328,6 +329,7 @@ mod tests {
 #[cfg(test)]
 mod world_tests {
     use super::*;
+    use crate::shared::game::Target;
 
     #[derive(Clone, Copy, Debug, PartialEq)]
     struct Score(u32);
@@ -344,8 +346,8 @@ mod world_tests {
         fn tick(&self) -> Tick {
             Tick(self.0)
         }
-        fn target(&self) -> Option<PlayerId> {
-            None
+        fn target(&self) -> Target {
+            Target::World
         }
     }
 

@@ -26,7 +26,7 @@ use serde::Serialize;
 
 use crate::shared::bytes::{Codec, ReadError, Reader, Writer};
 use crate::shared::fields::Fields;
-use crate::shared::state::PlayerId;
+use crate::shared::state::{PlayerId, ThingId};
 use crate::shared::tick::Tick;
 use crate::shared::wired::Wired;
 use glam::Vec2;
@@ -244,10 +244,33 @@ pub trait Applied: Clone + Debug + PartialEq + Send + Sync {
     /// The server tick it happened at: a state at or after it includes it.
     fn tick(&self) -> Tick;
 
-    /// Whose state it changes; `None`: the world's (a goal, a round's
-    /// end), which changes no player's state and reaches every page's
-    /// game once ([`crate::ClientGame::event`]), whatever it sees.
-    fn target(&self) -> Option<PlayerId>;
+    /// Whose state it changes: a player's, a thing's, or the world's.
+    fn target(&self) -> Target;
+}
+
+/// Whose state an event changes ([`Applied::target`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// A player's own state, on every page that sees the player.
+    Player(PlayerId),
+    /// A thing's state (a ball's, a pickup's), on every page that sees
+    /// the thing.
+    Thing(ThingId),
+    /// The world's (a goal, a round's end): no state changes; it reaches
+    /// every page, whatever it sees, and its game hears of it once
+    /// ([`crate::ClientGame::event`]).
+    World,
+}
+
+impl Target {
+    /// The id snapshots carry the target by; `None`: the world's.
+    pub fn id(self) -> Option<PlayerId> {
+        match self {
+            Target::Player(id) => Some(id),
+            Target::Thing(id) => Some(id.wire()),
+            Target::World => None,
+        }
+    }
 }
 
 /// A player's own state as it travels to that player: exactly (it is the

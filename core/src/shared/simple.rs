@@ -14,8 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::shared::bytes::{Codec, ReadError, Reader, Writer};
 use crate::shared::fields::{Fields, Width};
-use crate::shared::game::{Applied, Carries, Offset, Replicated, Size, Visual};
-use crate::shared::state::PlayerId;
+use crate::shared::game::{Applied, Carries, Offset, Replicated, Size, Target, Visual};
 use crate::shared::tick::Tick;
 use crate::shared::wired::Wired;
 
@@ -296,7 +295,7 @@ impl Applied for NoEvent {
         match *self {}
     }
 
-    fn target(&self) -> Option<PlayerId> {
+    fn target(&self) -> Target {
         match *self {}
     }
 }

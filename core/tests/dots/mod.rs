@@ -111,9 +111,14 @@ impl Applied for Push {
     fn tick(&self) -> Tick {
         self.tick
     }
-    /// A push of dot 0 is the line's own (every page hears of it).
-    fn target(&self) -> Option<PlayerId> {
-        Some(self.dot).filter(|dot| dot.0 != 0)
+    /// A push of dot 0 is the line's own (every page hears of it); a
+    /// push of a thing's id is that thing's.
+    fn target(&self) -> skirmish_core::Target {
+        match self.dot.thing() {
+            Some(thing) => skirmish_core::Target::Thing(thing),
+            None if self.dot.0 == 0 => skirmish_core::Target::World,
+            None => skirmish_core::Target::Player(self.dot),
+        }
     }
 }
 
@@ -390,6 +395,25 @@ impl skirmish_core::ServerGame for Dots {
                     to: 0.0,
                 });
                 dot.0 = 0.0;
+            }
+        }
+        // A pellet of size 0 is knocked once: an event of the thing's, to
+        // every page that sees it.
+        let knocked: Vec<_> = step
+            .world
+            .as_slice()
+            .iter()
+            .filter(|t| t.entity.size == 0)
+            .map(|t| t.id)
+            .collect();
+        for id in knocked {
+            if let Some(thing) = step.world.get_mut(id) {
+                thing.entity.size = 1;
+                step.events.push(Push {
+                    tick: step.tick,
+                    dot: id.wire(),
+                    to: f32::from(thing.entity.x),
+                });
             }
         }
     }

@@ -177,7 +177,7 @@ fn views_of(room: &Room<Blobs>) -> Vec<View> {
             let pellets = things
                 .iter()
                 .filter(|t| near(t.at))
-                .map(|t| (t.id, t.entity))
+                .map(|t| (t.id.wire(), t.entity))
                 .collect();
             (seen, pellets)
         })

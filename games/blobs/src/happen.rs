@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use skirmish_core::{Applied, Codec, PlayerId, StateHash, Tick, Vec2};
+use skirmish_core::{Applied, Codec, PlayerId, StateHash, Target, Tick, Vec2};
 
 use crate::{Blob, BLOB, DEAD, START_MASS};
 
@@ -96,8 +96,8 @@ impl Applied for Happening {
         }
     }
 
-    fn target(&self) -> Option<PlayerId> {
-        Some(self.whose())
+    fn target(&self) -> Target {
+        Target::Player(self.whose())
     }
 }
 

@@ -37,7 +37,7 @@ fn pellets_come_in_bulk_up_to_the_rooms_count() {
         .pellets
         .as_slice()
         .iter()
-        .all(|t| t.id.is_thing() && t.entity.kind == PELLET));
+        .all(|t| t.entity.kind == PELLET));
 }
 
 #[test]

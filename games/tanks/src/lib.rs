@@ -124,8 +124,8 @@ impl Applied for CombatEvent {
         self.server_tick
     }
 
-    fn target(&self) -> Option<PlayerId> {
-        Some(self.target)
+    fn target(&self) -> skirmish_core::Target {
+        skirmish_core::Target::Player(self.target)
     }
 }
 

@@ -16,7 +16,7 @@ use crate::client::pacing::Pacing;
 use crate::client::prediction::LocalPlayer;
 use crate::shared::compact::{self, OwnEcho, QuantisedFrame};
 use crate::shared::delta;
-use crate::shared::game::{Applied, Networked, OwnState, Replicated};
+use crate::shared::game::{Applied, Networked, OwnState, Replicated, Target};
 use crate::shared::protocol::{ErrorCode, ProtocolError, ServerMessage};
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
@@ -230,7 +230,7 @@ impl<G: ClientGame> ClientSession<G> {
                 for event in events {
                     self.stats.events += 1;
                     let took = self.authority.apply(&event);
-                    if event.target().is_none() && !took {
+                    if event.target() == Target::World && !took {
                         // The world's, heard before: told once.
                         continue;
                     }

@@ -6,7 +6,7 @@ use super::{ClientSession, State};
 use crate::client::game::{ClientGame, EffectsOf};
 use crate::client::interpolation::SampleKind;
 use crate::shared::game::{Game, Replicated};
-use crate::shared::state::PlayerId;
+use crate::shared::state::{PlayerId, ThingId};
 
 /// The own player, ready to draw.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -44,8 +44,8 @@ pub struct RemoteView<G: Game> {
 /// A thing of the world (a pellet, a ball: not a player), ready to draw.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ThingView<G: Game> {
-    /// Its id (a thing's: [`PlayerId::is_thing`]).
-    pub id: PlayerId,
+    /// Its id.
+    pub id: ThingId,
     /// Where to draw it: its newest state's, placed (a still thing keeps
     /// no samples; one that jumps is drawn where it landed, never slid),
     /// or interpolated like a player's when its game's things move
@@ -94,7 +94,7 @@ impl<G: ClientGame> ClientSession<G> {
         for (id, state) in self.authority.iter_ids().filter(|(id, _)| *id != me) {
             while buffers.next_if(|(b, _)| *b < id).is_some() {}
             let buffer = buffers.next_if(|(b, _)| *b == id).map(|(_, b)| b);
-            if id.is_thing() {
+            if let Some(thing) = id.thing() {
                 // Things follow players in id order.
                 let visual = match buffer {
                     Some(buffer) => buffer.drawn(at, cadence, &interpolation).map(|(v, _)| v),
@@ -103,7 +103,7 @@ impl<G: ClientGame> ClientSession<G> {
                 };
                 if let Some(visual) = visual {
                     things.push(ThingView {
-                        id,
+                        id: thing,
                         visual,
                         state: *state,
                     });

@@ -47,6 +47,7 @@ impl<G: ServerGame> Room<G> {
                 .filter(|e| {
                     // The world's events reach everyone.
                     e.target()
+                        .id()
                         .is_none_or(|target| target == *id || viewer.sees(target))
                         || G::partners(e).is_some_and(|(a, b)| viewer.sees(a) || viewer.sees(b))
                 })

@@ -87,7 +87,7 @@ impl<G: ServerGame> Room<G> {
                 *own
             } else {
                 let t = &things[i - count];
-                G::dequantise(&t.entity, t.id, tick, config)
+                G::dequantise(&t.entity, t.id.wire(), tick, config)
             }
         };
         let json_seats = self
@@ -135,7 +135,7 @@ impl<G: ServerGame> Room<G> {
             .states
             .iter()
             .map(|s| (s.id(), G::quantise(s, config)))
-            .chain(things.iter().map(|t| (t.id, t.entity)))
+            .chain(things.iter().map(|t| (t.id.wire(), t.entity)))
             .collect();
         // The whole room's tail goes to a client that sees everyone or
         // does not acknowledge; a room whose every binary client has a
