@@ -6,7 +6,7 @@
 //!   (hysteresis, so a player on the border does not flicker), and always
 //!   sees itself and anyone it hit or was hit by in the last
 //!   [`InterestConfig::partner_memory_ticks`]. Found through a uniform grid
-//!   of radius-sized cells.
+//!   of cells half the radius (`grid.rs`).
 //! - **Budget.** A delta frame fits [`InterestConfig::budget`] bytes. When
 //!   the changed players in view do not fit, a priority accumulator picks
 //!   them: each tick a player is not refreshed its priority grows, faster
@@ -24,6 +24,7 @@
 //!   same next frame, built once (`frames.rs`).
 
 pub(crate) mod frames;
+mod grid;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
@@ -31,6 +32,7 @@ use std::sync::Arc;
 use glam::Vec2;
 
 pub(crate) use frames::SentFrame;
+pub(crate) use grid::{Grid, Marks};
 
 use crate::shared::compact::head_bytes;
 use crate::shared::delta::Entity;
@@ -99,8 +101,6 @@ pub(crate) struct Viewer<F> {
     /// Who was in view, in id order (a sorted list, refilled in place
     /// every tick: no allocation once it has grown).
     in_view: Vec<PlayerId>,
-    /// The grid's candidates, kept between ticks for its allocation.
-    near: Vec<usize>,
     /// Players this one hit or was hit by, until a tick.
     partners: BTreeMap<PlayerId, Tick>,
 }
@@ -111,7 +111,6 @@ impl<F> Default for Viewer<F> {
             acked: None,
             sent: VecDeque::new(),
             in_view: Vec::new(),
-            near: Vec::new(),
             partners: BTreeMap::new(),
         }
     }
@@ -213,53 +212,6 @@ impl<F: Fields> Truths<F> {
     }
 }
 
-/// Players near each other, by radius-sized cells.
-pub(crate) struct Grid {
-    cell: f32,
-    columns: usize,
-    rows: usize,
-    cells: Vec<Vec<usize>>,
-}
-
-impl Grid {
-    /// The players at `positions` (by index) in cells of `cell` units over
-    /// a world of `extent`.
-    pub(crate) fn new(positions: &[Vec2], cell: f32, extent: Vec2) -> Grid {
-        let cell = cell.max(1.0);
-        let columns = ((extent.x / cell).ceil() as usize).clamp(1, 1024);
-        let rows = ((extent.y / cell).ceil() as usize).clamp(1, 1024);
-        let mut grid = Grid {
-            cell,
-            columns,
-            rows,
-            cells: vec![Vec::new(); columns * rows],
-        };
-        for (i, p) in positions.iter().enumerate() {
-            let (c, r) = grid.cell_of(*p);
-            grid.cells[r * columns + c].push(i);
-        }
-        grid
-    }
-
-    fn cell_of(&self, p: Vec2) -> (usize, usize) {
-        let c = (p.x / self.cell).floor().max(0.0) as usize;
-        let r = (p.y / self.cell).floor().max(0.0) as usize;
-        (c.min(self.columns - 1), r.min(self.rows - 1))
-    }
-
-    /// Indices of the players in the cells `reach` around `at` covers.
-    pub(crate) fn near(&self, at: Vec2, reach: f32, out: &mut Vec<usize>) {
-        out.clear();
-        let (c0, r0) = self.cell_of(at - Vec2::splat(reach));
-        let (c1, r1) = self.cell_of(at + Vec2::splat(reach));
-        for r in r0..=r1 {
-            for c in c0..=c1 {
-                out.extend_from_slice(&self.cells[r * self.columns + c]);
-            }
-        }
-    }
-}
-
 /// Everything a viewer's frame is built from this tick: every player's
 /// quantised truth, position and speed, by index, in id order.
 pub(crate) struct Scene<'a, F: Fields> {
@@ -279,66 +231,62 @@ pub(crate) struct Scene<'a, F: Fields> {
 
 impl<F> Viewer<F> {
     /// Who `me` (at index `at` of the scene's states) sees this tick within
-    /// `radius` (its own: see `ServerGame::view_radius`), in id order,
-    /// updating the hysteresis; `None` when it sees everyone.
+    /// `radius` (its own: see `ServerGame::view_radius`), into `seen` in id
+    /// order, updating the hysteresis; `false` when it sees everyone.
     pub(crate) fn view(
         &mut self,
         me: usize,
         radius: Option<f32>,
         scene: &Scene<'_, F>,
-    ) -> Option<Vec<usize>>
+        scratch: &mut ViewScratch,
+        seen: &mut Vec<usize>,
+    ) -> bool
     where
         F: Fields,
     {
+        seen.clear();
         let (Some(radius), Some(grid)) = (radius, scene.grid) else {
-            return None;
+            return false;
         };
         let here = scene.positions[me];
         self.partners.retain(|_, until| *until >= scene.tick);
         let keep = radius + scene.config.margin;
-        let mut near = std::mem::take(&mut self.near);
-        grid.near(here, keep, &mut near);
-        let mut seen: Vec<usize> = near
-            .iter()
-            .copied()
-            .filter(|&i| {
-                let id = scene.truth[i].0;
-                let d = scene.positions[i].distance(here);
-                i == me
-                    || d <= radius
-                    || (d <= keep && self.in_view.binary_search(&id).is_ok())
-                    || self.partners.contains_key(&id)
-            })
-            .collect();
-        self.near = near;
-        // Partners out of the grid's reach.
-        for id in self.partners.keys() {
-            if let Ok(i) = scene.truth.binary_search_by_key(id, |(i, _)| *i) {
-                seen.push(i);
+        let ViewScratch { marks, ring } = scratch;
+        marks.reset(scene.truth.len());
+        ring.clear();
+        grid.within(here, radius, keep, marks, ring);
+        marks.set(me);
+        // Between the radius and the margin: those it saw stay seen.
+        for &i in ring.iter() {
+            if self.in_view.binary_search(&scene.truth[i].0).is_ok() {
+                marks.set(i);
             }
         }
-        // The grid's cells each list their players in index order, so the
-        // candidates are a few sorted runs: a stable sort merges them
-        // (quicksort does not see runs).
-        #[allow(clippy::stable_sort_primitive)]
-        seen.sort();
-        seen.dedup();
+        // Partners, wherever they are.
+        let partner_at = |id: &PlayerId| scene.truth.binary_search_by_key(id, |(i, _)| *i).ok();
+        for i in self.partners.keys().filter_map(partner_at) {
+            marks.set(i);
+        }
+        marks.drain_into(seen);
         // However wide the view, its stale mask fits the budget: the
         // nearest only (itself and its partners always).
         let cap = max_view(scene.config.budget);
         if seen.len() > cap {
-            let partners: Vec<usize> = seen
-                .iter()
-                .copied()
-                .filter(|&i| self.partners.contains_key(&scene.truth[i].0))
-                .collect();
-            keep_nearest(&mut seen, scene.positions, me, &partners, cap);
+            let partners: Vec<usize> = self.partners.keys().filter_map(partner_at).collect();
+            keep_nearest(seen, scene.positions, me, &partners, cap);
         }
         // In index order, so in id order.
         self.in_view.clear();
         self.in_view.extend(seen.iter().map(|&i| scene.truth[i].0));
-        Some(seen)
+        true
     }
+}
+
+/// What finding views needs between viewers, kept for its allocations.
+#[derive(Debug, Default)]
+pub(crate) struct ViewScratch {
+    marks: Marks,
+    ring: Vec<usize>,
 }
 
 /// Most players and things one JSON snapshot carries: the nearest of its

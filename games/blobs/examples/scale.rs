@@ -1,8 +1,9 @@
 //! The blob arena at scale, in one process: `PLAYERS` players (default
 //! 500), each seated binary all the way and acknowledging every snapshot
 //! as a page does, steering a slow random walk, and `PELLETS` pellets
-//! (default 5,000) on a square of 5,000 units with the game's interest
-//! radius, for `TICKS` ticks (default 400, 20 s at 20 Hz). Prints the
+//! (default 5,000) at the game's default density (5,000 on a square of
+//! 5,000 units, the side growing with the pellets, as `cargo xtask scale`
+//! sets it) with the game's interest radius, for `TICKS` ticks (default 400, 20 s at 20 Hz). Prints the
 //! room's tick time (world step and every snapshot encoded), CPU per
 //! player at 20 Hz, and the bytes sent per snapshot and per entity in a
 //! player's view. Then what each kind of change costs, apart: the
@@ -30,11 +31,12 @@ fn arg(n: usize, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-/// A room of `players` binary pages and `pellets` pellets on a square of
-/// 5,000 units, with the game's interest radius.
+/// A room of `players` binary pages and `pellets` pellets at the default
+/// density, with the game's interest radius.
 fn arena(players: usize, pellets: usize, out: &mut Outbox) -> Result<Room<Blobs>, String> {
     let settings = BlobSettings {
-        side: 5000.0,
+        // 5,000 pellets on 5,000 x 5,000: 1 per 5,000 square units.
+        side: (pellets as f32 * 5000.0).sqrt().round(),
         pellets: pellets as u32,
     };
     let mut room: Room<Blobs> = Room::new(RoomConfig {

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use super::{Frame, Outbox, Room, RoomStats};
 use crate::server::interest::{
     delta_head_bytes, frames, keep_nearest, max_view_radius, nearest_view, Grid, Scene, SentFrame,
-    Truths, Viewer, MAX_JSON_VIEW,
+    Truths, ViewScratch, Viewer, MAX_JSON_VIEW,
 };
 use crate::server::world::ServerGame;
 use crate::shared::compact;
@@ -187,6 +187,8 @@ impl<G: ServerGame> Room<G> {
             shared: BTreeMap::new(),
             complete: Arc::new(SentFrame::full(tick, None)),
             stats: &mut self.stats,
+            scratch: ViewScratch::default(),
+            seen: Vec::new(),
         };
         for (&id, seat) in &self.seats {
             if seat.encoding != Encoding::Compact {
@@ -246,6 +248,9 @@ struct Frames<'a, G: ServerGame> {
     /// frame is this one, so the clients that got one share what follows.
     complete: Arc<SentFrame<G::Entity>>,
     stats: &'a mut RoomStats,
+    /// Kept between viewers for their allocations.
+    scratch: ViewScratch,
+    seen: Vec<usize>,
 }
 
 impl<G: ServerGame> Frames<'_, G> {
@@ -261,10 +266,11 @@ impl<G: ServerGame> Frames<'_, G> {
         let scene = &self.scene;
         let tick = scene.tick;
         let radius = view_radius_of::<G>(own, scene.config.radius);
-        let seen = viewer.view(at, radius, scene);
+        let mut seen = std::mem::take(&mut self.seen);
+        let viewing = viewer.view(at, radius, scene, &mut self.scratch, &mut seen);
         // A view's frame keeps to the byte budget (roughly: a late
         // refresh may go past it); only a frame of everyone is the tail.
-        let body = if seen.is_some() {
+        let body = if viewing {
             self.budget + self.budget / 4
         } else {
             self.tail.len()
@@ -283,7 +289,18 @@ impl<G: ServerGame> Frames<'_, G> {
             delta::encode_head(tick, base.tick, own, timing, &mut frame);
             let base_set = truths.set_of(&base).unwrap_or_default();
             let budget = self.budget;
-            let (sent, body_len) = if seen.is_none() {
+            let (sent, body_len) = if viewing {
+                let (next, body) = frames::build(
+                    &base,
+                    base_set,
+                    Some(&seen),
+                    Some(scene.positions[at]),
+                    budget,
+                    scene,
+                );
+                frame.extend_from_slice(&body);
+                (Arc::new(next), body.len())
+            } else {
                 let key = Arc::as_ptr(&base) as usize;
                 let complete = &self.complete;
                 let bodies = &mut self.stats.delta_bodies;
@@ -306,17 +323,6 @@ impl<G: ServerGame> Frames<'_, G> {
                 });
                 frame.extend_from_slice(body);
                 (sent.clone(), body.len())
-            } else {
-                let (next, body) = frames::build(
-                    &base,
-                    base_set,
-                    seen.as_deref(),
-                    Some(scene.positions[at]),
-                    budget,
-                    scene,
-                );
-                frame.extend_from_slice(&body);
-                (Arc::new(next), body.len())
             };
             if body_len > budget {
                 self.stats.over_budget += 1;
@@ -328,8 +334,8 @@ impl<G: ServerGame> Frames<'_, G> {
             // the deltas that follow (a whole view of a thousand things
             // each tick would not drain through a lossy path).
             compact::encode_head(tick, own, timing, &mut frame);
-            let set = if let Some(seen) = &seen {
-                let chosen = nearest_within(seen, at, self.budget, scene);
+            let set = if viewing {
+                let chosen = nearest_within(&seen, at, self.budget, scene);
                 let set: Vec<Entity<G::Entity>> = chosen.iter().map(|&i| scene.truth[i]).collect();
                 compact::encode_tail_quantised(&set, &mut frame);
                 Some(set)
@@ -343,6 +349,7 @@ impl<G: ServerGame> Frames<'_, G> {
             }
         };
         viewer.record(sent);
+        self.seen = seen;
         frame
     }
 }
