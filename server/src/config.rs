@@ -141,6 +141,13 @@ pub struct RoomSettings {
     /// path's MTU is known.
     #[arg(long, default_value_t = skirmish_core::InterestConfig::DATAGRAM_BUDGET)]
     pub snapshot_budget: usize,
+    /// Threads each room builds its binary clients' snapshot frames on
+    /// (the room's own among them): a room of hundreds of players with a
+    /// view each (an .io arena) spreads the work over the machine's cores.
+    /// A room of fewer than 64 binary clients a thread uses fewer. The
+    /// frames are the same bytes whatever the number.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub snapshot_threads: u64,
     /// Seat protocol-1 clients (inputs named by the client's own ticks and
     /// queued by the server, which lets a client catch up two inputs a
     /// tick); without it their `hello` is refused with `bad_protocol`.

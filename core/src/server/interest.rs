@@ -31,7 +31,7 @@ use std::sync::Arc;
 
 use glam::Vec2;
 
-pub(crate) use frames::SentFrame;
+pub(crate) use frames::{BuildScratch, SentFrame};
 pub(crate) use grid::{Grid, Marks};
 
 use crate::shared::compact::head_bytes;

@@ -23,6 +23,7 @@
 //! Joining sends the joiner `welcome` at once; the roster follows with the
 //! next tick.
 
+mod binary;
 mod events;
 mod outbox;
 mod snapshots;
@@ -184,6 +185,8 @@ pub struct Room<G: ServerGame> {
     truths: Truths<G::Entity>,
     /// The recorder, when the room records itself.
     recorder: Option<Box<RoomRecorder>>,
+    /// Threads the binary clients' frames are built on (1: this one).
+    workers: usize,
 }
 
 impl<G: ServerGame> Room<G> {
@@ -204,7 +207,19 @@ impl<G: ServerGame> Room<G> {
             viewers: BTreeMap::new(),
             truths: Truths::default(),
             recorder: None,
+            workers: 1,
         }
+    }
+
+    /// Spreads the building of the binary clients' snapshot frames over
+    /// `workers` threads (this one among them; 1, the default, builds them
+    /// all here). The frames, their order and the room's counters are the
+    /// same whatever the number: a client's frame depends on the tick and
+    /// its own baseline only. A room of fewer than 64 binary clients a
+    /// worker uses fewer workers. The shell sets it natively; a room in a
+    /// browser keeps 1.
+    pub fn spread_snapshots(&mut self, workers: usize) {
+        self.workers = workers.max(1);
     }
 
     /// An empty room that records every call into it (see

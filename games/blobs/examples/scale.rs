@@ -11,7 +11,10 @@
 //! of the first 50 players' views, tick to tick, bytes per pellet change
 //! (an eaten one's removal or a new one's arrival) and per moving blob.
 //!
-//! `cargo run --release -p skirmish-blobs --example scale [PLAYERS PELLETS TICKS]`
+//! `WORKERS` (default 1) spreads the snapshot phase over that many threads
+//! ([`Room::spread_snapshots`]).
+//!
+//! `cargo run --release -p skirmish-blobs --example scale [PLAYERS PELLETS TICKS WORKERS]`
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
@@ -66,7 +69,10 @@ fn main() {
     let (players, pellets, ticks) = (arg(1, 500), arg(2, 5000), arg(3, 400));
     let mut out = Outbox::new();
     let mut room = match arena(players, pellets, &mut out) {
-        Ok(room) => room,
+        Ok(mut room) => {
+            room.spread_snapshots(arg(4, 1));
+            room
+        }
         Err(e) => {
             eprintln!("scale: {e}");
             return;

@@ -145,3 +145,68 @@ fn a_heavy_blobs_view_fills_in_within_the_byte_budget() {
     let sent = room.stats().binary_bytes;
     assert!(sent > 25_000, "{sent} bytes in 60 frames: the view starved");
 }
+
+/// A room of `players` binary pages that acknowledge every snapshot, its
+/// frames built on `workers` threads: every frame of `ticks` ticks, in
+/// order, and the room's counters.
+fn frames_built_by(workers: usize, players: u32, ticks: u32) -> (Vec<(PlayerId, Vec<u8>)>, String) {
+    use skirmish_core::{decode_inputs, encode_inputs};
+    let game = BlobSettings {
+        pellets: 3000,
+        side: 3000.0,
+    };
+    let mut room: Room<Blobs> = Room::new(RoomConfig {
+        name: "spread".into(),
+        capacity: players as usize,
+        seed: 9,
+        interest: InterestConfig {
+            radius: Blobs::interest_radius(&game),
+            ..InterestConfig::default()
+        },
+        game,
+    });
+    room.spread_snapshots(workers);
+    let mut out = Outbox::new();
+    for i in 1..=players {
+        room.join(PlayerId(i), "b", seating(Encoding::Compact), &mut out)
+            .expect("joins");
+    }
+    let (mut frames, mut last, mut message) = (Vec::new(), Tick::ZERO, Vec::new());
+    for t in 0..ticks {
+        out.clear();
+        for i in 1..=players {
+            // Each steers its own way, turning a little every tick.
+            let angle = (i * 7919 + t * 300) as u16;
+            let steer = Ticked::new(Tick(last.0 + 1), (angle, skirmish_blobs::MOVE), None);
+            message.clear();
+            encode_inputs(&[steer], Some(last), None, &mut message);
+            let decoded: ClientMessage<_> = decode_inputs(&message).expect("decodes");
+            let _ = room.receive_frame_at(
+                PlayerId(i),
+                &decoded,
+                (false, &message),
+                std::time::Duration::ZERO,
+                &mut out,
+            );
+        }
+        out.clear();
+        last = room.tick(&mut out);
+        for &(to, i) in out.deliveries() {
+            if let Frame::Binary(bytes) = &out.frames()[i] {
+                frames.push((to, bytes.clone()));
+            }
+        }
+    }
+    (frames, format!("{:?}", room.stats()))
+}
+
+/// Frames built on several threads are the frames built on one: the same
+/// bytes, to the same pages, in the same order, and the same counters.
+#[test]
+fn frames_spread_over_threads_are_the_same_bytes() {
+    let one = frames_built_by(1, 300, 30);
+    let three = frames_built_by(3, 300, 30);
+    assert!(one.0.len() >= 300 * 30, "{} frames", one.0.len());
+    assert!(one.0 == three.0, "the same frames");
+    assert_eq!(one.1, three.1);
+}

@@ -392,10 +392,11 @@ impl<G: Hosted> Rooms<G> {
                 .inspect_err(|e| tracing::warn!(room = %name, "not recording: {e}"))
                 .ok()
         });
-        let room = match record {
+        let mut room = match record {
             Some(_) => Room::recorded(config),
             None => Room::new(config),
         };
+        room.spread_snapshots(self.settings.snapshot_threads as usize);
         let health = TickHealth::new(self.millis(Instant::now()), number);
         let handle = RoomHandle::new(name.clone(), room, opener, health, self.metrics.clone());
         handle.lock().record = record;

@@ -16,6 +16,7 @@
 //!
 //! Flags: `--quick` (20 s windows instead of 60 s), `--players 100,250`
 //! (the sizes), `--threads N` (the server's worker threads; 1 as shipped),
+//! `--snapshot-threads N` (the threads each room builds its frames on),
 //! `--no-write` (print, do not touch `docs/BENCHMARKS.md`).
 
 use std::fs;
@@ -38,6 +39,8 @@ struct Options {
     write: bool,
     /// The server's `--threads` (as shipped: 1).
     threads: usize,
+    /// The server's `--snapshot-threads` (as shipped: 1).
+    snapshot_threads: usize,
 }
 
 fn parse(args: &[String]) -> Result<Options> {
@@ -46,6 +49,7 @@ fn parse(args: &[String]) -> Result<Options> {
         players: vec![100, 250, 500, 1000],
         write: true,
         threads: 1,
+        snapshot_threads: 1,
     };
     let mut args = args.iter();
     while let Some(arg) = args.next() {
@@ -58,6 +62,12 @@ fn parse(args: &[String]) -> Result<Options> {
                     .parse()
                     .map_err(|_| format!("`--threads {n}`: expected a number"))?;
             }
+            "--snapshot-threads" => {
+                let n = args.next().ok_or("`--snapshot-threads` needs a number")?;
+                options.snapshot_threads = n
+                    .parse()
+                    .map_err(|_| format!("`--snapshot-threads {n}`: expected a number"))?;
+            }
             "--players" => {
                 let list = args.next().ok_or("`--players` needs a list, such as 100,250")?;
                 options.players = list
@@ -69,7 +79,7 @@ fn parse(args: &[String]) -> Result<Options> {
             "--" => {}
             other => {
                 return Err(format!(
-                    "scale: unknown argument `{other}` (expected `--quick`, `--players LIST`, `--threads N` or `--no-write`)"
+                    "scale: unknown argument `{other}` (expected `--quick`, `--players LIST`, `--threads N`, `--snapshot-threads N` or `--no-write`)"
                 ))
             }
         }
@@ -132,6 +142,7 @@ pub fn run(args: &[String]) -> Result {
         let capacity = players.to_string();
         let (side_arg, pellets_arg) = (side.to_string(), pellets.to_string());
         let threads = options.threads.to_string();
+        let snapshot_threads = options.snapshot_threads.to_string();
         let (server, addr) = spawn_server(&[
             "--room-capacity",
             &capacity,
@@ -144,6 +155,8 @@ pub fn run(args: &[String]) -> Result {
             &pellets_arg,
             "--threads",
             &threads,
+            "--snapshot-threads",
+            &snapshot_threads,
         ])?;
         let game = measure(&scenario, server, &addr, true)?;
         let floor_bytes = (game.bytes_per_sec / game.snapshots_per_sec.max(1e-9)).round() as usize;
@@ -165,7 +178,7 @@ pub fn run(args: &[String]) -> Result {
         println!("{}", line(&row));
         rows.push(row);
     }
-    let table = table(&rows, options.seconds, options.threads);
+    let table = table(&rows, options.seconds, &options);
     println!("\n{table}");
     if options.write {
         write(&table)?;
@@ -256,9 +269,10 @@ fn line(row: &Row) -> String {
     )
 }
 
-fn table(rows: &[Row], seconds: u64, threads: usize) -> String {
+fn table(rows: &[Row], seconds: u64, options: &Options) -> String {
+    let (threads, snapshot_threads) = (options.threads, options.snapshot_threads);
     let mut out = format!(
-        "`cargo xtask scale` ({seconds} s windows, server `--threads {threads}`), {}: one blobs room, 10 pellets per player at \
+        "`cargo xtask scale` ({seconds} s windows, server `--threads {threads} --snapshot-threads {snapshot_threads}`), {}: one blobs room, 10 pellets per player at \
 blobs' default density, light bots (`bots --light --game blobs`, 2 threads) on the same machine; \
 the floor sends the same bytes per snapshot to the same number of bots.\n\n\
 | players | pellets | arena side | tick p50 | tick p99 | server CPU | CPU per player | floor CPU per player | skirmish / floor | RSS | bytes per player per s | snapshots/s per client | gap p99 | floor bytes per snapshot |\n\

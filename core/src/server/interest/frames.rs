@@ -18,6 +18,10 @@ use crate::shared::fields::Fields;
 use crate::shared::state::PlayerId;
 use crate::shared::tick::Tick;
 
+/// A player left waiting for a refresh: its id, accumulated priority and
+/// the tick it was last refreshed.
+type Waiting = (PlayerId, f32, Tick);
+
 /// A frame sent: what the next frame is built from.
 #[derive(Clone, Debug)]
 pub(crate) struct SentFrame<F> {
@@ -27,7 +31,7 @@ pub(crate) struct SentFrame<F> {
     set: Option<Vec<Entity<F>>>,
     /// Players it left waiting for a refresh, in id order: accumulated
     /// priority and the tick they were last refreshed.
-    waiting: Vec<(PlayerId, f32, Tick)>,
+    waiting: Vec<Waiting>,
     /// Every player in view not waiting was refreshed at this tick.
     fresh_at: Tick,
 }
@@ -56,18 +60,65 @@ impl<F> SentFrame<F> {
 
 /// One player in view, while a frame is built.
 struct Row<F> {
+    /// Its index in the scene.
+    at: u32,
     id: PlayerId,
     value: F,
     /// Its value if not refreshed (`None`: left out of the set).
     carried: Option<F>,
     /// Bytes refreshing it takes (0: the prediction is right).
     cost: usize,
-    weight: f32,
     accumulated: f32,
     last: Tick,
+    /// Its priority; weighed only when the budget must choose.
     key: f32,
     overdue: bool,
     refreshed: bool,
+}
+
+/// What building frames keeps between frames, for its allocations.
+pub(crate) struct BuildScratch<F> {
+    rows: Vec<Row<F>>,
+    removed: Vec<usize>,
+    stale: Vec<bool>,
+    entries: Vec<(PlayerId, Option<F>, F)>,
+}
+
+impl<F> Default for BuildScratch<F> {
+    fn default() -> Self {
+        BuildScratch {
+            rows: Vec::new(),
+            removed: Vec::new(),
+            stale: Vec::new(),
+            entries: Vec::new(),
+        }
+    }
+}
+
+/// How much a player in view weighs when the budget chooses: 1, plus up
+/// to 2 for nearness to `here`, plus up to 1 for speed.
+struct Weights<'a, 's, F: Fields> {
+    scene: &'a Scene<'s, F>,
+    here: Option<Vec2>,
+    reach2: f32,
+}
+
+impl<F: Fields> Weights<'_, '_, F> {
+    fn of(&self, at: u32) -> f32 {
+        let i = at as usize;
+        let near = self.here.map_or(0.0, |h| {
+            2.0 * (1.0 - (self.scene.positions[i].distance_squared(h) / self.reach2).min(1.0))
+        });
+        1.0 + near + self.scene.speed[i]
+    }
+
+    /// Every row's priority: what it accumulated and its weight, first of
+    /// all when overdue.
+    fn key(&self, rows: &mut [Row<F>]) {
+        for row in rows {
+            row.key = row.accumulated + self.of(row.at) + if row.overdue { 1e9 } else { 0.0 };
+        }
+    }
 }
 
 /// The frame built on `base` (whose set is `base_set`) for the players
@@ -80,17 +131,28 @@ pub(crate) fn build<F: Fields>(
     here: Option<Vec2>,
     room: usize,
     scene: &Scene<'_, F>,
+    scratch: &mut BuildScratch<F>,
 ) -> (SentFrame<F>, Vec<u8>) {
     let tick = scene.tick;
     let motion = F::motion(tick.0.saturating_sub(base.tick.0), scene.fields);
     let count = seen.map_or(scene.truth.len(), <[usize]>::len);
     let reach = scene.config.radius.unwrap_or(scene.reach).max(1.0);
-    let reach2 = reach * reach;
+    let weights = Weights {
+        scene,
+        here,
+        reach2: reach * reach,
+    };
     let stale_after = scene.config.max_stale_ticks.saturating_sub(1);
     // One pass over the players in view, the baseline and the waiting
     // list, all in id order.
-    let mut rows: Vec<Row<F>> = Vec::with_capacity(count);
-    let mut removed = Vec::new();
+    let BuildScratch {
+        rows,
+        removed,
+        stale,
+        entries,
+    } = scratch;
+    rows.clear();
+    removed.clear();
     let mut old = base_set.iter().enumerate().peekable();
     let mut waiting = base.waiting.iter().peekable();
     for k in 0..count {
@@ -107,22 +169,18 @@ pub(crate) fn build<F: Fields>(
         let (accumulated, last) = waiting
             .next_if(|(w, _, _)| *w == id)
             .map_or((0.0, base.fresh_at), |(_, a, l)| (*a, *l));
-        let near = here.map_or(0.0, |h| {
-            2.0 * (1.0 - (scene.positions[i].distance_squared(h) / reach2).min(1.0))
-        });
-        let weight = 1.0 + near + scene.speed[i];
         // Only what the client draws can be stale: a player new to its set
         // comes within the budget, nearest first.
         let overdue = carried.is_some() && tick.0.saturating_sub(last.0) >= stale_after;
         rows.push(Row {
+            at: i as u32,
             id,
             value,
             carried,
             cost,
-            weight,
             accumulated,
             last,
-            key: accumulated + weight + if overdue { 1e9 } else { 0.0 },
+            key: 0.0,
             overdue,
             refreshed: cost == 0,
         });
@@ -130,17 +188,22 @@ pub(crate) fn build<F: Fields>(
     removed.extend(old.map(|(gone, _)| gone));
     // The removals exactly, then the entries' count and the stale mask
     // (one bit per player).
-    let fixed = delta::removals_bytes(&removed) + 4 + count.div_ceil(8);
-    let used = choose(&mut rows, room.saturating_sub(fixed));
-    let (mut body, mut parts) = (Vec::with_capacity(used + fixed), split(&rows));
+    let fixed = delta::removals_bytes(removed) + 4 + count.div_ceil(8);
+    let (used, mut keyed) = choose(rows, room.saturating_sub(fixed), &weights);
+    let mut body = Vec::with_capacity(used + fixed);
+    let mut parts = split(rows, &weights, stale, entries);
     loop {
         body.clear();
-        delta::write_body(&removed, &parts.entries, &parts.stale, &mut body);
+        delta::write_body(removed, entries, stale, &mut body);
         // An entry's id gap was costed as one byte: should the gaps have
         // taken more, the chosen row of least priority waits for the next
         // frame, until the body fits (what is overdue goes regardless).
         if body.len() <= room {
             break;
+        }
+        if !keyed {
+            weights.key(rows);
+            keyed = true;
         }
         let Some(last) = rows
             .iter_mut()
@@ -150,9 +213,9 @@ pub(crate) fn build<F: Fields>(
             break;
         };
         last.refreshed = false;
-        parts = split(&rows);
+        parts = split(rows, &weights, stale, entries);
     }
-    let Parts { set, left, .. } = parts;
+    let (set, left) = parts;
     let complete = left.is_empty() && count == scene.truth.len();
     let frame = SentFrame {
         tick,
@@ -163,55 +226,54 @@ pub(crate) fn build<F: Fields>(
     (frame, body)
 }
 
-/// A frame's rows as what it sends and what it leaves waiting.
-struct Parts<F> {
-    /// The set the client holds after it (id order).
-    set: Vec<Entity<F>>,
-    /// Which of the set's entries are stale (not refreshed).
-    stale: Vec<bool>,
-    /// The entries written: id, the baseline's prediction, the value.
-    entries: Vec<(PlayerId, Option<F>, F)>,
-    /// The rows left waiting: id, priority, last refresh.
-    left: Vec<(PlayerId, f32, Tick)>,
-}
-
-fn split<F: Fields>(rows: &[Row<F>]) -> Parts<F> {
-    let mut parts = Parts {
-        set: Vec::with_capacity(rows.len()),
-        stale: Vec::with_capacity(rows.len()),
-        entries: Vec::with_capacity(rows.len()),
-        left: Vec::new(),
-    };
+/// A frame's rows as the set the client holds after it (id order) and the
+/// rows left waiting (id, priority, last refresh); into `stale` which of
+/// the set's entries are stale (not refreshed), into `entries` those
+/// written (id, the baseline's prediction, the value).
+fn split<F: Fields>(
+    rows: &[Row<F>],
+    weights: &Weights<'_, '_, F>,
+    stale: &mut Vec<bool>,
+    entries: &mut Vec<(PlayerId, Option<F>, F)>,
+) -> (Vec<Entity<F>>, Vec<Waiting>) {
+    let mut set = Vec::with_capacity(rows.len());
+    let mut left = Vec::new();
+    stale.clear();
+    entries.clear();
     for row in rows {
         if row.refreshed {
-            parts.set.push((row.id, row.value));
-            parts.stale.push(false);
+            set.push((row.id, row.value));
+            stale.push(false);
             if row.cost > 0 {
-                parts.entries.push((row.id, row.carried, row.value));
+                entries.push((row.id, row.carried, row.value));
             }
         } else {
-            parts
-                .left
-                .push((row.id, row.accumulated + row.weight, row.last));
+            left.push((row.id, row.accumulated + weights.of(row.at), row.last));
             if let Some(carried) = row.carried {
-                parts.set.push((row.id, carried));
-                parts.stale.push(true);
+                set.push((row.id, carried));
+                stale.push(true);
             }
         }
     }
-    parts
+    (set, left)
 }
 
 /// Marks the rows to refresh within `room` bytes: all when they fit;
-/// otherwise overdue ones first, then by priority. The bytes used.
-fn choose<F>(rows: &mut [Row<F>], room: usize) -> usize {
+/// otherwise overdue ones first, then by priority. The bytes used, and
+/// whether the rows were weighed.
+fn choose<F: Fields>(
+    rows: &mut [Row<F>],
+    room: usize,
+    weights: &Weights<'_, '_, F>,
+) -> (usize, bool) {
     let total: usize = rows.iter().map(|r| r.cost).sum();
     if total <= room {
         for row in rows.iter_mut() {
             row.refreshed = true;
         }
-        return total;
+        return (total, false);
     }
+    weights.key(rows);
     let mut order: Vec<usize> = (0..rows.len()).filter(|&r| rows[r].cost > 0).collect();
     let first = |a: &usize, b: &usize| {
         rows[*b]
@@ -235,5 +297,5 @@ fn choose<F>(rows: &mut [Row<F>], room: usize) -> usize {
             rows[r].refreshed = true;
         }
     }
-    used
+    (used, true)
 }

@@ -11,22 +11,19 @@
 //! - Binary clients on datagrams also get their head again, alone, half a
 //!   tick later (an own echo, [`Outbox::later`]).
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::{Frame, Outbox, Room, RoomStats};
+use super::binary::{self, view_radius_of, Job, Shared};
+use super::{Frame, Outbox, Room};
 use crate::server::interest::{
-    delta_head_bytes, frames, keep_nearest, max_view_radius, nearest_view, Grid, Scene, SentFrame,
-    Truths, ViewScratch, Viewer, MAX_JSON_VIEW,
+    delta_head_bytes, nearest_view, Grid, Scene, SentFrame, MAX_JSON_VIEW,
 };
 use crate::server::world::ServerGame;
 use crate::shared::compact;
-use crate::shared::delta::{self, Entity};
-use crate::shared::fields::{full_bytes, Fields};
+use crate::shared::delta::Entity;
 use crate::shared::game::OwnState;
 use crate::shared::protocol::{encode, Encoding, ServerMessage};
 use crate::shared::tick::Tick;
-use crate::shared::timing::InputTiming;
 
 impl<G: ServerGame> Room<G> {
     /// This tick's snapshot to every seat, each shared frame encoded once.
@@ -158,64 +155,68 @@ impl<G: ServerGame> Room<G> {
         let viewing = !self.viewers.is_empty();
         let extent = G::extent(config);
         let grid = grid.filter(|_| viewing);
-        let mut frames = Frames::<G> {
-            scene: Scene {
-                tick,
-                truth,
-                positions: &self.positions,
-                grid,
-                fields: config,
-                reach: extent.length(),
-                config: &self.interest,
-                // Things stand still: only players have a speed.
-                speed: if viewing {
-                    self.states
-                        .iter()
-                        .map(|s| G::speed(s, config))
-                        .chain(things.iter().map(|_| 0.0))
-                        .collect()
-                } else {
-                    Vec::new()
-                },
-            },
-            truths: &self.truths,
-            tail: &self.tail,
-            // The whole frame fits the budget: a protocol-2 head's timing
-            // and receipt too (a frame past a datagram goes on the stream).
-            budget: (self.interest.budget)
-                .saturating_sub(delta_head_bytes::<G::Own>() + compact::TIMING_BYTES),
-            shared: BTreeMap::new(),
-            complete: Arc::new(SentFrame::full(tick, None)),
-            stats: &mut self.stats,
-            scratch: ViewScratch::default(),
-            seen: Vec::new(),
-        };
-        for (&id, seat) in &self.seats {
-            if seat.encoding != Encoding::Compact {
-                continue;
-            }
-            let Ok(at) = self.states.binary_search_by_key(&id, OwnState::id) else {
-                continue;
-            };
-            let timing = seat.scheduled.then(|| self.world.take_timing(id)).flatten();
-            let frame = if let Some(viewer) = self.viewers.get_mut(&id) {
-                frames.for_viewer(viewer, at, &self.states[at], timing.as_ref())
+        let scene = Scene {
+            tick,
+            truth,
+            positions: &self.positions,
+            grid,
+            fields: config,
+            reach: extent.length(),
+            config: &self.interest,
+            // Things stand still: only players have a speed.
+            speed: if viewing {
+                self.states
+                    .iter()
+                    .map(|s| G::speed(s, config))
+                    .chain(things.iter().map(|_| 0.0))
+                    .collect()
             } else {
-                let mut frame =
-                    Vec::with_capacity(compact::head_bytes::<G::Own>() + self.tail.len());
-                compact::encode_head(tick, &self.states[at], timing.as_ref(), &mut frame);
-                frame.extend_from_slice(&self.tail);
-                frame
+                Vec::new()
+            },
+        };
+        let made = {
+            // Each binary client's job: its index, its viewer (walked beside
+            // the seats, both in id order) and its input timing.
+            let mut viewers = self.viewers.iter_mut().peekable();
+            let mut jobs = Vec::with_capacity(self.seats.len());
+            for (&id, seat) in &self.seats {
+                while viewers.next_if(|(v, _)| **v < id).is_some() {}
+                let viewer = viewers.next_if(|(v, _)| **v == id).map(|(_, v)| v);
+                if seat.encoding != Encoding::Compact {
+                    continue;
+                }
+                let Ok(at) = self.states.binary_search_by_key(&id, OwnState::id) else {
+                    continue;
+                };
+                let timing = seat.scheduled.then(|| self.world.take_timing(id)).flatten();
+                jobs.push(Job {
+                    id,
+                    at,
+                    viewer,
+                    timing,
+                    echo: seat.echo,
+                });
+            }
+            let shared = Shared::<G> {
+                scene: &scene,
+                states: &self.states,
+                truths: &self.truths,
+                tail: &self.tail,
+                // The whole frame fits the budget: a protocol-2 head's
+                // timing and receipt too (a frame past a datagram goes on
+                // the stream).
+                budget: (self.interest.budget)
+                    .saturating_sub(delta_head_bytes::<G::Own>() + compact::TIMING_BYTES),
+                complete: Arc::new(SentFrame::full(tick, None)),
             };
-            frames.stats.binary_bytes += frame.len() as u64;
-            frames.stats.snapshots += 1;
-            out.send(id, Frame::Binary(frame), true);
-            if seat.echo {
-                let mut echo =
-                    Vec::with_capacity(compact::head_bytes::<G::Own>() + compact::TIMING_BYTES);
-                compact::encode_own(tick, &self.states[at], timing.as_ref(), &mut echo);
-                frames.stats.binary_bytes += echo.len() as u64;
-                out.send_later(id, Frame::Binary(echo));
+            let (made, counts) = binary::frames(jobs, &shared, self.workers);
+            counts.add_to(&mut self.stats);
+            made
+        };
+        for made in made {
+            out.send(made.id, Frame::Binary(made.frame), true);
+            if let Some(echo) = made.echo {
+                out.send_later(made.id, Frame::Binary(echo));
             }
         }
     }
@@ -228,151 +229,4 @@ enum JsonView<'a> {
     Whole,
     /// Each its nearest, within its view radius when the room has a grid.
     Nearest(Option<&'a Grid>),
-}
-
-/// A frame built this tick and its body.
-type Built<F> = (Arc<SentFrame<F>>, Vec<u8>);
-
-/// What this tick's binary frames are built from.
-struct Frames<'a, G: ServerGame> {
-    scene: Scene<'a, G::Entity>,
-    truths: &'a Truths<G::Entity>,
-    /// The full compact tail of everyone.
-    tail: &'a [u8],
-    /// Bytes a delta body may take.
-    budget: usize,
-    /// Frames built this tick for clients that see everyone, by the
-    /// baseline frame they build on (its address): built once, shared.
-    shared: BTreeMap<usize, Built<G::Entity>>,
-    /// This tick's frame that is the room's whole truth: every complete
-    /// frame is this one, so the clients that got one share what follows.
-    complete: Arc<SentFrame<G::Entity>>,
-    stats: &'a mut RoomStats,
-    /// Kept between viewers for their allocations.
-    scratch: ViewScratch,
-    seen: Vec<usize>,
-}
-
-impl<G: ServerGame> Frames<'_, G> {
-    /// The frame for the viewer of the player at index `at`, recorded as
-    /// sent.
-    fn for_viewer(
-        &mut self,
-        viewer: &mut Viewer<G::Entity>,
-        at: usize,
-        own: &G::Own,
-        timing: Option<&InputTiming>,
-    ) -> Vec<u8> {
-        let scene = &self.scene;
-        let tick = scene.tick;
-        let radius = view_radius_of::<G>(own, scene.config.radius);
-        let mut seen = std::mem::take(&mut self.seen);
-        let viewing = viewer.view(at, radius, scene, &mut self.scratch, &mut seen);
-        // A view's frame keeps to the byte budget (roughly: a late
-        // refresh may go past it); only a frame of everyone is the tail.
-        let body = if viewing {
-            self.budget + self.budget / 4
-        } else {
-            self.tail.len()
-        };
-        let mut frame =
-            Vec::with_capacity(delta_head_bytes::<G::Own>() + compact::TIMING_BYTES + body);
-        // A baseline whose set is no longer known (older than the room's
-        // ring) is as good as none.
-        let truths = self.truths;
-        let base = viewer
-            .baseline()
-            .filter(|b| truths.set_of(b).is_some())
-            .cloned();
-        let sent = if let Some(base) = base {
-            self.stats.deltas += 1;
-            delta::encode_head(tick, base.tick, own, timing, &mut frame);
-            let base_set = truths.set_of(&base).unwrap_or_default();
-            let budget = self.budget;
-            let (sent, body_len) = if viewing {
-                let (next, body) = frames::build(
-                    &base,
-                    base_set,
-                    Some(&seen),
-                    Some(scene.positions[at]),
-                    budget,
-                    scene,
-                );
-                frame.extend_from_slice(&body);
-                (Arc::new(next), body.len())
-            } else {
-                let key = Arc::as_ptr(&base) as usize;
-                let complete = &self.complete;
-                let bodies = &mut self.stats.delta_bodies;
-                // A view too large to choose from per client: the whole
-                // truth, shared.
-                let room = if scene.truth.len() > scene.config.max_budgeted_view {
-                    usize::MAX
-                } else {
-                    budget
-                };
-                let (sent, body) = self.shared.entry(key).or_insert_with(|| {
-                    *bodies += 1;
-                    let (next, body) = frames::build(&base, base_set, None, None, room, scene);
-                    let next = if next.is_complete() {
-                        complete.clone()
-                    } else {
-                        Arc::new(next)
-                    };
-                    (next, body)
-                });
-                frame.extend_from_slice(body);
-                (sent.clone(), body.len())
-            };
-            if body_len > budget {
-                self.stats.over_budget += 1;
-            }
-            sent
-        } else {
-            // Nothing to build on: a full frame of what it sees, nearest
-            // first within the byte budget; a crowded view fills in over
-            // the deltas that follow (a whole view of a thousand things
-            // each tick would not drain through a lossy path).
-            compact::encode_head(tick, own, timing, &mut frame);
-            let set = if viewing {
-                let chosen = nearest_within(&seen, at, self.budget, scene);
-                let set: Vec<Entity<G::Entity>> = chosen.iter().map(|&i| scene.truth[i]).collect();
-                compact::encode_tail_quantised(&set, &mut frame);
-                Some(set)
-            } else {
-                frame.extend_from_slice(self.tail);
-                None
-            };
-            match set {
-                None => self.complete.clone(),
-                set => Arc::new(SentFrame::full(tick, set)),
-            }
-        };
-        viewer.record(sent);
-        self.seen = seen;
-        frame
-    }
-}
-
-/// Of `seen` (indices into the scene, in id order), those a full frame of
-/// `budget` bytes holds: all when they fit, else the nearest to the viewer
-/// at `me` (always itself), in id order.
-fn nearest_within<F: Fields>(
-    seen: &[usize],
-    me: usize,
-    budget: usize,
-    scene: &Scene<'_, F>,
-) -> Vec<usize> {
-    // A full frame's entry: the id (4 bytes) and every field.
-    let room = budget.saturating_sub(2) / (4 + full_bytes::<F>());
-    let mut chosen = seen.to_vec();
-    keep_nearest(&mut chosen, scene.positions, me, &[], room);
-    chosen
-}
-
-/// The radius `own` sees within, for the room's interest radius: the
-/// game's [`view_radius`](ServerGame::view_radius), at most
-/// [`max_view_radius`].
-fn view_radius_of<G: ServerGame>(own: &G::Own, radius: Option<f32>) -> Option<f32> {
-    radius.map(|r| G::view_radius(own, r).min(max_view_radius(r)))
 }
