@@ -142,11 +142,12 @@ pub struct RoomSettings {
     #[arg(long, default_value_t = skirmish_core::InterestConfig::DATAGRAM_BUDGET)]
     pub snapshot_budget: usize,
     /// Threads each room builds its binary clients' snapshot frames on
-    /// (the room's own among them): a room of hundreds of players with a
-    /// view each (an .io arena) spreads the work over the machine's cores.
-    /// A room of fewer than 64 binary clients a thread uses fewer. The
-    /// frames are the same bytes whatever the number.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
+    /// (the room's own among them; 0, the default: one per core of the
+    /// machine): a room of hundreds of players with a view each (an .io
+    /// arena) spreads the work over the cores. A room of fewer than 64
+    /// binary clients a thread uses fewer (a room of the tank game, one).
+    /// The frames are the same bytes whatever the number.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=256))]
     pub snapshot_threads: u64,
     /// Seat protocol-1 clients (inputs named by the client's own ticks and
     /// queued by the server, which lets a client catch up two inputs a
@@ -189,6 +190,15 @@ pub struct RecordSettings {
 }
 
 impl RoomSettings {
+    /// The threads a room builds its snapshot frames on: `--snapshot-threads`,
+    /// or one per core when it is 0 (1 when the cores cannot be told).
+    pub fn snapshot_workers(&self) -> usize {
+        match self.snapshot_threads {
+            0 => std::thread::available_parallelism().map_or(1, usize::from),
+            n => n as usize,
+        }
+    }
+
     /// How room `number` called `name` is set up.
     pub fn room_config<G: ServerGame>(
         &self,
@@ -331,6 +341,14 @@ mod tests {
         assert_eq!(config.limits.hello_timeout, Duration::from_secs(10));
         assert_eq!(config.limits.upgrade_timeout, Duration::from_secs(5));
         assert_eq!(config.threads, 1);
+        assert_eq!(config.rooms.snapshot_threads, 0);
+        assert!(config.rooms.snapshot_workers() >= 1, "one per core");
+        let two = ServerConfig::try_parse_from(["skirmish-server", "--snapshot-threads", "2"])
+            .expect("parses");
+        assert_eq!(two.rooms.snapshot_workers(), 2);
+        assert!(
+            ServerConfig::try_parse_from(["skirmish-server", "--snapshot-threads", "999"]).is_err()
+        );
         assert_eq!(config.rooms.record.dir, None);
         assert_eq!(config.rooms.record.part_bytes, 64 << 20);
         assert_eq!(config.rooms.record.total_bytes, 8 << 30);

@@ -256,9 +256,14 @@ impl<F> Viewer<F> {
         ring.clear();
         grid.within(here, radius, keep, marks, ring);
         marks.set(me);
-        // Between the radius and the margin: those it saw stay seen.
+        // Between the radius and the margin: those it saw stay seen (both
+        // in id order, walked side by side).
+        ring.sort_unstable();
+        let mut saw = self.in_view.iter().peekable();
         for &i in ring.iter() {
-            if self.in_view.binary_search(&scene.truth[i].0).is_ok() {
+            let id = scene.truth[i].0;
+            while saw.next_if(|&&s| s < id).is_some() {}
+            if saw.next_if(|&&s| s == id).is_some() {
                 marks.set(i);
             }
         }

@@ -396,7 +396,7 @@ impl<G: Hosted> Rooms<G> {
             Some(_) => Room::recorded(config),
             None => Room::new(config),
         };
-        room.spread_snapshots(self.settings.snapshot_threads as usize);
+        room.spread_snapshots(self.settings.snapshot_workers());
         let health = TickHealth::new(self.millis(Instant::now()), number);
         let handle = RoomHandle::new(name.clone(), room, opener, health, self.metrics.clone());
         handle.lock().record = record;

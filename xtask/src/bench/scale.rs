@@ -39,7 +39,7 @@ struct Options {
     write: bool,
     /// The server's `--threads` (as shipped: 1).
     threads: usize,
-    /// The server's `--snapshot-threads` (as shipped: 1).
+    /// The server's `--snapshot-threads` (as shipped: 0, one per core).
     snapshot_threads: usize,
 }
 
@@ -49,7 +49,7 @@ fn parse(args: &[String]) -> Result<Options> {
         players: vec![100, 250, 500, 1000],
         write: true,
         threads: 1,
-        snapshot_threads: 1,
+        snapshot_threads: 0,
     };
     let mut args = args.iter();
     while let Some(arg) = args.next() {

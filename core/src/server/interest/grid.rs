@@ -1,6 +1,6 @@
 //! Who is near whom: a uniform grid over the world, its cells half the
 //! interest radius, each cell's entities stored together with their
-//! positions (one array, cell after cell, in index order within a cell)
+//! positions (cell after cell, in index order within a cell)
 //! and the box they fill.
 //!
 //! A view is found cell by cell: a cell whose box lies within the radius
@@ -23,8 +23,10 @@ pub(crate) struct Grid {
     /// Where each cell's entries start in `entries` (one more than the
     /// cells: the last is the end).
     starts: Vec<u32>,
-    /// Every entity's index and position, cell after cell.
-    entries: Vec<(u32, Vec2)>,
+    /// Every entity's index, cell after cell.
+    indices: Vec<u32>,
+    /// Their positions, in the same order.
+    points: Vec<Vec2>,
     /// Each cell's entities' bounding box (min, max); empty cells' is
     /// inverted.
     boxes: Vec<(Vec2, Vec2)>,
@@ -43,7 +45,8 @@ impl Grid {
             columns,
             rows,
             starts: vec![0; columns * rows + 1],
-            entries: vec![(0, Vec2::ZERO); positions.len()],
+            indices: vec![0; positions.len()],
+            points: vec![Vec2::ZERO; positions.len()],
             boxes: vec![
                 (Vec2::splat(f32::INFINITY), Vec2::splat(f32::NEG_INFINITY));
                 columns * rows
@@ -60,7 +63,8 @@ impl Grid {
         }
         let mut next: Vec<u32> = grid.starts[..columns * rows].to_vec();
         for (i, (&c, p)) in cells.iter().zip(positions).enumerate() {
-            grid.entries[next[c] as usize] = (i as u32, *p);
+            grid.indices[next[c] as usize] = i as u32;
+            grid.points[next[c] as usize] = *p;
             next[c] += 1;
             let b = &mut grid.boxes[c];
             (b.0, b.1) = (b.0.min(*p), b.1.max(*p));
@@ -86,15 +90,17 @@ impl Grid {
         (r0..=r1).flat_map(move |r| (c0..=c1).map(move |c| r * self.columns + c))
     }
 
-    fn entries_of(&self, cell: usize) -> &[(u32, Vec2)] {
-        &self.entries[self.starts[cell] as usize..self.starts[cell + 1] as usize]
+    /// Cell `cell`'s entities: their indices and positions.
+    fn entries_of(&self, cell: usize) -> (&[u32], &[Vec2]) {
+        let span = self.starts[cell] as usize..self.starts[cell + 1] as usize;
+        (&self.indices[span.clone()], &self.points[span])
     }
 
     /// Indices of the entities in the cells `reach` around `at` covers.
     pub(crate) fn near(&self, at: Vec2, reach: f32, out: &mut Vec<usize>) {
         out.clear();
         for cell in self.cells(at, reach) {
-            out.extend(self.entries_of(cell).iter().map(|&(i, _)| i as usize));
+            out.extend(self.entries_of(cell).0.iter().map(|&i| i as usize));
         }
     }
 
@@ -133,14 +139,14 @@ impl Grid {
                     high.y
                 },
             );
-            let entries = self.entries_of(cell);
+            let (indices, points) = self.entries_of(cell);
             if far.distance(at) <= radius {
-                for &(i, _) in entries {
+                for &i in indices {
                     marks.set(i as usize);
                 }
                 continue;
             }
-            for &(i, p) in entries {
+            for (&i, &p) in indices.iter().zip(points) {
                 let d = p.distance(at);
                 if d <= radius {
                     marks.set(i as usize);
