@@ -145,7 +145,8 @@ pub struct RoomSettings {
     /// (the room's own among them; 0, the default: one per core of the
     /// machine): a room of hundreds of players with a view each (an .io
     /// arena) spreads the work over the cores. A room of fewer than 64
-    /// binary clients a thread uses fewer (a room of the tank game, one).
+    /// binary clients a thread uses fewer, and a room without an interest
+    /// radius one (its clients share frames).
     /// The frames are the same bytes whatever the number.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=256))]
     pub snapshot_threads: u64,

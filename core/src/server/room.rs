@@ -216,7 +216,8 @@ impl<G: ServerGame> Room<G> {
     /// all here). The frames, their order and the room's counters are the
     /// same whatever the number: a client's frame depends on the tick and
     /// its own baseline only. A room of fewer than 64 binary clients a
-    /// worker uses fewer workers. The shell sets it natively; a room in a
+    /// worker uses fewer workers, and a room without an interest radius
+    /// one (its clients see everyone and share frames). The shell sets it natively; a room in a
     /// browser keeps 1.
     pub fn spread_snapshots(&mut self, workers: usize) {
         self.workers = workers.max(1);

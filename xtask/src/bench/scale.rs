@@ -283,7 +283,29 @@ the floor sends the same bytes per snapshot to the same number of bots.\n\n\
         out.push_str(&line(row));
         out.push('\n');
     }
+    out.push('\n');
+    out.push_str(&plot(rows));
     out
+}
+
+/// The CPU per player against players, the server's and the floor's, as
+/// a Mermaid chart (drawn where the Markdown is read, such as GitHub).
+fn plot(rows: &[Row]) -> String {
+    let per = |m: &Measured, players: usize| cpu(m) / players as f64;
+    let list = |f: &dyn Fn(&Row) -> String| rows.iter().map(f).collect::<Vec<_>>().join(", ");
+    let top = rows
+        .iter()
+        .map(|r| per(&r.game, r.players).max(per(&r.floor, r.players)))
+        .fold(0.0f64, f64::max);
+    format!(
+        "CPU per player (% of a core) against players: the server (upper line) and the floor (lower line).\n\n\
+```mermaid\nxychart-beta\n    title \"CPU per player against players\"\n    x-axis \"players\" [{}]\n    \
+y-axis \"% of a core per player\" 0 --> {:.2}\n    line [{}]\n    line [{}]\n```\n",
+        list(&|r| r.players.to_string()),
+        (top * 1.2).max(0.01),
+        list(&|r| format!("{:.3}", per(&r.game, r.players))),
+        list(&|r| format!("{:.3}", per(&r.floor, r.players))),
+    )
 }
 
 fn write(table: &str) -> Result {

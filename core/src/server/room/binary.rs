@@ -6,8 +6,9 @@
 //! independent: with more than one worker they are cut into consecutive
 //! runs, each built on a thread of its own with its own scratch, and the
 //! frames come back in seat order. The bytes are the same however many
-//! workers build them; only clients that see everyone share a frame
-//! built once per baseline, and each worker builds its own copy of it.
+//! workers build them. A room without an interest radius is built on one
+//! thread: its clients see everyone and share a frame per baseline, which
+//! each worker would build again.
 //!
 //! [`Room::spread_snapshots`]: super::Room::spread_snapshots
 
@@ -99,7 +100,13 @@ pub(super) fn frames<G: ServerGame>(
     shared: &Shared<'_, G>,
     workers: usize,
 ) -> (Vec<Made>, Counts) {
-    let workers = workers.min(jobs.len() / MIN_PER_WORKER).max(1);
+    // Without views (no interest radius) clients that see everyone share
+    // a frame per baseline: little to spread, and each worker would build
+    // its own copy.
+    let workers = match shared.scene.grid {
+        Some(_) => workers.min(jobs.len() / MIN_PER_WORKER).max(1),
+        None => 1,
+    };
     if workers == 1 {
         let mut builder = Builder::<G>::new(shared);
         let made = jobs.into_iter().map(|job| builder.make(job)).collect();
