@@ -59,7 +59,7 @@ pub use client::clock::{ServerClock, PINGS_IN_FLIGHT};
 pub use client::conditioner::{
     Conditioner, ConditionerStats, Delivery, LinkConditions, MAX_DELAY_MS,
 };
-pub use client::game::{ClientGame, ClientState, EffectsOf, NoteOf, Stepped};
+pub use client::game::{ClientGame, ClientState, EffectsOf, NoteOf, Stepped, ThingMotion};
 pub use client::interpolation::{InterpolationConfig, RemoteSample, SampleKind};
 pub use client::pacing::{Jump, Pacing, PacingConfig};
 pub use client::pending::{PendingInputs, PushError};
@@ -136,7 +136,8 @@ pub mod prelude {
     };
     // What the contract's methods take and give.
     pub use crate::{
-        Command, EventOf, RemoteSample, ServerPlayer, Spawn, Step, Stepped, Target, Thing, Things,
+        Command, EventOf, RemoteSample, ServerPlayer, Spawn, Step, Stepped, Target, Thing,
+        ThingMotion, Things,
     };
     // Ready-made parts: a point, no setup, no events, an input with its
     // tick, binary forms.

@@ -234,3 +234,45 @@ fn a_things_event_reaches_the_pages_that_see_it_once() {
     assert_eq!(heard(&pages), before + 1, "a thing it does not see");
     assert_eq!(pages.text.game().pushes_seen, before + 2);
 }
+
+/// A thing its game draws predicted (a ball on its course) is carried by
+/// its velocity from its newest state to the own player's predicted
+/// tick, keeping no samples; a still one is drawn where its state says.
+#[test]
+fn a_predicted_thing_is_drawn_on_its_course_ahead_of_its_state() {
+    let mut pages = Pages::new(false);
+    pages.run(Duration::from_secs(1));
+    let (at, ball) = pellet(BALLS as u16);
+    things(&mut pages).spawn(at, ball);
+    let (at, still) = pellet(500);
+    things(&mut pages).spawn(at, still);
+    pages.run(Duration::from_secs(1));
+    // Frame by frame: the page's predicted tick runs up to a tick ahead of
+    // the newest state here (no latency), more on a real path.
+    let mut aheads = Vec::new();
+    for _ in 0..20 {
+        pages.frame();
+        let view = pages.binary.view();
+        assert_eq!(view.things.len(), 2, "{view:?}");
+        assert_eq!(
+            pages.binary.interpolated(),
+            view.remotes.len(),
+            "no samples of things"
+        );
+        let (ball, still) = (view.things[0], view.things[1]);
+        assert_eq!(
+            still.visual.0, still.state.x,
+            "a still thing where its state says"
+        );
+        aheads.push(ball.visual.0 - ball.state.x);
+    }
+    println!("the ball drawn ahead of its state by {aheads:?} units");
+    let tick = BALL_SPEED * 0.05;
+    assert!(aheads
+        .iter()
+        .all(|a| (a / tick - (a / tick).round()).abs() < 1e-3 && *a >= 0.0));
+    assert!(
+        aheads.iter().any(|a| *a >= tick),
+        "carried on its course: {aheads:?}"
+    );
+}

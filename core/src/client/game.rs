@@ -43,6 +43,21 @@ pub type NoteOf<G> = <<G as ClientGame>::Client as ClientState>::Note;
 /// What game `G` draws besides the players ([`ClientState::Effects`]).
 pub type EffectsOf<G> = <<G as ClientGame>::Client as ClientState>::Effects;
 
+/// How the page draws a thing ([`ClientGame::thing_motion`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThingMotion {
+    /// Where its newest state says, no samples kept: a pellet.
+    Still,
+    /// Between its states, behind the interpolation delay, as another
+    /// player is: a thing whose motion the page cannot foresee.
+    Interpolated,
+    /// Where its newest state's motion ([`ClientGame::sample`]'s velocity)
+    /// takes it by the own player's predicted tick, no samples kept: a
+    /// ball on its course, drawn in the present the own player acts in,
+    /// and placed anew when a state says otherwise.
+    Predicted,
+}
+
 /// A game a [`ClientSession`](crate::ClientSession) plays. What
 /// it draws ([`Game::Local`]) has a binary form: the flight recorder keeps
 /// the own predicted one of every frame. Like every game's marker type it
@@ -57,12 +72,15 @@ pub trait ClientGame:
     /// what it tells and draws of it ([`ClientState`]); `()`: nothing.
     type Client: ClientState;
 
-    /// Whether the game's things (a ball, not a pellet) move: each is then
-    /// interpolated between its states as a player is. By default they
-    /// stand still: a thing keeps no samples and is drawn as its newest
-    /// state says, so one that jumps (a ball served again, a pellet
-    /// respawned) is placed where it landed, never slid there.
-    const MOVING_THINGS: bool = false;
+    /// How the page draws thing `state` (a pellet, a ball): by default it
+    /// stands still ([`ThingMotion::Still`]): it keeps no samples and is
+    /// drawn as its newest state says, so one that jumps (a ball served
+    /// again, a pellet respawned) is placed where it landed, never slid
+    /// there.
+    fn thing_motion(state: &Self::Own) -> ThingMotion {
+        let _ = state;
+        ThingMotion::Still
+    }
 
     /// Whether a `welcome`'s setup can be played; the reason if not. By
     /// default every setup is.

@@ -486,7 +486,7 @@ impl<G: ClientGame> ClientSession<G> {
 
     /// How many others the page keeps samples of to interpolate: its
     /// players, and its things only when they move
-    /// ([`ClientGame::MOVING_THINGS`]).
+    /// ([`ClientGame::thing_motion`]).
     pub fn interpolated(&self) -> usize {
         self.remotes.len()
     }

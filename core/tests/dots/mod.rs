@@ -397,6 +397,21 @@ impl skirmish_core::ServerGame for Dots {
                 dot.0 = 0.0;
             }
         }
+        // A thing from x = BALLS on is a ball rolling at BALL_SPEED.
+        let rolled = BALL_SPEED * 0.05;
+        let balls: Vec<_> = step
+            .world
+            .as_slice()
+            .iter()
+            .filter(|t| t.at.x >= BALLS)
+            .map(|t| t.id)
+            .collect();
+        for id in balls {
+            if let Some(ball) = step.world.get_mut(id) {
+                ball.at.x += rolled;
+                ball.entity.x = ball.entity.x.saturating_add(rolled as u16);
+            }
+        }
         // A pellet of size 0 is knocked once: an event of the thing's, to
         // every page that sees it.
         let knocked: Vec<_> = step
@@ -451,9 +466,23 @@ impl skirmish_core::ClientState for DotClient {
     type Effects = u32;
 }
 
+/// Things from here on are balls: they roll along x at [`BALL_SPEED`]
+/// and pages draw them predicted.
+pub const BALLS: f32 = 2000.0;
+/// Units a ball rolls a second (5 a tick).
+pub const BALL_SPEED: f32 = 100.0;
+
 impl skirmish_core::ClientGame for Dots {
     type Controls = Stick;
     type Client = DotClient;
+
+    fn thing_motion(state: &DotState) -> skirmish_core::ThingMotion {
+        if state.x >= BALLS {
+            skirmish_core::ThingMotion::Predicted
+        } else {
+            skirmish_core::ThingMotion::Still
+        }
+    }
 
     fn check_setup(line: &Line) -> Result<(), String> {
         if line.length.is_finite() {
@@ -488,7 +517,7 @@ impl skirmish_core::ClientGame for Dots {
         skirmish_core::RemoteSample {
             tick: own.tick,
             visual: Dot(own.x),
-            velocity: Shift(0.0),
+            velocity: Shift(if own.x >= BALLS { BALL_SPEED } else { 0.0 }),
             alive: true,
         }
     }

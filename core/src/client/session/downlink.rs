@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::{ClientSession, SessionEvent, State, Welcome, LOSS_MEMORY};
 use crate::client::authority::Authority;
 use crate::client::clock::ServerClock;
-use crate::client::game::{cadence_of, ClientGame};
+use crate::client::game::{cadence_of, ClientGame, ThingMotion};
 use crate::client::interpolation::RemoteBuffer;
 use crate::client::pacing::Pacing;
 use crate::client::prediction::LocalPlayer;
@@ -338,9 +338,9 @@ impl<G: ClientGame> ClientSession<G> {
             }
             if id == me {
                 self.on_own_state(state);
-            } else if !id.is_thing() || G::MOVING_THINGS {
-                // A still thing keeps no samples: it is drawn as its newest
-                // state says (`view.rs`).
+            } else if !id.is_thing() || G::thing_motion(state) == ThingMotion::Interpolated {
+                // A still or predicted thing keeps no samples: it is drawn
+                // from its newest state (`view.rs`).
                 self.remotes
                     .get_or_insert_with(id, RemoteBuffer::default)
                     .add(G::sample(state), &interpolation);

@@ -3,9 +3,10 @@
 //! interpolation samples them, and the game's effects.
 
 use super::{ClientSession, State};
-use crate::client::game::{ClientGame, EffectsOf};
+use crate::client::game::{ClientGame, EffectsOf, ThingMotion};
 use crate::client::interpolation::SampleKind;
 use crate::shared::game::{Game, Replicated};
+use crate::shared::game::{Offset, Visual};
 use crate::shared::state::{PlayerId, ThingId};
 
 /// The own player, ready to draw.
@@ -46,10 +47,11 @@ pub struct RemoteView<G: Game> {
 pub struct ThingView<G: Game> {
     /// Its id.
     pub id: ThingId,
-    /// Where to draw it: its newest state's, placed (a still thing keeps
-    /// no samples; one that jumps is drawn where it landed, never slid),
-    /// or interpolated like a player's when its game's things move
-    /// ([`ClientGame::MOVING_THINGS`]).
+    /// Where to draw it, as its game's [`ClientGame::thing_motion`] says:
+    /// its newest state's, placed (a still thing keeps no samples; one
+    /// that jumps is drawn where it landed, never slid), interpolated like
+    /// a player's, or carried by its velocity to the own player's
+    /// predicted tick.
     pub visual: G::Local,
     /// The authoritative state.
     pub state: G::Own,
@@ -80,6 +82,30 @@ impl<G: ClientGame> Default for View<G> {
 }
 
 impl<G: ClientGame> ClientSession<G> {
+    /// Where a thing that keeps no samples is drawn: as its newest state's
+    /// sample, held, or carried by its velocity to the own player's
+    /// predicted tick (in protocol 1, to the server's time now).
+    fn thing_drawn(&self, state: &G::Own, cadence: std::time::Duration) -> G::Local {
+        let sample = G::sample(state);
+        if G::thing_motion(state) != ThingMotion::Predicted {
+            return sample.visual;
+        }
+        // The own player's predicted tick names a server tick in protocol
+        // 2; in protocol 1 its ticks are its own, and the server's time
+        // now stands in.
+        let present = if self.scheduled() {
+            Some(f64::from(self.next_tick.0.saturating_sub(1)))
+        } else {
+            self.clock.server_ticks(self.now())
+        };
+        let Some(present) = present else {
+            return sample.visual;
+        };
+        let ticks = present - f64::from(sample.tick.0);
+        let ahead = (ticks.max(0.0) * cadence.as_secs_f64()) as f32;
+        sample.visual.shifted(&sample.velocity.scaled(ahead))
+    }
+
     /// What to draw now.
     pub fn view(&self) -> View<G> {
         let Some(welcome) = self.welcome() else {
@@ -98,8 +124,7 @@ impl<G: ClientGame> ClientSession<G> {
                 // Things follow players in id order.
                 let visual = match buffer {
                     Some(buffer) => buffer.drawn(at, cadence, &interpolation).map(|(v, _)| v),
-                    // As its sample would be drawn, held.
-                    None => Some(G::sample(state).visual),
+                    None => Some(self.thing_drawn(state, cadence)),
                 };
                 if let Some(visual) = visual {
                     things.push(ThingView {
