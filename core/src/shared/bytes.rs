@@ -70,7 +70,7 @@ impl ReadError {
 /// [`Reader`] to the same value (floats bit for bit).
 ///
 /// By default the form is the one its serde description gives
-/// ([`crate::shared::described`]): a type that derives `Serialize` and
+/// ([`Writer::described`]): a type that derives `Serialize` and
 /// `Deserialize` for its JSON writes `impl Codec for X {}` and has both. A
 /// type whose JSON needs what that form cannot carry (a tagged enum, a
 /// skipped field), or that wants fewer bytes, writes both methods.
