@@ -1,5 +1,5 @@
-//! Light bots for any game: raw WebSocket clients that load the server,
-//! not themselves.
+//! Light bots for any game: raw clients that load the server, not
+//! themselves, over WebSocket or WebTransport.
 //!
 //! A light bot says a binary `hello` naming its game (name, version and
 //! wire shape), then sends one binary `input` message every tick, made by
@@ -10,7 +10,9 @@
 //! frames and the gaps between snapshots, so one thread drives hundreds
 //! and the machine's cores go to the server. Each bot connects from its
 //! own loopback address when the server is on loopback, as players on
-//! their own hosts would.
+//! their own hosts would. Over WebTransport the hello goes on the stream
+//! and the inputs as datagrams, as a page sends them; the snapshots come
+//! as the server sends them (datagrams, or the stream for a large one).
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -26,7 +28,20 @@ use tokio::sync::Barrier;
 use tokio::time::{Instant, MissedTickBehavior};
 use tokio_tungstenite::tungstenite::Message;
 
+use skirmish_core::framing::StreamMessage;
+
 use crate::net::{next_source, tcp_from, websocket_at, Socket, DEADLINE};
+use crate::wt::{offer_for, Offer, WtClient};
+
+/// What light bots connect over.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LightTransport {
+    /// A WebSocket each (`/ws`).
+    #[default]
+    WebSocket,
+    /// A WebTransport session each, on the server's offer.
+    WebTransport,
+}
 
 /// How a run of light bots goes.
 #[derive(Clone, Debug)]
@@ -49,6 +64,8 @@ pub struct LightOptions {
     pub tick: Duration,
     /// Seeds each bot's inputs (bot `i` draws from `seed + i`).
     pub seed: u64,
+    /// WebSocket or WebTransport.
+    pub transport: LightTransport,
 }
 
 /// What all light bots measured in the window.
@@ -114,12 +131,23 @@ struct Counted {
 /// A runtime cannot be built (a bot that fails is counted, not an error).
 pub fn run<G: Harness>(options: &LightOptions) -> Result<LightReport> {
     let threads = options.threads.clamp(1, options.bots.max(1));
+    let coordinator = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    // One offer for every bot: the server limits requests per address.
+    let offer = match options.transport {
+        LightTransport::WebSocket => None,
+        LightTransport::WebTransport => Some(Arc::new(
+            coordinator.block_on(offer_for(options.addr, &options.folder))?,
+        )),
+    };
     // Every bot joins, then waits here, so the window starts together.
     let joined = Arc::new(Barrier::new(options.bots + 1));
     let mut handles = Vec::new();
     for t in 0..threads {
         let options = options.clone();
         let joined = joined.clone();
+        let offer = offer.clone();
         let mine: Vec<usize> = (t..options.bots).step_by(threads).collect();
         handles.push(std::thread::spawn(
             move || -> Result<Vec<Result<Counted>>> {
@@ -129,7 +157,14 @@ pub fn run<G: Harness>(options: &LightOptions) -> Result<LightReport> {
                 runtime.block_on(async move {
                     let tasks: Vec<_> = mine
                         .into_iter()
-                        .map(|i| tokio::spawn(bot::<G>(options.clone(), i, joined.clone())))
+                        .map(|i| {
+                            tokio::spawn(bot::<G>(
+                                options.clone(),
+                                i,
+                                joined.clone(),
+                                offer.clone(),
+                            ))
+                        })
                         .collect();
                     let mut out = Vec::new();
                     for task in tasks {
@@ -143,9 +178,6 @@ pub fn run<G: Harness>(options: &LightOptions) -> Result<LightReport> {
             },
         ));
     }
-    let coordinator = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
     coordinator.block_on(joined.wait());
     eprintln!(
         "light bots: {} joined; warming up {:?}, measuring {:?}",
@@ -205,22 +237,105 @@ async fn bot<G: Harness>(
     options: LightOptions,
     index: usize,
     joined: Arc<Barrier>,
+    offer: Option<Arc<Offer>>,
 ) -> Result<Counted> {
-    let result = join::<G>(&options, index).await;
+    let result = join::<G>(&options, index, offer.as_deref()).await;
     // Wait for the others even after a failure, or nobody would start.
     joined.wait().await;
-    let socket = result?;
-    play::<G>(&options, index, socket).await
+    let link = result?;
+    play::<G>(&options, index, link).await
 }
 
-async fn join<G: Harness>(options: &LightOptions, index: usize) -> Result<Socket> {
+/// A bot's connection.
+enum Link {
+    WebSocket(Box<Socket>),
+    WebTransport(Box<WtClient>),
+}
+
+/// What came from the server.
+enum Came {
+    Binary(Vec<u8>),
+    Text(String),
+    /// Nothing to count (a ping, a pong).
+    Other,
+}
+
+impl Link {
+    /// Sends a hello: on the reliable path.
+    async fn hello(&mut self, bytes: Vec<u8>) -> Result<()> {
+        match self {
+            Link::WebSocket(socket) => socket.send(Message::binary(bytes)).await?,
+            Link::WebTransport(wt) => wt.send_reliable_frame(false, &bytes).await?,
+        }
+        Ok(())
+    }
+
+    /// Sends an input message: over WebTransport as a datagram, which a
+    /// full path drops like a lost one (the next carries the same inputs).
+    async fn input(&mut self, bytes: &[u8]) -> Result<()> {
+        match self {
+            Link::WebSocket(socket) => socket.send(Message::binary(bytes.to_vec())).await?,
+            Link::WebTransport(wt) => {
+                let _ = wt.send_datagram(bytes);
+            }
+        }
+        Ok(())
+    }
+
+    /// The next message, or why there is none.
+    async fn next(&mut self) -> Result<Came> {
+        match self {
+            Link::WebSocket(socket) => match socket.next().await {
+                Some(Ok(Message::Binary(bytes))) => Ok(Came::Binary(bytes.to_vec())),
+                Some(Ok(Message::Text(text))) => Ok(Came::Text(text.to_string())),
+                Some(Ok(Message::Close(frame))) => bail!("closed by the server: {frame:?}"),
+                Some(Ok(_)) => Ok(Came::Other),
+                Some(Err(e)) => bail!("socket error: {e}"),
+                None => bail!("connection ended"),
+            },
+            Link::WebTransport(wt) => match wt.next().await? {
+                Some(received) => Ok(match received.message {
+                    StreamMessage::Binary(bytes) => Came::Binary(bytes),
+                    StreamMessage::Text(text) => Came::Text(text),
+                }),
+                None => bail!("session ended: {}", wt.closed().await),
+            },
+        }
+    }
+
+    async fn close(self) {
+        match self {
+            Link::WebSocket(mut socket) => {
+                let _ = SinkExt::close(&mut *socket).await;
+            }
+            Link::WebTransport(wt) => drop(wt),
+        }
+    }
+}
+
+async fn join<G: Harness>(
+    options: &LightOptions,
+    index: usize,
+    offer: Option<&Offer>,
+) -> Result<Link> {
     let source = if options.addr.ip().is_loopback() {
         next_source()
     } else {
         IpAddr::from([0, 0, 0, 0])
     };
-    let tcp = tcp_from(options.addr, source).await.context("connecting")?;
-    let mut socket = websocket_at(options.addr, &options.folder, tcp).await?;
+    let mut link = match options.transport {
+        LightTransport::WebSocket => {
+            let tcp = tcp_from(options.addr, source).await.context("connecting")?;
+            Link::WebSocket(Box::new(
+                websocket_at(options.addr, &options.folder, tcp).await?,
+            ))
+        }
+        LightTransport::WebTransport => {
+            let offer = offer.context("no WebTransport offer")?;
+            let source = Some(source).filter(|s| !s.is_unspecified());
+            Link::WebTransport(Box::new(WtClient::connect(offer, source).await?))
+        }
+    };
     let hello = ClientMessage::<G::Wire>::Hello {
         name: format!("light{index}"),
         protocol: 1,
@@ -229,12 +344,12 @@ async fn join<G: Harness>(options: &LightOptions, index: usize) -> Result<Socket
         game: Some(GameId::of::<G>()),
     };
     let bytes = control::encode_client(&hello).context("a binary hello")?;
-    socket.send(Message::binary(bytes)).await?;
+    link.hello(bytes).await?;
     loop {
-        match tokio::time::timeout(DEADLINE, socket.next()).await {
-            Ok(Some(Ok(Message::Binary(bytes)))) if control::is_server_control(&bytes) => {
+        match tokio::time::timeout(DEADLINE, link.next()).await {
+            Ok(Ok(Came::Binary(bytes))) if control::is_server_control(&bytes) => {
                 match control::decode_server::<G>(&bytes) {
-                    Ok(skirmish_core::ServerMessage::Welcome { .. }) => return Ok(socket),
+                    Ok(skirmish_core::ServerMessage::Welcome { .. }) => return Ok(link),
                     Ok(skirmish_core::ServerMessage::Error { code, message }) => {
                         bail!("refused: {code:?}: {message}")
                     }
@@ -243,15 +358,14 @@ async fn join<G: Harness>(options: &LightOptions, index: usize) -> Result<Socket
             }
             // The floor (a server doing only the socket work) welcomes in
             // text, as a JSON server does.
-            Ok(Some(Ok(Message::Text(text)))) if text.starts_with(r#"{"type":"welcome""#) => {
-                return Ok(socket)
+            Ok(Ok(Came::Text(text))) if text.starts_with(r#"{"type":"welcome""#) => {
+                return Ok(link)
             }
-            Ok(Some(Ok(Message::Text(text)))) if text.starts_with(r#"{"type":"error""#) => {
+            Ok(Ok(Came::Text(text))) if text.starts_with(r#"{"type":"error""#) => {
                 bail!("refused: {text}")
             }
-            Ok(Some(Ok(_))) => {}
-            Ok(Some(Err(e))) => bail!("socket error before welcome: {e}"),
-            Ok(None) => bail!("closed before welcome"),
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => return Err(e.context("before welcome")),
             Err(_) => bail!("no welcome within {DEADLINE:?}"),
         }
     }
@@ -259,8 +373,7 @@ async fn join<G: Harness>(options: &LightOptions, index: usize) -> Result<Socket
 
 /// Sends one input per tick and counts what arrives, through the warmup
 /// and the window; only the window is counted.
-async fn play<G: Harness>(options: &LightOptions, index: usize, socket: Socket) -> Result<Counted> {
-    let (mut sink, mut stream) = socket.split();
+async fn play<G: Harness>(options: &LightOptions, index: usize, mut link: Link) -> Result<Counted> {
     let start = Instant::now();
     let measure_from = start + options.warmup;
     let end = measure_from + options.duration;
@@ -284,15 +397,15 @@ async fn play<G: Harness>(options: &LightOptions, index: usize, socket: Socket) 
                 tick += 1;
                 out.clear();
                 encode_inputs(&[G::Wire::of(Tick(tick), input, None)], acked, None, &mut out);
-                sink.send(Message::binary(out.clone())).await?;
+                link.input(&out).await?;
                 if at >= measure_from {
                     counted.inputs += 1;
                 }
             }
-            frame = stream.next() => {
+            came = link.next() => {
                 let now = Instant::now();
-                let (len, snapshot) = match frame {
-                    Some(Ok(Message::Binary(bytes))) => {
+                let (len, snapshot) = match came? {
+                    Came::Binary(bytes) => {
                         if control::is_server_control(&bytes) {
                             if let Ok(skirmish_core::ServerMessage::Error { code, message }) =
                                 control::decode_server::<G>(&bytes)
@@ -300,16 +413,16 @@ async fn play<G: Harness>(options: &LightOptions, index: usize, socket: Socket) 
                                 bail!("server error: {code:?}: {message}");
                             }
                             (bytes.len(), false)
+                        } else if bytes.first() == Some(&skirmish_core::compact::OWN) {
+                            // An own echo (datagram seats): not a snapshot.
+                            (bytes.len(), false)
                         } else {
                             acked = acked.max(delta::frame_tick(&bytes));
                             (bytes.len(), true)
                         }
                     }
-                    Some(Ok(Message::Text(text))) => (text.len(), false),
-                    Some(Ok(Message::Close(frame))) => bail!("closed by the server: {frame:?}"),
-                    Some(Ok(_)) => continue,
-                    Some(Err(e)) => bail!("socket error: {e}"),
-                    None => bail!("connection ended"),
+                    Came::Text(text) => (text.len(), false),
+                    Came::Other => continue,
                 };
                 if now < measure_from || now >= end {
                     if snapshot {
@@ -329,6 +442,6 @@ async fn play<G: Harness>(options: &LightOptions, index: usize, socket: Socket) 
             }
         }
     }
-    let _ = sink.close().await;
+    link.close().await;
     Ok(counted)
 }

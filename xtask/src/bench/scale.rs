@@ -17,6 +17,8 @@
 //! Flags: `--quick` (20 s windows instead of 60 s), `--players 100,250`
 //! (the sizes), `--threads N` (the server's worker threads; 1 as shipped),
 //! `--snapshot-threads N` (the threads each room builds its frames on),
+//! `--webtransport` (the bots over WebTransport; the floor's still over
+//! WebSocket),
 //! `--no-write` (print, do not touch `docs/BENCHMARKS.md`).
 
 use std::fs;
@@ -41,6 +43,9 @@ struct Options {
     threads: usize,
     /// The server's `--snapshot-threads` (as shipped: 0, one per core).
     snapshot_threads: usize,
+    /// The bots connect over WebTransport (the floor's still over
+    /// WebSocket: it speaks nothing else).
+    webtransport: bool,
 }
 
 fn parse(args: &[String]) -> Result<Options> {
@@ -50,12 +55,14 @@ fn parse(args: &[String]) -> Result<Options> {
         write: true,
         threads: 1,
         snapshot_threads: 0,
+        webtransport: false,
     };
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--quick" => options.seconds = 20,
             "--no-write" => options.write = false,
+            "--webtransport" => options.webtransport = true,
             "--threads" => {
                 let n = args.next().ok_or("`--threads` needs a number")?;
                 options.threads = n
@@ -79,7 +86,7 @@ fn parse(args: &[String]) -> Result<Options> {
             "--" => {}
             other => {
                 return Err(format!(
-                    "scale: unknown argument `{other}` (expected `--quick`, `--players LIST`, `--threads N`, `--snapshot-threads N` or `--no-write`)"
+                    "scale: unknown argument `{other}` (expected `--quick`, `--players LIST`, `--threads N`, `--snapshot-threads N`, `--webtransport` or `--no-write`)"
                 ))
             }
         }
@@ -137,7 +144,11 @@ pub fn run(args: &[String]) -> Result {
             seconds: options.seconds,
             target: Target::None,
             server: &[],
-            bots: &["--game", "blobs"],
+            bots: if options.webtransport {
+                &["--game", "blobs", "--webtransport"]
+            } else {
+                &["--game", "blobs"]
+            },
         };
         let capacity = players.to_string();
         let (side_arg, pellets_arg) = (side.to_string(), pellets.to_string());
@@ -158,15 +169,26 @@ pub fn run(args: &[String]) -> Result {
             "--snapshot-threads",
             &snapshot_threads,
         ])?;
-        let game = measure(&scenario, server, &addr, true)?;
+        let game = all_played(
+            measure(&scenario, server, &addr, true)?,
+            players,
+            "the server",
+        )?;
         let floor_bytes = (game.bytes_per_sec / game.snapshots_per_sec.max(1e-9)).round() as usize;
         println!("==> the floor: {players} clients, {floor_bytes} bytes a snapshot");
         let (server, addr) = spawn_floor(&floor, floor_bytes)?;
         let floor_scenario = Scenario {
             name: leak(format!("scale floor {players}")),
+            bots: &["--game", "blobs"],
             ..scenario
         };
         let floor_run = measure(&floor_scenario, server, &addr, false)?;
+        if floor_run.failed > 0.0 {
+            return Err(format!(
+                "{} of {players} bots failed against the floor",
+                floor_run.failed
+            ));
+        }
         let row = Row {
             players,
             pellets,
@@ -186,6 +208,18 @@ pub fn run(args: &[String]) -> Result {
     }
     println!("scale: {:.0} s", started.elapsed().as_secs_f64());
     Ok(())
+}
+
+/// `run`, if every bot played it: a row with bots missing would not
+/// measure its number of players.
+fn all_played(run: Measured, players: usize, against: &str) -> Result<Measured> {
+    if run.failed > 0.0 {
+        return Err(format!(
+            "{} of {players} bots failed against {against}: the row would not measure {players} players",
+            run.failed
+        ));
+    }
+    Ok(run)
 }
 
 fn leak(s: String) -> &'static str {
@@ -271,9 +305,14 @@ fn line(row: &Row) -> String {
 
 fn table(rows: &[Row], seconds: u64, options: &Options) -> String {
     let (threads, snapshot_threads) = (options.threads, options.snapshot_threads);
+    let over = if options.webtransport {
+        "over WebTransport, `--webtransport`; the floor's over WebSocket"
+    } else {
+        "over WebSocket"
+    };
     let mut out = format!(
         "`cargo xtask scale` ({seconds} s windows, server `--threads {threads} --snapshot-threads {snapshot_threads}`), {}: one blobs room, 10 pellets per player at \
-blobs' default density, light bots (`bots --light --game blobs`, 2 threads) on the same machine; \
+blobs' default density, light bots (`bots --light --game blobs`, 2 threads, {over}) on the same machine; \
 the floor sends the same bytes per snapshot to the same number of bots.\n\n\
 | players | pellets | arena side | tick p50 | tick p99 | server CPU | CPU per player | floor CPU per player | skirmish / floor | RSS | bytes per player per s | snapshots/s per client | gap p99 | floor bytes per snapshot |\n\
 |---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
