@@ -239,6 +239,12 @@ async fn bot<G: Harness>(
     joined: Arc<Barrier>,
     offer: Option<Arc<Offer>>,
 ) -> Result<Counted> {
+    // QUIC handshakes all at once overrun the server's address validation
+    // (its Retry tokens expire in the queue): WebTransport bots join 2 ms
+    // apart, a thousand in two seconds.
+    if options.transport == LightTransport::WebTransport {
+        tokio::time::sleep(Duration::from_millis(2 * index as u64)).await;
+    }
     let result = join::<G>(&options, index, offer.as_deref()).await;
     // Wait for the others even after a failure, or nobody would start.
     joined.wait().await;
