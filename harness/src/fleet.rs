@@ -53,7 +53,8 @@ pub struct FleetArgs {
     /// the server sends deltas).
     #[arg(long)]
     pub compact: bool,
-    /// What full bots connect over.
+    /// What bots connect over (full bots, and the light bots of a game
+    /// other than the tank game).
     #[arg(long, value_enum, default_value = "websocket")]
     pub transport: BotTransport,
     /// Full bots: connect through an impairment relay started here (UDP for

@@ -30,18 +30,9 @@ use tokio_tungstenite::tungstenite::Message;
 
 use skirmish_core::framing::StreamMessage;
 
+use crate::bot::BotTransport;
 use crate::net::{next_source, tcp_from, websocket_at, Socket, DEADLINE};
 use crate::wt::{offer_for, Offer, WtClient};
-
-/// What light bots connect over.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum LightTransport {
-    /// A WebSocket each (`/ws`).
-    #[default]
-    WebSocket,
-    /// A WebTransport session each, on the server's offer.
-    WebTransport,
-}
 
 /// How a run of light bots goes.
 #[derive(Clone, Debug)]
@@ -64,8 +55,9 @@ pub struct LightOptions {
     pub tick: Duration,
     /// Seeds each bot's inputs (bot `i` draws from `seed + i`).
     pub seed: u64,
-    /// WebSocket or WebTransport.
-    pub transport: LightTransport,
+    /// A WebSocket each (`/ws`), or a WebTransport session each on the
+    /// server's offer.
+    pub transport: BotTransport,
 }
 
 /// What all light bots measured in the window.
@@ -136,8 +128,8 @@ pub fn run<G: Harness>(options: &LightOptions) -> Result<LightReport> {
         .build()?;
     // One offer for every bot: the server limits requests per address.
     let offer = match options.transport {
-        LightTransport::WebSocket => None,
-        LightTransport::WebTransport => Some(Arc::new(
+        BotTransport::Websocket => None,
+        BotTransport::Webtransport => Some(Arc::new(
             coordinator.block_on(offer_for(options.addr, &options.folder))?,
         )),
     };
@@ -242,7 +234,7 @@ async fn bot<G: Harness>(
     // QUIC handshakes all at once overrun the server's address validation
     // (its Retry tokens expire in the queue): WebTransport bots join 2 ms
     // apart, a thousand in two seconds.
-    if options.transport == LightTransport::WebTransport {
+    if options.transport == BotTransport::Webtransport {
         tokio::time::sleep(Duration::from_millis(2 * index as u64)).await;
     }
     let result = join::<G>(&options, index, offer.as_deref()).await;
@@ -330,13 +322,13 @@ async fn join<G: Harness>(
         IpAddr::from([0, 0, 0, 0])
     };
     let mut link = match options.transport {
-        LightTransport::WebSocket => {
+        BotTransport::Websocket => {
             let tcp = tcp_from(options.addr, source).await.context("connecting")?;
             Link::WebSocket(Box::new(
                 websocket_at(options.addr, &options.folder, tcp).await?,
             ))
         }
-        LightTransport::WebTransport => {
+        BotTransport::Webtransport => {
             let offer = offer.context("no WebTransport offer")?;
             let source = Some(source).filter(|s| !s.is_unspecified());
             Link::WebTransport(Box::new(WtClient::connect(offer, source).await?))

@@ -6,11 +6,12 @@
 
 use std::time::Duration;
 
-use skirmish_harness::light::{run, LightOptions, LightReport, LightTransport};
+use skirmish_harness::bot::BotTransport;
+use skirmish_harness::light::{run, LightOptions, LightReport};
 use skirmish_tests::{test_config, SeparateServer};
 
 /// Eight blobs bots over `transport` for two seconds, after one.
-fn bots_over(transport: LightTransport) -> LightReport {
+fn bots_over(transport: BotTransport) -> LightReport {
     let server = SeparateServer::start(test_config()).expect("the server starts");
     let report = run::<skirmish_blobs::Blobs>(&LightOptions {
         addr: server.addr,
@@ -41,10 +42,10 @@ fn check(report: &LightReport, over: &str) {
 
 #[test]
 fn blobs_light_bots_play_over_websocket() {
-    check(&bots_over(LightTransport::WebSocket), "WebSocket");
+    check(&bots_over(BotTransport::Websocket), "WebSocket");
 }
 
 #[test]
 fn blobs_light_bots_play_over_webtransport() {
-    check(&bots_over(LightTransport::WebTransport), "WebTransport");
+    check(&bots_over(BotTransport::Webtransport), "WebTransport");
 }

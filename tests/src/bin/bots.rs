@@ -16,8 +16,8 @@ use anyhow::Result;
 use clap::Parser;
 use skirmish_core::Game as _;
 use skirmish_games::{Entry, GameSettings, Listed, Visit};
+use skirmish_harness::bot::BotTransport;
 use skirmish_harness::fleet::{run_fleet, FleetArgs};
-use skirmish_harness::light::LightTransport;
 use skirmish_tanks::Tanks;
 use skirmish_tanks::{script::Script, script::Wander};
 use skirmish_tests::light::LightOptions;
@@ -50,11 +50,7 @@ struct Args {
     /// Light bots: seconds after everyone joined before measuring.
     #[arg(long, default_value_t = 3.0)]
     warmup: f64,
-    /// Light bots of a game other than the tank game: connect over
-    /// WebTransport (the server's offer at `/transport`; inputs as
-    /// datagrams) instead of WebSocket.
-    #[arg(long)]
-    webtransport: bool,
+
     /// The game the full bots play, by its name in the list of games
     /// (`skirmish-games`), at its path, with the brains of its main cell;
     /// the tank game's wander, and `--bump` and `--fire` apply.
@@ -68,8 +64,8 @@ fn main() -> Result<()> {
     if !tanks && (args.bump || args.fire) {
         anyhow::bail!("--bump and --fire are the tank game's");
     }
-    if args.webtransport && (tanks || !args.light) {
-        anyhow::bail!("--webtransport is for the light bots of a game other than the tank game");
+    if args.light && tanks && args.fleet.transport != BotTransport::Websocket {
+        anyhow::bail!("the tank game's light bots speak WebSocket only");
     }
     if args.light {
         return if tanks { light(&args) } else { light_of(&args) };
@@ -154,11 +150,7 @@ fn light_of(args: &Args) -> Result<()> {
                     duration: Duration::from_secs_f64(args.fleet.seconds.max(0.1)),
                     tick: Duration::from_millis(50),
                     seed: 1,
-                    transport: if args.webtransport {
-                        LightTransport::WebTransport
-                    } else {
-                        LightTransport::WebSocket
-                    },
+                    transport: args.fleet.transport,
                 },
             ));
         }

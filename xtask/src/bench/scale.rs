@@ -17,8 +17,8 @@
 //! Flags: `--quick` (20 s windows instead of 60 s), `--players 100,250`
 //! (the sizes), `--threads N` (the server's worker threads; 1 as shipped),
 //! `--snapshot-threads N` (the threads each room builds its frames on),
-//! `--webtransport` (the bots over WebTransport; the floor's still over
-//! WebSocket),
+//! `--transport webtransport` (the bots over WebTransport; the floor's
+//! still over WebSocket),
 //! `--no-write` (print, do not touch `docs/BENCHMARKS.md`).
 
 use std::fs;
@@ -62,7 +62,13 @@ fn parse(args: &[String]) -> Result<Options> {
         match arg.as_str() {
             "--quick" => options.seconds = 20,
             "--no-write" => options.write = false,
-            "--webtransport" => options.webtransport = true,
+            "--transport" => {
+                options.webtransport = match args.next().map(String::as_str) {
+                    Some("webtransport") => true,
+                    Some("websocket") => false,
+                    _ => return Err("`--transport` takes `websocket` or `webtransport`".into()),
+                };
+            }
             "--threads" => {
                 let n = args.next().ok_or("`--threads` needs a number")?;
                 options.threads = n
@@ -86,7 +92,7 @@ fn parse(args: &[String]) -> Result<Options> {
             "--" => {}
             other => {
                 return Err(format!(
-                    "scale: unknown argument `{other}` (expected `--quick`, `--players LIST`, `--threads N`, `--snapshot-threads N`, `--webtransport` or `--no-write`)"
+                    "scale: unknown argument `{other}` (expected `--quick`, `--players LIST`, `--threads N`, `--snapshot-threads N`, `--transport websocket|webtransport` or `--no-write`)"
                 ))
             }
         }
@@ -145,7 +151,7 @@ pub fn run(args: &[String]) -> Result {
             target: Target::None,
             server: &[],
             bots: if options.webtransport {
-                &["--game", "blobs", "--webtransport"]
+                &["--game", "blobs", "--transport", "webtransport"]
             } else {
                 &["--game", "blobs"]
             },
@@ -306,7 +312,7 @@ fn line(row: &Row) -> String {
 fn table(rows: &[Row], seconds: u64, options: &Options) -> String {
     let (threads, snapshot_threads) = (options.threads, options.snapshot_threads);
     let over = if options.webtransport {
-        "over WebTransport, `--webtransport`; the floor's over WebSocket"
+        "over WebTransport, `--transport webtransport`; the floor's over WebSocket"
     } else {
         "over WebSocket"
     };
