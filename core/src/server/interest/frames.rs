@@ -133,6 +133,22 @@ pub(crate) fn build<F: Fields>(
     scene: &Scene<'_, F>,
     scratch: &mut BuildScratch<F>,
 ) -> (SentFrame<F>, Vec<u8>) {
+    let motion = F::motion(scene.tick.0.saturating_sub(base.tick.0), scene.fields);
+    all_refreshed(base_set, seen, &motion, room, scene, scratch)
+        .unwrap_or_else(|| by_rows(base, base_set, seen, here, room, scene, scratch))
+}
+
+/// The frame [`build`] gives, weighing every player in view as a row:
+/// what the budget chooses from when not everything fits.
+fn by_rows<F: Fields>(
+    base: &SentFrame<F>,
+    base_set: &[Entity<F>],
+    seen: Option<&[usize]>,
+    here: Option<Vec2>,
+    room: usize,
+    scene: &Scene<'_, F>,
+    scratch: &mut BuildScratch<F>,
+) -> (SentFrame<F>, Vec<u8>) {
     let tick = scene.tick;
     let motion = F::motion(tick.0.saturating_sub(base.tick.0), scene.fields);
     let count = seen.map_or(scene.truth.len(), <[usize]>::len);
@@ -226,6 +242,64 @@ pub(crate) fn build<F: Fields>(
     (frame, body)
 }
 
+/// The frame that refreshes every player in view, when it fits in `room`
+/// bytes of body (as most do): one pass, no rows, no priorities. `None`
+/// when it does not fit, and the budget must choose. The bytes are those
+/// the rows would give, as every row would be refreshed.
+fn all_refreshed<F: Fields>(
+    base_set: &[Entity<F>],
+    seen: Option<&[usize]>,
+    motion: &F::Motion,
+    room: usize,
+    scene: &Scene<'_, F>,
+    scratch: &mut BuildScratch<F>,
+) -> Option<(SentFrame<F>, Vec<u8>)> {
+    let BuildScratch {
+        removed, entries, ..
+    } = scratch;
+    removed.clear();
+    entries.clear();
+    let count = seen.map_or(scene.truth.len(), <[usize]>::len);
+    let mut set = Vec::with_capacity(count);
+    let mut cost = 0;
+    let mut old = base_set.iter().enumerate().peekable();
+    for k in 0..count {
+        let (id, value) = scene.truth[seen.map_or(k, |s| s[k])];
+        while let Some((gone, _)) = old.next_if(|(_, (b, _))| *b < id) {
+            removed.push(gone);
+        }
+        let carried = old
+            .next_if(|(_, (b, _))| *b == id)
+            .map(|(_, (_, q))| q.moved(motion));
+        let costs = delta::entry_cost(carried.as_ref(), &value);
+        if costs > 0 {
+            cost += costs;
+            entries.push((id, carried, value));
+        }
+        set.push((id, value));
+    }
+    removed.extend(old.map(|(gone, _)| gone));
+    let fixed = delta::removals_bytes(removed) + 4 + count.div_ceil(8);
+    if cost > room.saturating_sub(fixed) {
+        return None;
+    }
+    let mut body = Vec::with_capacity(cost + fixed);
+    delta::write_body(removed, entries, &[], &mut body);
+    if body.len() > room {
+        return None;
+    }
+    let complete = count == scene.truth.len();
+    Some((
+        SentFrame {
+            tick: scene.tick,
+            set: (!complete).then_some(set),
+            waiting: Vec::new(),
+            fresh_at: scene.tick,
+        },
+        body,
+    ))
+}
+
 /// A frame's rows as the set the client holds after it (id order) and the
 /// rows left waiting (id, priority, last refresh); into `stale` which of
 /// the set's entries are stale (not refreshed), into `entries` those
@@ -298,4 +372,109 @@ fn choose<F: Fields>(
         }
     }
     (used, true)
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::server::interest::InterestConfig;
+    use crate::shared::fields::Width;
+
+    /// A point that drifts `vx` a tick: what a baseline predicts matters.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    struct Drift {
+        x: u16,
+        y: u16,
+        vx: u8,
+    }
+
+    impl Fields for Drift {
+        type Config = ();
+        type Motion = u16;
+        const WIDTHS: &'static [Width] = &[Width::Wide, Width::Wide, Width::Byte];
+        fn get(&self, i: usize) -> u16 {
+            [self.x, self.y, u16::from(self.vx)][i.min(2)]
+        }
+        fn set(&mut self, i: usize, value: u16) {
+            match i {
+                0 => self.x = value,
+                1 => self.y = value,
+                _ => self.vx = value as u8,
+            }
+        }
+        fn motion(ticks: u32, (): &()) -> u16 {
+            ticks as u16
+        }
+        fn moved(&self, ticks: &u16) -> Drift {
+            let x = self.x.wrapping_add(u16::from(self.vx).wrapping_mul(*ticks));
+            Drift { x, ..*self }
+        }
+    }
+
+    fn drift() -> impl Strategy<Value = Drift> {
+        (0..4u16, 0..4u16, 0..3u8).prop_map(|(x, y, vx)| Drift { x, y, vx })
+    }
+
+    proptest! {
+        /// The one-pass frame, when it is taken, is the frame the rows
+        /// give, byte for byte and set for set, whatever the view, the
+        /// baseline (its age, its waiting players) and the budget.
+        #[test]
+        fn the_one_pass_frame_is_the_rows_frame(
+            truth in prop::collection::vec((any::<bool>(), drift()), 1..60),
+            base in prop::collection::vec((0..3u8, drift(), any::<bool>(), 0..4u32), 0..60),
+            seen_mask in prop::collection::vec(any::<bool>(), 60),
+            everyone in any::<bool>(),
+            age in 1..6u32,
+            room in 0..200usize,
+        ) {
+            let truth: Vec<Entity<Drift>> = truth
+                .iter()
+                .enumerate()
+                .filter(|(_, (keep, _))| *keep)
+                .map(|(i, (_, d))| (PlayerId(i as u32 * 2 + 1), *d))
+                .collect();
+            let tick = Tick(100);
+            let base_tick = Tick(100 - age);
+            // The baseline holds some of the truth's ids and some gone.
+            let held: Vec<Entity<Drift>> = base
+                .iter()
+                .enumerate()
+                .filter(|(_, (what, _, _, _))| *what > 0)
+                .map(|(i, (what, d, _, _))| (PlayerId(i as u32 * 2 + u32::from(*what % 2)), *d))
+                .collect();
+            let waiting: Vec<Waiting> = base
+                .iter()
+                .enumerate()
+                .filter(|(_, (_, _, waits, _))| *waits)
+                .map(|(i, (_, _, _, late))| (PlayerId(i as u32 * 2 + 1), 1.5, Tick(base_tick.0 - late)))
+                .collect();
+            let frame = SentFrame { tick: base_tick, set: Some(held.clone()), waiting, fresh_at: base_tick };
+            let seen: Vec<usize> = (0..truth.len()).filter(|&i| seen_mask[i]).collect();
+            let seen = (!everyone).then_some(&seen[..]);
+            let positions: Vec<Vec2> = truth.iter().map(|(_, d)| Vec2::new(f32::from(d.x), f32::from(d.y))).collect();
+            let config = InterestConfig { radius: Some(3.0), ..InterestConfig::default() };
+            let scene = Scene {
+                tick,
+                truth: &truth,
+                positions: &positions,
+                grid: None,
+                fields: &(),
+                reach: 6.0,
+                config: &config,
+                speed: truth.iter().map(|(_, d)| f32::from(d.vx)).collect(),
+            };
+            let here = Some(Vec2::new(1.0, 1.0));
+            let mut scratch = BuildScratch::default();
+            let (one, one_body) = build(&frame, &held, seen, here, room, &scene, &mut scratch);
+            let (rows, rows_body) = by_rows(&frame, &held, seen, here, room, &scene, &mut scratch);
+            prop_assert_eq!(one_body, rows_body);
+            prop_assert_eq!(one.tick, rows.tick);
+            prop_assert_eq!(one.set, rows.set);
+            prop_assert_eq!(one.waiting, rows.waiting);
+            prop_assert_eq!(one.fresh_at, rows.fresh_at);
+        }
+    }
 }
