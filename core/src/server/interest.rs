@@ -6,7 +6,7 @@
 //!   (hysteresis, so a player on the border does not flicker), and always
 //!   sees itself and anyone it hit or was hit by in the last
 //!   [`InterestConfig::partner_memory_ticks`]. Found through a uniform grid
-//!   of cells half the radius (`grid.rs`).
+//!   of cells a quarter of the radius (`grid.rs`).
 //! - **Budget.** A delta frame fits [`InterestConfig::budget`] bytes. When
 //!   the changed players in view do not fit, a priority accumulator picks
 //!   them: each tick a player is not refreshed its priority grows, faster

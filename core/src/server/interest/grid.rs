@@ -1,5 +1,5 @@
-//! Who is near whom: a uniform grid over the world, its cells half the
-//! interest radius, each cell's entities stored together with their
+//! Who is near whom: a uniform grid over the world, its cells a quarter
+//! of the interest radius, each cell's entities stored together with their
 //! positions (cell after cell, in index order within a cell)
 //! and the box they fill.
 //!
@@ -15,7 +15,9 @@
 
 use glam::Vec2;
 
-/// Entities near each other, by cells of half the interest radius.
+/// Entities near each other, by cells of a quarter of the interest radius
+/// (half measured more entities one by one, an eighth more empty cells:
+/// the quarter was quickest, `--example scale 1000 10000 60`).
 pub(crate) struct Grid {
     cell: f32,
     columns: usize,
@@ -33,11 +35,11 @@ pub(crate) struct Grid {
 }
 
 impl Grid {
-    /// The entities at `positions` (by index) in cells of half `radius`
+    /// The entities at `positions` (by index) in cells of a quarter of `radius`
     /// over a world of `extent` (at most 1,024 cells a side).
     pub(crate) fn new(positions: &[Vec2], radius: f32, extent: Vec2) -> Grid {
         let side = extent.x.max(extent.y).max(1.0);
-        let cell = (radius / 2.0).max(side / 1024.0).max(1.0);
+        let cell = (radius / 4.0).max(side / 1024.0).max(1.0);
         let columns = ((extent.x / cell).ceil() as usize).clamp(1, 1024);
         let rows = ((extent.y / cell).ceil() as usize).clamp(1, 1024);
         let mut grid = Grid {
