@@ -116,6 +116,11 @@ impl Grid {
         marks: &mut Marks,
         ring: &mut Vec<usize>,
     ) {
+        // `distance` is the root of `distance_squared`, correctly rounded
+        // and monotone, so a square this far from the radius's (or the
+        // reach's) square decides alone, exactly as the root would.
+        let surely_inside = radius * radius * (1.0 - 1e-5);
+        let surely_beyond = keep * keep * (1.0 + 1e-5);
         for cell in self.cells(at, keep) {
             let (low, high) = self.boxes[cell];
             if low.x > high.x {
@@ -149,11 +154,18 @@ impl Grid {
                 continue;
             }
             for (&i, &p) in indices.iter().zip(points) {
-                let d = p.distance(at);
-                if d <= radius {
+                // A root only near an edge: well inside the radius, or
+                // well beyond the reach, the square says so alone.
+                let d2 = p.distance_squared(at);
+                if d2 <= surely_inside {
                     marks.set(i as usize);
-                } else if d <= keep {
-                    ring.push(i as usize);
+                } else if d2 <= surely_beyond {
+                    let d = d2.sqrt();
+                    if d <= radius {
+                        marks.set(i as usize);
+                    } else if d <= keep {
+                        ring.push(i as usize);
+                    }
                 }
             }
         }
