@@ -84,6 +84,8 @@ struct Measured {
     /// Server CPU over the window, % of one core.
     user_percent: f64,
     system_percent: f64,
+    /// The bots' CPU over the window (user and system), % of one core.
+    bots_percent: f64,
     rss_start_mib: f64,
     rss_end_mib: f64,
     /// Upper bounds of the histogram buckets holding the quantiles over the
@@ -340,6 +342,11 @@ struct Bots {
 }
 
 impl Bots {
+    /// The bots' process.
+    fn pid(&self) -> u32 {
+        self.child.0.id()
+    }
+
     fn start(scenario: &Scenario, addr: &str) -> Result<Bots> {
         // One file per run, named after it.
         let slug: String = scenario
@@ -461,6 +468,8 @@ struct Sample {
     at: Instant,
     user: f64,
     system: f64,
+    /// The bots' CPU time, user and system (0 if it cannot be read).
+    bots_cpu: f64,
     rss_mib: f64,
     ticks: Vec<(f64, f64)>,
     sends: Vec<(f64, f64)>,
@@ -469,24 +478,15 @@ struct Sample {
 impl Sample {
     /// `metrics`: the address of the server's `/metrics` (the floor has
     /// none: its histograms stay empty).
-    fn take(server: &mut Reaped, metrics: Option<&str>) -> Result<Sample> {
+    fn take(server: &mut Reaped, bots: u32, metrics: Option<&str>) -> Result<Sample> {
         server.check_running("the server")?;
         let pid = server.0.id();
         let at = Instant::now();
         let read = |path: String| {
             fs::read_to_string(&path).map_err(|e| format!("cannot read {path}: {e}"))
         };
-        let stat = read(format!("/proc/{pid}/stat"))?;
-        // utime and stime are fields 14 and 15 of stat: 11 and 12 after the
-        // command name, which is in parentheses.
-        let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-        let fields: Vec<&str> = after_name.split_whitespace().collect();
-        let cpu = |i: usize| {
-            let ticks = fields.get(i).and_then(|v| v.parse::<f64>().ok());
-            ticks
-                .map(|t| t / CLOCK_TICKS)
-                .ok_or_else(|| format!("/proc/{pid}/stat has no CPU times: {stat}"))
-        };
+        let (user, system) = cpu_seconds(pid)?;
+        let bots_cpu = cpu_seconds(bots).map_or(0.0, |(u, s)| u + s);
         let rss_mib = read(format!("/proc/{pid}/status"))?
             .lines()
             .find_map(|l| l.strip_prefix("VmRSS:"))
@@ -505,13 +505,31 @@ impl Sample {
         };
         Ok(Sample {
             at,
-            user: cpu(11)?,
-            system: cpu(12)?,
+            user,
+            system,
+            bots_cpu,
             rss_mib,
             ticks,
             sends,
         })
     }
+}
+
+/// The CPU time process `pid` has taken, user and system, in seconds.
+fn cpu_seconds(pid: u32) -> Result<(f64, f64)> {
+    let path = format!("/proc/{pid}/stat");
+    let stat = fs::read_to_string(&path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    // utime and stime are fields 14 and 15 of stat: 11 and 12 after the
+    // command name, which is in parentheses.
+    let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    let cpu = |i: usize| {
+        let ticks = fields.get(i).and_then(|v| v.parse::<f64>().ok());
+        ticks
+            .map(|t| t / CLOCK_TICKS)
+            .ok_or_else(|| format!("{path} has no CPU times: {stat}"))
+    };
+    Ok((cpu(11)?, cpu(12)?))
 }
 
 /// The cumulative buckets of the duration histogram `name` in a `/metrics`
@@ -569,9 +587,9 @@ fn measure(scenario: &Scenario, mut server: Reaped, addr: &str, metrics: bool) -
     let mut bots = Bots::start(scenario, addr)?;
     bots.wait_joined()?;
     thread::sleep(Duration::from_secs(WARMUP_SECS) + MARGIN);
-    let before = Sample::take(&mut server, metrics)?;
+    let before = Sample::take(&mut server, bots.pid(), metrics)?;
     thread::sleep(Duration::from_secs(scenario.seconds).saturating_sub(MARGIN * 2));
-    let after = Sample::take(&mut server, metrics)?;
+    let after = Sample::take(&mut server, bots.pid(), metrics)?;
     let (status, stdout) = bots.finish()?;
     drop(server);
     let line = stdout
@@ -591,6 +609,7 @@ fn measure(scenario: &Scenario, mut server: Reaped, addr: &str, metrics: bool) -
     let window = after.at.duration_since(before.at).as_secs_f64().max(1e-9);
     Ok(Measured {
         user_percent: (after.user - before.user) / window * 100.0,
+        bots_percent: (after.bots_cpu - before.bots_cpu) / window * 100.0,
         system_percent: (after.system - before.system) / window * 100.0,
         rss_start_mib: before.rss_mib,
         rss_end_mib: after.rss_mib,

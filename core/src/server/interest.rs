@@ -251,14 +251,15 @@ impl<F> Viewer<F> {
         let here = scene.positions[me];
         self.partners.retain(|_, until| *until >= scene.tick);
         let keep = radius + scene.config.margin;
-        let ViewScratch { marks, ring } = scratch;
+        let ViewScratch { marks, edge, ring } = scratch;
         marks.reset(scene.truth.len());
+        edge.reset(scene.truth.len());
         ring.clear();
-        grid.within(here, radius, keep, marks, ring);
+        grid.within(here, radius, keep, marks, edge);
         marks.set(me);
         // Between the radius and the margin: those it saw stay seen (both
         // in id order, walked side by side).
-        ring.sort_unstable();
+        edge.drain_into(ring);
         let mut saw = self.in_view.iter().peekable();
         for &i in ring.iter() {
             let id = scene.truth[i].0;
@@ -291,6 +292,8 @@ impl<F> Viewer<F> {
 #[derive(Debug, Default)]
 pub(crate) struct ViewScratch {
     marks: Marks,
+    /// Those between the radius and the margin, marked.
+    edge: Marks,
     ring: Vec<usize>,
 }
 

@@ -288,7 +288,7 @@ fn ms(seconds: Option<f64>) -> String {
 fn line(row: &Row) -> String {
     let per = |m: &Measured| cpu(m) / row.players as f64;
     format!(
-        "| {} | {} | {:.0} | {} | {} | {:.1} % ({:.1} user, {:.1} system) | {:.3} % | {:.3} % | **{:.2}x** | {:.1} → {:.1} MiB | {:.0} | {:.2} | {:.1} ms | {} |",
+        "| {} | {} | {:.0} | {} | {} | {:.1} % ({:.1} user, {:.1} system) | {:.1} % | {:.3} % | {:.3} % | **{:.2}x** | {:.1} → {:.1} MiB | {:.0} | {:.2} | {:.1} ms | {} |",
         row.players,
         row.pellets,
         row.side,
@@ -297,6 +297,7 @@ fn line(row: &Row) -> String {
         cpu(&row.game),
         row.game.user_percent,
         row.game.system_percent,
+        row.game.bots_percent,
         per(&row.game),
         per(&row.floor),
         per(&row.game) / per(&row.floor).max(1e-9),
@@ -320,8 +321,8 @@ fn table(rows: &[Row], seconds: u64, options: &Options) -> String {
         "`cargo xtask scale` ({seconds} s windows, server `--threads {threads} --snapshot-threads {snapshot_threads}`), {}: one blobs room, 10 pellets per player at \
 blobs' default density, light bots (`bots --light --game blobs`, 2 threads, {over}) on the same machine; \
 the floor sends the same bytes per snapshot to the same number of bots.\n\n\
-| players | pellets | arena side | tick p50 | tick p99 | server CPU | CPU per player | floor CPU per player | skirmish / floor | RSS | bytes per player per s | snapshots/s per client | gap p99 | floor bytes per snapshot |\n\
-|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+| players | pellets | arena side | tick p50 | tick p99 | server CPU | bots' CPU | CPU per player | floor CPU per player | skirmish / floor | RSS | bytes per player per s | snapshots/s per client | gap p99 | floor bytes per snapshot |\n\
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
         super::quality::today()
     );
     for row in rows {

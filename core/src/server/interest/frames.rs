@@ -274,6 +274,10 @@ fn all_refreshed<F: Fields>(
         let costs = delta::entry_cost(carried.as_ref(), &value);
         if costs > 0 {
             cost += costs;
+            if cost > room {
+                // Past the budget before the fixed bytes are even counted.
+                return None;
+            }
             entries.push((id, carried, value));
         }
         set.push((id, value));

@@ -106,15 +106,15 @@ impl Grid {
         }
     }
 
-    /// Marks in `marks` every entity within `radius` of `at`, and pushes
-    /// to `ring` (by index) those beyond it but within `keep`.
+    /// Marks in `marks` every entity within `radius` of `at`, and in
+    /// `ring` those beyond it but within `keep`.
     pub(crate) fn within(
         &self,
         at: Vec2,
         radius: f32,
         keep: f32,
         marks: &mut Marks,
-        ring: &mut Vec<usize>,
+        ring: &mut Marks,
     ) {
         // `distance` is the root of `distance_squared`, correctly rounded
         // and monotone, so a square this far from the radius's (or the
@@ -164,7 +164,7 @@ impl Grid {
                     if d <= radius {
                         marks.set(i as usize);
                     } else if d <= keep {
-                        ring.push(i as usize);
+                        ring.set(i as usize);
                     }
                 }
             }
@@ -225,20 +225,23 @@ mod tests {
         for (k, &at) in positions.iter().enumerate().step_by(37) {
             let (radius, keep) = (300.0 + k as f32 % 500.0, 400.0 + k as f32 % 500.0);
             marks.reset(positions.len());
-            let mut ring = Vec::new();
-            grid.within(at, radius, keep, &mut marks, &mut ring);
-            let mut seen = Vec::new();
+            let mut edge = Marks::default();
+            edge.reset(positions.len());
+            grid.within(at, radius, keep, &mut marks, &mut edge);
+            let (mut seen, mut ring) = (Vec::new(), Vec::new());
             marks.drain_into(&mut seen);
-            ring.sort_unstable();
+            edge.drain_into(&mut ring);
             let inside: Vec<usize> = (0..positions.len())
                 .filter(|&i| positions[i].distance(at) <= radius)
                 .collect();
-            let edge: Vec<usize> = (0..positions.len())
-                .filter(|&i| (radius..=keep).contains(&positions[i].distance(at)))
-                .filter(|&i| positions[i].distance(at) > radius)
+            let beyond: Vec<usize> = (0..positions.len())
+                .filter(|&i| {
+                    let d = positions[i].distance(at);
+                    d > radius && d <= keep
+                })
                 .collect();
             assert_eq!(seen, inside, "view {k}");
-            assert_eq!(ring, edge, "ring {k}");
+            assert_eq!(ring, beyond, "ring {k}");
         }
     }
 
