@@ -312,15 +312,24 @@ fn removal_gaps(removed: &[usize]) -> impl Iterator<Item = u64> + '_ {
 /// as one byte), given the baseline's prediction: 0 when it is already
 /// right; new to the set (no prediction), its differences from the game's
 /// template, or the whole state.
+#[inline]
 pub fn entry_cost<F: Fields>(predicted: Option<&F>, value: &F) -> usize {
+    // Most entries of a frame are predicted right: that answer is inlined,
+    // the rest is not.
+    match predicted {
+        Some(predicted) if predicted == value => 0,
+        _ => cost_of_change(predicted, value),
+    }
+}
+
+/// [`entry_cost`] of an entry that changed.
+#[inline(never)]
+fn cost_of_change<F: Fields>(predicted: Option<&F>, value: &F) -> usize {
     let Some(predicted) = predicted.copied() else {
         return F::template()
             .filter(|t| t != value)
             .map_or(1 + 1 + full_bytes::<F>(), |t| changes_cost(&t, value));
     };
-    if predicted == *value {
-        return 0;
-    }
     changes_cost(&predicted, value)
 }
 
