@@ -229,9 +229,10 @@ impl Client {
         tcp.set_recv_buffer_size(4096)?;
         tcp.bind(SocketAddr::new(next_source(), 0))?;
         let stream = tcp.connect(addr).await?;
-        let (socket, _) = tokio_tungstenite::client_async(
+        let (socket, _) = tokio_tungstenite::client_async_with_config(
             format!("ws://{addr}/ws"),
             MaybeTlsStream::Plain(stream),
+            Some(skirmish_harness::net::config()),
         )
         .await
         .context("handshake")?;
