@@ -3,9 +3,10 @@
 //!
 //! A client's frame depends only on the tick's scene (shared, read-only)
 //! and on its own viewer (its baseline, its view), so the clients are
-//! independent: with more than one worker they are cut into consecutive
-//! runs, each built on a thread of its own with its own scratch, and the
-//! frames come back in seat order. The bytes are the same however many
+//! independent: with more than one worker they are cut into runs of a few
+//! consecutive clients, which the workers (this thread and others, each
+//! with its own scratch) take in turn as they get free, and the frames
+//! come back in seat order. The bytes are the same however many
 //! workers build them. A room without an interest radius is built on one
 //! thread: its clients see everyone and share a frame per baseline, which
 //! each worker would build again.
@@ -13,7 +14,8 @@
 //! [`Room::spread_snapshots`]: super::Room::spread_snapshots
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use super::RoomStats;
 use crate::server::interest::{
@@ -30,6 +32,9 @@ use crate::shared::timing::InputTiming;
 /// Fewest clients a worker is given: below this the thread costs more
 /// than it saves.
 const MIN_PER_WORKER: usize = 64;
+
+/// Clients a worker takes at a time.
+const RUN: usize = 16;
 
 /// One binary client to build a frame for.
 pub(super) struct Job<'v, F> {
@@ -112,39 +117,45 @@ pub(super) fn frames<G: ServerGame>(
         let made = jobs.into_iter().map(|job| builder.make(job)).collect();
         return (made, builder.counts);
     }
-    // Consecutive runs, the first kept for this thread.
-    let per = jobs.len().div_ceil(workers);
-    let mut runs = Vec::with_capacity(workers);
-    while jobs.len() > per {
-        let rest = jobs.split_off(per);
-        runs.push(std::mem::replace(&mut jobs, rest));
+    // Runs of a few clients, taken in turn by whichever worker is free: a
+    // worker the system holds back (another process on its core) leaves
+    // its share to the others, where halves fixed in advance would wait
+    // for it. Each run's frames go back to its place.
+    let mut runs = Vec::with_capacity(jobs.len().div_ceil(RUN));
+    while !jobs.is_empty() {
+        let rest = jobs.split_off(jobs.len().min(RUN));
+        runs.push(Mutex::new((std::mem::replace(&mut jobs, rest), Vec::new())));
     }
-    runs.push(jobs);
-    let mut runs = runs.into_iter();
-    let mine = runs.next().unwrap_or_default();
-    std::thread::scope(|scope| {
-        let others: Vec<_> = runs
-            .map(|run| {
-                scope.spawn(move || {
-                    let mut builder = Builder::<G>::new(shared);
-                    let made: Vec<Made> = run.into_iter().map(|job| builder.make(job)).collect();
-                    (made, builder.counts)
-                })
-            })
-            .collect();
+    let next = AtomicUsize::new(0);
+    let work = || {
         let mut builder = Builder::<G>::new(shared);
-        let mut made: Vec<Made> = mine.into_iter().map(|job| builder.make(job)).collect();
-        let mut counts = builder.counts;
+        while let Some(run) = runs.get(next.fetch_add(1, Ordering::Relaxed)) {
+            // Each run is taken once: its lock is never contended, and a
+            // worker's panic ends the tick (below), so no run is poisoned
+            // half built.
+            let mut run = run.lock().unwrap_or_else(PoisonError::into_inner);
+            let (jobs, made) = &mut *run;
+            made.extend(jobs.drain(..).map(|job| builder.make(job)));
+        }
+        builder.counts
+    };
+    let counts = std::thread::scope(|scope| {
+        let others: Vec<_> = (1..workers).map(|_| scope.spawn(work)).collect();
+        let mut counts = work();
         for other in others {
             // A worker's panic is this thread's: nothing is half sent.
-            let (more, theirs) = other
+            let theirs = other
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            made.extend(more);
             counts.add(&theirs);
         }
-        (made, counts)
-    })
+        counts
+    });
+    let made = runs
+        .into_iter()
+        .flat_map(|run| run.into_inner().unwrap_or_else(PoisonError::into_inner).1)
+        .collect();
+    (made, counts)
 }
 
 /// A frame built this tick and its body.
