@@ -65,7 +65,10 @@ pub use client::pacing::{Jump, Pacing, PacingConfig};
 pub use client::pending::{PendingInputs, PushError};
 pub use client::prediction::{LocalStats, ReconcileError, ReconcileReport};
 pub use client::record::{open_client_of, DEFAULT_RECORDING_LIMIT};
-pub use client::replay::{replay_client_of, ClientReplay, ReplayOptions, ReplaySummary, Sample};
+pub use client::replay::{
+    replay_client_of, ClientReplay, Played, Player, ReplayOptions, ReplaySummary, Sample,
+    CHECKPOINT_EVERY,
+};
 pub use client::session::{
     Hud, Incoming, PacingHud, Phase, SessionConfig, SessionStats, Toggles, LOSS_MEMORY,
 };

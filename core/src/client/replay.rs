@@ -11,12 +11,14 @@
 //! steps in a frame, so a replay takes time in proportion to the file's
 //! records, never to the times they name.
 
-use std::collections::VecDeque;
+mod player;
+
 use std::time::Duration;
 
+pub use self::player::{Played, Player, CHECKPOINT_EVERY};
 use crate::client::game::ClientGame;
-use crate::client::record::{open_client_of, Call, ClientRecorder};
-use crate::client::session::{ClientSession, Incoming, SessionEvent};
+use crate::client::record::Call;
+use crate::client::session::{ClientSession, SessionEvent};
 use crate::client::smoothing::CorrectionOutcome;
 use crate::shared::game::Game;
 use crate::shared::record::FormatError;
@@ -223,90 +225,58 @@ pub fn replay_client_of<G: ClientGame>(
     bytes: &[u8],
     options: ReplayOptions,
 ) -> Result<ClientReplay, ReplayError<<G as Game>::Local>> {
-    let (config, calls) = open_client_of::<G>(bytes)?;
-    let mut session = ClientSession::<G>::recorded(config, 0);
+    // One pass: no checkpoint past the start.
+    let mut player = Player::<G>::with_checkpoints(bytes, u64::MAX)?;
     let mut out = ClientReplay::default();
-    // The calls since the last frame, described only if the next differs.
-    let mut since_frame: VecDeque<(usize, CallOf<'_, G>)> = VecDeque::new();
     let mut tally = Tally::default();
     let mut first: Option<Duration> = None;
     let mut next_sample = Duration::ZERO;
     let (mut low, mut high) = (f64::INFINITY, f64::NEG_INFINITY);
-    for item in calls {
-        let (offset, call) = item?;
-        out.summary.calls += 1;
-        match call {
-            Call::Controls(c) => session.set_controls(c),
-            Call::Toggles(t) => session.set_toggles(t),
-            Call::Delivery(d) => session.set_delivery(d),
-            Call::Conditions(up, down) => session.set_conditions(up, down),
-            Call::Text(bytes, at) => {
-                out.summary.received += 1;
-                // `open_client` checked it is UTF-8.
-                let text = std::str::from_utf8(bytes).unwrap_or_default();
-                session.receive(Incoming::Text(text), at);
-            }
-            Call::Binary(bytes, at) => {
-                out.summary.received += 1;
-                session.receive(Incoming::Binary(bytes), at);
-            }
-            Call::Disconnected(reason) => session.disconnected(reason),
-            Call::Sent(n) => session.sent(usize::try_from(n).unwrap_or(usize::MAX)),
-            Call::Advance { now, hash, own } => {
-                let before = steps_of(&session);
-                let _ = session.advance(now);
-                let ran = steps_of(&session).saturating_sub(before);
-                out.summary.steps += ran;
-                out.summary.most_steps = out.summary.most_steps.max(ran);
-                out.summary.frames += 1;
-                let replayed = session.recording().map_or(0, ClientRecorder::last_hash);
-                if replayed != hash {
-                    since_frame.push_back((offset, call.clone()));
-                    let mine = session.view().own.map(|o| o.predicted);
-                    return Err(ReplayError::Diverged(Box::new(Divergence {
-                        frame: out.summary.frames,
-                        now,
-                        calls: since_frame.iter().map(|(at, c)| describe(*at, c)).collect(),
-                        recorded: (hash, own),
-                        replayed: (replayed, mine),
-                        state: format!("{session:#?}"),
-                    })));
-                }
-                since_frame.clear();
-                tally.frame(&session, &mut out.summary);
-                let start = *first.get_or_insert(now);
-                out.summary.span = now.saturating_sub(start);
-                if now >= next_sample {
-                    let hud = session.hud();
-                    out.samples.push(Sample {
-                        at: now.saturating_sub(start),
-                        correction: std::mem::take(&mut tally.correction),
-                        rtt_ms: hud.rtt.map(|d| d.as_secs_f64() * 1000.0),
-                        slack_ms: hud.pacing.slack_ms,
-                        dilation_pct: hud.pacing.dilation_pct,
-                        interpolation_ms: hud.interpolation_delay.as_secs_f64() * 1000.0,
-                    });
-                    low = low.min(hud.pacing.dilation_pct);
-                    high = high.max(hud.pacing.dilation_pct);
-                    next_sample = now + options.sample_every;
-                }
-                if options.until == Some(out.summary.frames) {
-                    out.state_at_until = Some(format!("{session:#?}"));
-                    break;
-                }
-            }
+    loop {
+        let before = steps_of(player.session());
+        let Some(frame) = player.step()? else {
+            break;
+        };
+        let now = frame.now;
+        let session = player.session();
+        let ran = steps_of(session).saturating_sub(before);
+        out.summary.steps += ran;
+        out.summary.most_steps = out.summary.most_steps.max(ran);
+        out.summary.frames = frame.frame;
+        if options.until == Some(frame.frame) {
+            out.state_at_until = Some(format!("{session:#?}"));
         }
-        if !matches!(call, Call::Advance { .. }) {
-            if since_frame.len() >= 16 {
-                since_frame.pop_front();
-            }
-            since_frame.push_back((offset, call));
+        for event in player.events() {
+            tally.event(event, &mut out.summary);
         }
-        for event in session.events() {
-            tally.event(&event, &mut out.summary);
+        let session = player.session();
+        tally.frame(session, &mut out.summary);
+        let start = *first.get_or_insert(now);
+        out.summary.span = now.saturating_sub(start);
+        if now >= next_sample {
+            let hud = session.hud();
+            out.samples.push(Sample {
+                at: now.saturating_sub(start),
+                correction: std::mem::take(&mut tally.correction),
+                rtt_ms: hud.rtt.map(|d| d.as_secs_f64() * 1000.0),
+                slack_ms: hud.pacing.slack_ms,
+                dilation_pct: hud.pacing.dilation_pct,
+                interpolation_ms: hud.interpolation_delay.as_secs_f64() * 1000.0,
+            });
+            low = low.min(hud.pacing.dilation_pct);
+            high = high.max(hud.pacing.dilation_pct);
+            next_sample = now + options.sample_every;
+        }
+        if out.state_at_until.is_some() {
+            break;
         }
     }
-    out.summary.late_inputs = session.hud().pacing.late;
+    // The calls after the last frame.
+    for event in player.events() {
+        tally.event(event, &mut out.summary);
+    }
+    (out.summary.calls, out.summary.received) = player.calls();
+    out.summary.late_inputs = player.session().hud().pacing.late;
     if low <= high {
         out.summary.dilation_pct = (low, high);
     }

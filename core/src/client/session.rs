@@ -105,7 +105,7 @@ impl<G: Networked> Welcome<G> {
 
 /// The phase with what it owns: one field, so no combination of options can
 /// disagree with another.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 enum State<G: ClientGame> {
     Connecting,
     Joined(Welcome<G>),
@@ -118,8 +118,9 @@ const DEFAULT_CADENCE: Duration = Duration::from_millis(50);
 /// Events kept for the shell before the oldest are dropped (and counted).
 const MAX_EVENTS: usize = 1024;
 
-/// The platform-free client of game `G`.
-#[derive(Debug)]
+/// The platform-free client of game `G`. A clone is the same session at
+/// the same moment: what a replay keeps to go back to.
+#[derive(Clone, Debug)]
 pub struct ClientSession<G: ClientGame> {
     config: SessionConfig,
     toggles: Toggles,
