@@ -66,8 +66,8 @@ pub use client::pending::{PendingInputs, PushError};
 pub use client::prediction::{LocalStats, ReconcileError, ReconcileReport};
 pub use client::record::{open_client_of, DEFAULT_RECORDING_LIMIT};
 pub use client::replay::{
-    replay_client_of, ClientReplay, Played, Player, ReplayOptions, ReplaySummary, Sample,
-    CHECKPOINT_EVERY,
+    replay_client_of, timeline_of, ClientReplay, Mark, MarkKind, Played, Player, ReplayOptions,
+    ReplaySummary, Sample, Timeline, CHECKPOINT_EVERY,
 };
 pub use client::session::{
     Hud, Incoming, PacingHud, Phase, SessionConfig, SessionStats, Toggles, LOSS_MEMORY,

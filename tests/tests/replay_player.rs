@@ -4,11 +4,15 @@
 //! the session that playing up to that frame gives, re-simulating at most
 //! the checkpoint interval once the recording was played through; and a
 //! changed byte stops it at the frame the one-pass replay names, while the
-//! frames before stay reachable.
+//! frames before stay reachable; every correction the replay counts is
+//! marked on the timeline at its frame.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
-use skirmish_core::{reseal_recording, Call, Player, ReplayError, ReplayOptions};
+use skirmish_core::{
+    reseal_recording, timeline_of, Call, Mark, MarkKind, Player, ReplayError, ReplayOptions,
+};
 use skirmish_tanks::{open_client, replay_client, Tanks};
 use skirmish_tests::recordings::read_parts;
 
@@ -138,4 +142,75 @@ fn a_changed_byte_stops_the_player_where_the_replay_names() {
         seen(&player) == played_to(&changed, named - 1),
         "the session before the changed frame differs from the one played to it"
     );
+}
+
+#[test]
+fn every_correction_the_replay_counts_is_marked_at_its_frame() {
+    let bytes = browser();
+    let mut player = Player::<Tanks>::open(&bytes).expect("opens");
+    let (timeline, stopped) = timeline_of(&mut player, Duration::from_millis(100));
+    assert!(stopped.is_none(), "{stopped:?}");
+    let corrections: Vec<&Mark> = timeline
+        .marks
+        .iter()
+        .filter(|m| matches!(m.kind, MarkKind::Correction { .. }))
+        .collect();
+    assert!(corrections.len() >= 5, "{} corrections", corrections.len());
+    assert_eq!(corrections.len() as u64, timeline.summary.corrections);
+    // At its frame: the native replay stopped there counts the frame's
+    // corrections, stopped a frame before does not.
+    let counted = |frame: u64| {
+        let until = ReplayOptions {
+            until: Some(frame),
+            ..ReplayOptions::default()
+        };
+        replay_client(&bytes, until)
+            .expect("replays")
+            .summary
+            .corrections
+    };
+    for mark in corrections.iter().step_by(corrections.len() / 4).take(4) {
+        let here = corrections.iter().filter(|m| m.frame == mark.frame).count() as u64;
+        assert_eq!(
+            counted(mark.frame) - counted(mark.frame - 1),
+            here,
+            "corrections at frame {}",
+            mark.frame
+        );
+        let MarkKind::Correction { error, .. } = mark.kind else {
+            unreachable!("filtered")
+        };
+        assert!(error > 0.0 && error <= timeline.summary.largest_correction);
+    }
+    let sum = |kind: fn(&MarkKind) -> Option<u64>| -> u64 {
+        timeline.marks.iter().filter_map(|m| kind(&m.kind)).sum()
+    };
+    let late = sum(|k| {
+        if let MarkKind::Late(n) = k {
+            Some(*n)
+        } else {
+            None
+        }
+    });
+    assert_eq!(late, timeline.summary.late_inputs);
+    let snaps = sum(|k| {
+        if let MarkKind::Snaps(n) = k {
+            Some(*n)
+        } else {
+            None
+        }
+    });
+    assert_eq!(snaps, timeline.summary.snaps);
+    let lost = sum(|k| {
+        if let MarkKind::Lost(n) = k {
+            Some(*n)
+        } else {
+            None
+        }
+    });
+    assert!(lost > 0, "the conditioner's 4 % loss shows");
+    // The one-pass replay marks the same.
+    let whole = replay_client(&bytes, ReplayOptions::default()).expect("replays");
+    assert_eq!(whole.marks, timeline.marks);
+    assert!(timeline.marks.windows(2).all(|w| w[0].frame <= w[1].frame));
 }

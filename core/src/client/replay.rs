@@ -3,7 +3,9 @@
 //! differs stops the replay with what led to it and both states.
 //!
 //! Besides the verdict it gathers what a person wants to see of the
-//! session: a [`ReplaySummary`] and a timeline of [`Sample`]s.
+//! session: a [`ReplaySummary`], a timeline of [`Sample`]s and the
+//! [`Mark`]s of what happened at which frame (`timeline.rs`). [`Player`]
+//! plays a recording one frame at a time and seeks (`player.rs`).
 //!
 //! A recording is untrusted: its header is read back within the bounds a
 //! session runs with in bounded time (`record/config.rs`), and the session
@@ -12,14 +14,16 @@
 //! records, never to the times they name.
 
 mod player;
+mod timeline;
 
 use std::time::Duration;
 
 pub use self::player::{Played, Player, CHECKPOINT_EVERY};
+use self::timeline::Gather;
+pub use self::timeline::{timeline_of, Mark, MarkKind, Timeline};
 use crate::client::game::ClientGame;
 use crate::client::record::Call;
-use crate::client::session::{ClientSession, SessionEvent};
-use crate::client::smoothing::CorrectionOutcome;
+use crate::client::session::ClientSession;
 use crate::shared::game::Game;
 use crate::shared::record::FormatError;
 
@@ -126,8 +130,10 @@ pub enum ReplayError<V> {
 pub struct ClientReplay {
     /// What happened, in all.
     pub summary: ReplaySummary,
-    /// The timeline.
+    /// The timeline's series.
     pub samples: Vec<Sample>,
+    /// What happened at which frame ([`Mark`]).
+    pub marks: Vec<Mark>,
     /// The session's whole state at [`ReplayOptions::until`], if it got there.
     pub state_at_until: Option<String>,
 }
@@ -169,50 +175,6 @@ fn steps_of<G: ClientGame>(session: &ClientSession<G>) -> u64 {
     stats.inputs + stats.inputs_refused
 }
 
-/// What the replay adds up as it goes.
-#[derive(Debug, Default)]
-struct Tally {
-    /// The own player's corrections and snaps as last read (a new
-    /// connection's player counts from zero again).
-    counted: (u64, u64),
-    /// The largest correction since the last sample.
-    correction: f32,
-    /// Round-trip samples.
-    rtts: Vec<Duration>,
-}
-
-impl Tally {
-    /// After a frame: corrections and snaps as the HUD counts them.
-    fn frame<G: ClientGame>(&mut self, session: &ClientSession<G>, summary: &mut ReplaySummary) {
-        let Some(stats) = session.local().map(|l| *l.stats()) else {
-            return;
-        };
-        let now = (stats.corrections, stats.snaps);
-        let base = if now.0 < self.counted.0 || now.1 < self.counted.1 {
-            (0, 0)
-        } else {
-            self.counted
-        };
-        summary.corrections += now.0 - base.0;
-        summary.snaps += now.1 - base.1;
-        self.counted = now;
-    }
-
-    fn event<N>(&mut self, event: &SessionEvent<N>, summary: &mut ReplaySummary) {
-        match event {
-            SessionEvent::Reconciled { report, .. }
-                if report.outcome != CorrectionOutcome::Placed =>
-            {
-                self.correction = self.correction.max(report.error);
-                summary.largest_correction = summary.largest_correction.max(report.error);
-            }
-            SessionEvent::Pong { rtt } => self.rtts.push(*rtt),
-            SessionEvent::Disconnected { .. } => summary.disconnections += 1,
-            _ => {}
-        }
-    }
-}
-
 /// A call into a session of game `G`, as recorded.
 type CallOf<'a, G> = Call<'a, <G as ClientGame>::Controls, <G as Game>::Local>;
 
@@ -227,61 +189,26 @@ pub fn replay_client_of<G: ClientGame>(
 ) -> Result<ClientReplay, ReplayError<<G as Game>::Local>> {
     // One pass: no checkpoint past the start.
     let mut player = Player::<G>::with_checkpoints(bytes, u64::MAX)?;
-    let mut out = ClientReplay::default();
-    let mut tally = Tally::default();
-    let mut first: Option<Duration> = None;
-    let mut next_sample = Duration::ZERO;
-    let (mut low, mut high) = (f64::INFINITY, f64::NEG_INFINITY);
+    let mut gather = Gather::new(options.sample_every);
+    let mut state_at_until = None;
     loop {
         let before = steps_of(player.session());
         let Some(frame) = player.step()? else {
             break;
         };
-        let now = frame.now;
-        let session = player.session();
-        let ran = steps_of(session).saturating_sub(before);
-        out.summary.steps += ran;
-        out.summary.most_steps = out.summary.most_steps.max(ran);
-        out.summary.frames = frame.frame;
         if options.until == Some(frame.frame) {
-            out.state_at_until = Some(format!("{session:#?}"));
+            state_at_until = Some(format!("{:#?}", player.session()));
         }
-        for event in player.events() {
-            tally.event(event, &mut out.summary);
-        }
-        let session = player.session();
-        tally.frame(session, &mut out.summary);
-        let start = *first.get_or_insert(now);
-        out.summary.span = now.saturating_sub(start);
-        if now >= next_sample {
-            let hud = session.hud();
-            out.samples.push(Sample {
-                at: now.saturating_sub(start),
-                correction: std::mem::take(&mut tally.correction),
-                rtt_ms: hud.rtt.map(|d| d.as_secs_f64() * 1000.0),
-                slack_ms: hud.pacing.slack_ms,
-                dilation_pct: hud.pacing.dilation_pct,
-                interpolation_ms: hud.interpolation_delay.as_secs_f64() * 1000.0,
-            });
-            low = low.min(hud.pacing.dilation_pct);
-            high = high.max(hud.pacing.dilation_pct);
-            next_sample = now + options.sample_every;
-        }
-        if out.state_at_until.is_some() {
+        gather.frame(&player, frame, before);
+        if state_at_until.is_some() {
             break;
         }
     }
-    // The calls after the last frame.
-    for event in player.events() {
-        tally.event(event, &mut out.summary);
-    }
-    (out.summary.calls, out.summary.received) = player.calls();
-    out.summary.late_inputs = player.session().hud().pacing.late;
-    if low <= high {
-        out.summary.dilation_pct = (low, high);
-    }
-    let rtts = &mut tally.rtts;
-    rtts.sort_unstable();
-    out.summary.rtt = rtts.last().map(|&max| (rtts[rtts.len() / 2], max));
-    Ok(out)
+    let timeline = gather.finish(&player);
+    Ok(ClientReplay {
+        summary: timeline.summary,
+        samples: timeline.samples,
+        marks: timeline.marks,
+        state_at_until,
+    })
 }
