@@ -101,6 +101,31 @@ pub struct RoomStats {
     pub record_refused: u64,
 }
 
+impl RoomStats {
+    /// Adds `other`'s counters (a worker's, at the end of a tick); every
+    /// field named, so a new counter cannot be left out.
+    pub(crate) fn add(&mut self, other: &RoomStats) {
+        let RoomStats {
+            snapshots,
+            events,
+            events_narrowed,
+            deltas,
+            delta_bodies,
+            over_budget,
+            binary_bytes,
+            record_refused,
+        } = *other;
+        self.snapshots += snapshots;
+        self.events += events;
+        self.events_narrowed += events_narrowed;
+        self.deltas += deltas;
+        self.delta_bodies += delta_bodies;
+        self.over_budget += over_budget;
+        self.binary_bytes += binary_bytes;
+        self.record_refused += record_refused;
+    }
+}
+
 /// Bytes a seat may add to the room's recording per tick, on average
 /// (5 KiB/s at 20 Hz). An honest client adds about 15 to 40 bytes a tick
 /// (its inputs, the ones it resends and its pings; counted from the record

@@ -69,34 +69,6 @@ pub(super) struct Shared<'a, G: ServerGame> {
     pub(super) complete: Arc<SentFrame<G::Entity>>,
 }
 
-/// The room's counters a worker adds to.
-#[derive(Default)]
-pub(super) struct Counts {
-    snapshots: u64,
-    binary_bytes: u64,
-    deltas: u64,
-    delta_bodies: u64,
-    over_budget: u64,
-}
-
-impl Counts {
-    pub(super) fn add_to(&self, stats: &mut RoomStats) {
-        stats.snapshots += self.snapshots;
-        stats.binary_bytes += self.binary_bytes;
-        stats.deltas += self.deltas;
-        stats.delta_bodies += self.delta_bodies;
-        stats.over_budget += self.over_budget;
-    }
-
-    fn add(&mut self, other: &Counts) {
-        self.snapshots += other.snapshots;
-        self.binary_bytes += other.binary_bytes;
-        self.deltas += other.deltas;
-        self.delta_bodies += other.delta_bodies;
-        self.over_budget += other.over_budget;
-    }
-}
-
 /// Every job's frames, in the jobs' order, built by up to `workers`
 /// threads (this one among them), and what they add to the room's
 /// counters.
@@ -104,7 +76,7 @@ pub(super) fn frames<G: ServerGame>(
     mut jobs: Vec<Job<'_, G::Entity>>,
     shared: &Shared<'_, G>,
     workers: usize,
-) -> (Vec<Made>, Counts) {
+) -> (Vec<Made>, RoomStats) {
     // Without views (no interest radius) clients that see everyone share
     // a frame per baseline: little to spread, and each worker would build
     // its own copy.
@@ -167,7 +139,7 @@ struct Builder<'a, G: ServerGame> {
     /// Frames built this tick for clients that see everyone, by the
     /// baseline frame they build on (its address): built once, shared.
     everyone: BTreeMap<usize, Built<G::Entity>>,
-    counts: Counts,
+    counts: RoomStats,
     /// Kept between clients for their allocations.
     scratch: ViewScratch,
     seen: Vec<usize>,
@@ -179,7 +151,7 @@ impl<'a, G: ServerGame> Builder<'a, G> {
         Builder {
             shared,
             everyone: BTreeMap::new(),
-            counts: Counts::default(),
+            counts: RoomStats::default(),
             scratch: ViewScratch::default(),
             seen: Vec::new(),
             build: BuildScratch::default(),

@@ -210,7 +210,7 @@ impl<G: ServerGame> Room<G> {
                 complete: Arc::new(SentFrame::full(tick, None)),
             };
             let (made, counts) = binary::frames(jobs, &shared, self.workers);
-            counts.add_to(&mut self.stats);
+            self.stats.add(&counts);
             made
         };
         for made in made {
