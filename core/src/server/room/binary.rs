@@ -5,8 +5,8 @@
 //! and on its own viewer (its baseline, its view), so the clients are
 //! independent: with more than one worker they are cut into runs of a few
 //! consecutive clients, which the workers (this thread and others, each
-//! with its own scratch) take in turn as they get free, and the frames
-//! come back in seat order. The bytes are the same however many
+//! with its own scratch) take one after another as they get free, and
+//! the frames come back in seat order. The bytes are the same however many
 //! workers build them. A room without an interest radius is built on one
 //! thread: its clients see everyone and share a frame per baseline, which
 //! each worker would build again.
@@ -89,7 +89,7 @@ pub(super) fn frames<G: ServerGame>(
         let made = jobs.into_iter().map(|job| builder.make(job)).collect();
         return (made, builder.counts);
     }
-    // Runs of a few clients, taken in turn by whichever worker is free: a
+    // Runs of a few clients, each taken by whichever worker is free: a
     // worker the system holds back (another process on its core) leaves
     // its share to the others, where halves fixed in advance would wait
     // for it. Each run's frames go back to its place.
