@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use skirmish_core::{replay_client_of, replay_room_of, ClientGame, FormatError, GameId, Kind};
+use skirmish_core::{Mark, MarkKind};
 use skirmish_core::{Reader, ReplayError, ReplayOptions, RoomEnd, RoomReplayError, ServerGame};
 
 use crate::plot::timeline;
@@ -70,6 +71,39 @@ fn rate(span: Duration, took: Duration) -> String {
         "{:.1} s in {:.0} ms, {x:.0}x real time",
         span.as_secs_f64(),
         took.as_secs_f64() * 1000.0
+    )
+}
+
+/// One line of what the timeline marks: how many of each, the largest
+/// correction's frame and the snaps' frames (for `--until`).
+fn marked(marks: &[Mark]) -> String {
+    let total = |f: fn(&MarkKind) -> u64| marks.iter().map(|m| f(&m.kind)).sum::<u64>();
+    let corrections = total(|k| u64::from(matches!(k, MarkKind::Correction { .. })));
+    let largest = marks
+        .iter()
+        .filter_map(|m| match m.kind {
+            MarkKind::Correction { error, .. } => Some((error, m.frame)),
+            _ => None,
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map_or_else(String::new, |(e, f)| {
+            format!(" (largest {e:.2} at frame {f})")
+        });
+    let snaps: Vec<String> = marks
+        .iter()
+        .filter(|m| matches!(m.kind, MarkKind::Snaps(_)))
+        .take(8)
+        .map(|m| m.frame.to_string())
+        .collect();
+    let count =
+        |f: fn(&MarkKind) -> Option<u64>| marks.iter().filter_map(|m| f(&m.kind)).sum::<u64>();
+    format!(
+        "marked: {corrections} corrections{largest}, snaps at frames [{}], {} late and {} repeated inputs, {} resends, {} snapshots missing; the SVG names each mark's frame",
+        snaps.join(", "),
+        count(|k| if let MarkKind::Late(n) = k { Some(*n) } else { None }),
+        count(|k| if let MarkKind::Repeated(n) = k { Some(*n) } else { None }),
+        count(|k| if let MarkKind::Resends(n) = k { Some(*n) } else { None }),
+        count(|k| if let MarkKind::Lost(n) = k { Some(*n) } else { None }),
     )
 }
 
@@ -119,7 +153,8 @@ fn client<G: ServerGame + ClientGame>(args: &ReplayArgs, bytes: &[u8]) -> ExitCo
                 .clone()
                 .unwrap_or_else(|| args.file.with_extension("svg"));
             let title = format!("{} ({} frames)", args.file.display(), s.frames);
-            match std::fs::write(&svg, timeline(&title, &replay.samples)) {
+            say!("{}", marked(&replay.marks));
+            match std::fs::write(&svg, timeline(&title, &replay.samples, &replay.marks)) {
                 Ok(()) => say!("timeline: {}", svg.display()),
                 Err(e) => eprintln!("cannot write the timeline {}: {e}", svg.display()),
             }
