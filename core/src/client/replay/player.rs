@@ -45,8 +45,6 @@ struct Position<'a, G: ClientGame> {
     session: ClientSession<G>,
     /// Frames played (the last one's number).
     frame: u64,
-    /// The byte offset of the next call.
-    offset: usize,
     /// The calls since the last frame, with their offsets, described only
     /// if the next frame differs.
     since_frame: VecDeque<(usize, CallOf<'a, G>)>,
@@ -94,7 +92,6 @@ impl<'a, G: ClientGame> Player<'a, G> {
             rest: calls,
             session: ClientSession::<G>::recorded(config, 0),
             frame: 0,
-            offset: 0,
             since_frame: VecDeque::new(),
             calls: 0,
             received: 0,
@@ -174,7 +171,6 @@ impl<'a, G: ClientGame> Player<'a, G> {
                 return Ok(None);
             };
             let (offset, call) = item?;
-            at.offset = offset;
             at.calls += 1;
             let session = &mut at.session;
             match &call {

@@ -208,9 +208,7 @@ fn by_rows<F: Fields>(
         });
     }
     removed.extend(old.map(|(gone, _)| gone));
-    // The removals exactly, then the entries' count and the stale mask
-    // (one bit per player).
-    let fixed = delta::removals_bytes(removed) + 4 + count.div_ceil(8);
+    let fixed = fixed_bytes(removed, count);
     let (used, mut keyed) = choose(rows, room.saturating_sub(fixed), &weights);
     let mut body = Vec::with_capacity(used + fixed);
     let mut parts = split(rows, &weights, stale, entries);
@@ -246,6 +244,12 @@ fn by_rows<F: Fields>(
         fresh_at: tick,
     };
     (frame, body)
+}
+
+/// Bytes of a body besides its entries: the removals exactly, the
+/// entries' count and the stale mask (one bit per player in view).
+fn fixed_bytes(removed: &[usize], count: usize) -> usize {
+    delta::removals_bytes(removed) + 4 + count.div_ceil(8)
 }
 
 /// The frame that refreshes every player in view, when it fits in `room`
@@ -289,7 +293,7 @@ fn all_refreshed<F: Fields>(
         set.push((id, value));
     }
     removed.extend(old.map(|(gone, _)| gone));
-    let fixed = delta::removals_bytes(removed) + 4 + count.div_ceil(8);
+    let fixed = fixed_bytes(removed, count);
     if cost > room.saturating_sub(fixed) {
         return None;
     }
